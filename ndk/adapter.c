@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * NDK_ADAPTER: opening and closing an adapter instance on an RDMA port,
+ * and NdkQueryAdapterInfo computed honestly from the device's attributes.
+ */
+#include <linux/module.h>
+#include <linux/netdevice.h>
+#include <net/net_namespace.h>
+#include <rdma/ib_cm.h>
+#include <rdma/rdma_user_cm.h>
+#include "ndk_priv.h"
+
+/*
+ * Private data that rdma_cm leaves to the consumer. On IB and RoCE the CM
+ * REQ carries 92 bytes of which rdma_cm uses 36 for its address header;
+ * the callee data limit is the smaller of REP and REJ. On iWARP the MPA
+ * frame carries up to RDMA_MAX_PRIVATE_DATA bytes, 4 of which MPA v2
+ * spends on IRD/ORD.
+ */
+#define NDK_IB_CALLER_DATA	(IB_CM_REQ_PRIVATE_DATA_SIZE - 36)
+#define NDK_IB_CALLEE_DATA	min_t(u32, IB_CM_REP_PRIVATE_DATA_SIZE, \
+				      IB_CM_REJ_PRIVATE_DATA_SIZE)
+#define NDK_IW_PRIVATE_DATA	(RDMA_MAX_PRIVATE_DATA - 4)
+
+/* Size hint above which RDMA read/write beats send/receive. */
+#define NDK_LARGE_REQUEST_THRESHOLD	(8 * 1024)
+
+/*
+ * The largest inline size an RC QP accepts is not among the device
+ * attributes; ask the device once by creating throwaway QPs.
+ */
+static u32 ndk_probe_max_inline(struct ib_device *ibdev)
+{
+	static const u32 sizes[] = { 1024, 512, 256, 128, 64, 32 };
+	struct ib_qp_init_attr attr;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	u32 found = 0;
+	size_t i;
+
+	pd = ib_alloc_pd(ibdev, 0);
+	if (IS_ERR(pd))
+		return 0;
+	cq = ib_alloc_cq(ibdev, NULL, 1, 0, IB_POLL_DIRECT);
+	if (IS_ERR(cq))
+		goto out_pd;
+	for (i = 0; i < ARRAY_SIZE(sizes) && !found; i++) {
+		memset(&attr, 0, sizeof(attr));
+		attr.send_cq = cq;
+		attr.recv_cq = cq;
+		attr.qp_type = IB_QPT_RC;
+		attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+		attr.cap.max_send_wr = 1;
+		attr.cap.max_recv_wr = 1;
+		attr.cap.max_send_sge = 1;
+		attr.cap.max_recv_sge = 1;
+		attr.cap.max_inline_data = sizes[i];
+		qp = ib_create_qp(pd, &attr);
+		if (IS_ERR(qp))
+			continue;
+		found = max(attr.cap.max_inline_data, sizes[i]);
+		ib_destroy_qp(qp);
+	}
+	ib_free_cq(cq);
+out_pd:
+	ib_dealloc_pd(pd);
+	return found;
+}
+
+static void ndk_fill_info(struct ndk_adapter *adapter, u32 max_inline)
+{
+	struct ib_device *ibdev = adapter->ibdev;
+	const struct ib_device_attr *a = &ibdev->attrs;
+	NDK_ADAPTER_INFO *info = &adapter->info;
+	struct ib_port_attr pattr = {};
+	bool iwarp = rdma_protocol_iwarp(ibdev, adapter->port);
+	u32 max_msg = U32_MAX;
+
+	if (!ib_query_port(ibdev, adapter->port, &pattr) && pattr.max_msg_sz)
+		max_msg = pattr.max_msg_sz;
+
+	info->Version = adapter->ndk.Header.Version;
+	info->VendorId = a->vendor_id;
+	info->DeviceId = a->vendor_part_id;
+	info->MaxRegistrationSize = a->max_mr_size;
+	info->MaxWindowSize = a->max_mw ? a->max_mr_size : 0;
+	info->FRMRPageCount = a->max_fast_reg_page_list_len;
+	info->MaxInitiatorRequestSge = a->max_send_sge;
+	info->MaxReceiveRequestSge = a->max_recv_sge;
+	info->MaxReadRequestSge = a->max_sge_rd ? a->max_sge_rd : 1;
+	info->MaxTransferLength = max_msg;
+	info->MaxInlineDataSize = max_inline;
+	info->MaxInboundReadLimit = a->max_qp_rd_atom;
+	info->MaxOutboundReadLimit = a->max_qp_init_rd_atom;
+	info->MaxReceiveQueueDepth = a->max_qp_wr;
+	info->MaxInitiatorQueueDepth = a->max_qp_wr;
+	info->MaxSrqDepth = a->max_srq ? a->max_srq_wr : 0;
+	info->MaxCqDepth = a->max_cqe;
+	info->LargeRequestThreshold = NDK_LARGE_REQUEST_THRESHOLD;
+	info->MaxCallerData = iwarp ? NDK_IW_PRIVATE_DATA : NDK_IB_CALLER_DATA;
+	info->MaxCalleeData = iwarp ? NDK_IW_PRIVATE_DATA : NDK_IB_CALLEE_DATA;
+	info->RdmaTechnology = ndk_rdma_technology(ibdev, adapter->port);
+
+	info->AdapterFlags = NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED;
+	/* Software devices copy each message front to back. */
+	if (ibdev->ops.driver_id == RDMA_DRIVER_RXE ||
+	    ibdev->ops.driver_id == RDMA_DRIVER_SIW)
+		info->AdapterFlags |= NDK_ADAPTER_FLAG_IN_ORDER_DMA_SUPPORTED;
+	/* IB and RoCE need only local write on a read sink; iWARP needs
+	 * remote write.
+	 */
+	if (!iwarp)
+		info->AdapterFlags |=
+			NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED;
+	if (ibdev->ops.modify_cq)
+		info->AdapterFlags |=
+			NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED;
+	if (ibdev->num_comp_vectors > 1)
+		info->AdapterFlags |= NDK_ADAPTER_FLAG_MULTI_ENGINE_SUPPORTED;
+	if (ibdev->ops.resize_cq)
+		info->AdapterFlags |= NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED;
+}
+
+static NTSTATUS ndk_query_adapter_info(NDK_ADAPTER *pNdkAdapter,
+				       NDK_ADAPTER_INFO *pInfo,
+				       ULONG *pBufferSize)
+{
+	struct ndk_adapter *adapter =
+		container_of(pNdkAdapter, struct ndk_adapter, ndk);
+
+	if (!pBufferSize)
+		return STATUS_INVALID_PARAMETER;
+	if (!pInfo || *pBufferSize < sizeof(adapter->info)) {
+		*pBufferSize = sizeof(adapter->info);
+		return STATUS_BUFFER_TOO_SMALL;
+	}
+	memcpy(pInfo, &adapter->info, sizeof(adapter->info));
+	*pBufferSize = sizeof(adapter->info);
+	return STATUS_SUCCESS;
+}
+
+/* Entries whose objects arrive with the connection and memory work. */
+static NTSTATUS ndk_create_shared_endpoint(NDK_ADAPTER *pNdkAdapter,
+					   const PSOCKADDR pAddress,
+					   ULONG AddressLength,
+					   NDK_FN_CREATE_COMPLETION CreateCompletion,
+					   PVOID RequestContext,
+					   NDK_SHARED_ENDPOINT **ppNdkSharedEndpoint)
+{
+	return STATUS_NOT_SUPPORTED;
+}
+
+static NTSTATUS ndk_create_connector(NDK_ADAPTER *pNdkAdapter,
+				     NDK_FN_CREATE_COMPLETION CreateCompletion,
+				     PVOID RequestContext,
+				     NDK_CONNECTOR **ppNdkConnector)
+{
+	return STATUS_NOT_SUPPORTED;
+}
+
+static NTSTATUS ndk_create_listener(NDK_ADAPTER *pNdkAdapter,
+				    NDK_FN_CONNECT_EVENT_CALLBACK ConnectEvent,
+				    PVOID ConnectEventContext,
+				    NDK_FN_CREATE_COMPLETION CreateCompletion,
+				    PVOID RequestContext,
+				    NDK_LISTENER **ppNdkListener)
+{
+	return STATUS_NOT_SUPPORTED;
+}
+
+static NTSTATUS ndk_build_lam(NDK_ADAPTER *pNdkAdapter, MDL *Mdl,
+			      SIZE_T Length,
+			      NDK_FN_REQUEST_COMPLETION RequestCompletion,
+			      PVOID RequestContext,
+			      NDK_LOGICAL_ADDRESS_MAPPING *pNdkLAM,
+			      ULONG *pLAMSize, ULONG *pFBO)
+{
+	return STATUS_NOT_SUPPORTED;
+}
+
+static void ndk_release_lam(NDK_ADAPTER *pNdkAdapter,
+			    NDK_LOGICAL_ADDRESS_MAPPING *pNdkLAM)
+{
+}
+
+static const NDK_ADAPTER_DISPATCH ndk_adapter_dispatch = {
+	.NdkQueryExtension = ndk_query_extension,
+	.NdkQueryAdapterInfo = ndk_query_adapter_info,
+	.NdkCreateCq = ndk_create_cq,
+	.NdkCreatePd = ndk_create_pd,
+	.NdkCreateSharedEndpoint = ndk_create_shared_endpoint,
+	.NdkCreateConnector = ndk_create_connector,
+	.NdkCreateListener = ndk_create_listener,
+	.NdkBuildLAM = ndk_build_lam,
+	.NdkReleaseLAM = ndk_release_lam,
+};
+
+NDK_OBJ_CHECK_LAYOUT(struct ndk_adapter, ndk);
+
+/**
+ * ndk_adapter_released() - the last reference on an adapter is gone
+ * @adapter: the adapter
+ *
+ * Every successor has closed and every callback has returned; wake the
+ * thread blocked in ndk_close_adapter().
+ */
+void ndk_adapter_released(struct ndk_adapter *adapter)
+{
+	complete(&adapter->released);
+}
+
+/* The RDMA device and port behind a network interface index. */
+static NTSTATUS ndk_lookup_port(int ifindex, struct ib_device **ibdevp,
+				u32 *port)
+{
+	struct net_device *ndev;
+	struct ib_device *ibdev;
+
+	ndev = dev_get_by_index(&init_net, ifindex);
+	if (!ndev)
+		return STATUS_NOT_FOUND;
+	ibdev = ib_device_get_by_netdev(ndev, RDMA_DRIVER_UNKNOWN);
+	if (!ibdev) {
+		dev_put(ndev);
+		return STATUS_NOT_FOUND;
+	}
+	if (ndk_device_port_of(ibdev, ndev, port)) {
+		dev_put(ndev);
+		ib_device_put(ibdev);
+		return STATUS_NOT_FOUND;
+	}
+	dev_put(ndev);
+	*ibdevp = ibdev;
+	return STATUS_SUCCESS;
+}
+
+/* The ib_client's entry for @ibdev, or NULL if it is not (or no longer)
+ * an NDK device. Caller holds ndk_devices_lock.
+ */
+static struct ndk_device *ndk_device_find(struct ib_device *ibdev)
+{
+	struct ndk_device *dev;
+
+	list_for_each_entry(dev, &ndk_devices, list)
+		if (dev->ibdev == ibdev)
+			return dev;
+	return NULL;
+}
+
+/**
+ * ndk_open_adapter() - open an NDK adapter instance on an RDMA port
+ * @ifindex: index, in init_net, of the port's network interface
+ * @version: NDKPI version the consumer asks for; major 1, minor up to
+ *	NDK_PROVIDER_VERSION_MINOR. The adapter reports the highest minor
+ *	version the provider implements.
+ * @adapter: receives the adapter on success
+ *
+ * Process context; may sleep. The adapter holds references on the RDMA
+ * device and on this module until ndk_close_adapter().
+ *
+ * Return: STATUS_SUCCESS; STATUS_NDIS_BAD_VERSION for a version this
+ * provider does not implement; STATUS_NOT_FOUND if @ifindex is no RDMA
+ * port; STATUS_NDIS_ADAPTER_NOT_READY if the device is going away;
+ * STATUS_INSUFFICIENT_RESOURCES; STATUS_INVALID_PARAMETER for NULL
+ * @adapter.
+ */
+NTSTATUS ndk_open_adapter(int ifindex, NDK_VERSION version,
+			  NDK_ADAPTER **adapter)
+{
+	struct ndk_adapter *a;
+	struct ndk_device *dev;
+	struct ib_device *ibdev;
+	NTSTATUS status;
+	u32 port, max_inline;
+
+	might_sleep();
+	if (!adapter)
+		return STATUS_INVALID_PARAMETER;
+	*adapter = NULL;
+	if (version.Major != NDK_PROVIDER_VERSION_MAJOR ||
+	    version.Minor > NDK_PROVIDER_VERSION_MINOR)
+		return STATUS_NDIS_BAD_VERSION;
+
+	status = ndk_lookup_port(ifindex, &ibdev, &port);
+	if (status)
+		return status;
+
+	mutex_lock(&ndk_devices_lock);
+	dev = ndk_device_find(ibdev);
+	if (!dev) {
+		mutex_unlock(&ndk_devices_lock);
+		status = STATUS_NDIS_ADAPTER_NOT_READY;
+		goto err_dev;
+	}
+	mutex_lock(&dev->probe_lock);
+	if (!dev->probed) {
+		dev->max_inline = ndk_probe_max_inline(ibdev);
+		dev->probed = true;
+	}
+	max_inline = dev->max_inline;
+	mutex_unlock(&dev->probe_lock);
+	mutex_unlock(&ndk_devices_lock);
+
+	a = kzalloc(sizeof(*a), GFP_KERNEL);
+	if (!a) {
+		status = STATUS_INSUFFICIENT_RESOURCES;
+		goto err_dev;
+	}
+	if (!try_module_get(THIS_MODULE)) {
+		kfree(a);
+		status = STATUS_NDIS_ADAPTER_NOT_READY;
+		goto err_dev;
+	}
+	a->ndk.Dispatch = &ndk_adapter_dispatch;
+	a->ndk.Header.Version.Major = NDK_PROVIDER_VERSION_MAJOR;
+	a->ndk.Header.Version.Minor = NDK_PROVIDER_VERSION_MINOR;
+	ndk_obj_init(&a->obj, &a->ndk.Header, NdkObjectTypeAdapter, NULL,
+		     NULL);
+	a->obj.adapter = a;
+	a->obj.state = NDK_OBJ_LIVE;
+	a->ibdev = ibdev;
+	a->port = port;
+	a->ifindex = ifindex;
+	init_completion(&a->released);
+	ndk_fill_info(a, max_inline);
+	*adapter = &a->ndk;
+	return STATUS_SUCCESS;
+
+err_dev:
+	ib_device_put(ibdev);
+	return status;
+}
+EXPORT_SYMBOL_GPL(ndk_open_adapter);
+
+/**
+ * ndk_close_adapter() - close an adapter instance
+ * @adapter: an adapter from ndk_open_adapter()
+ *
+ * Blocks until every object created under @adapter has been closed and
+ * every callback of those objects has returned: after this returns the
+ * consumer module may unload. Process context; must not be called from
+ * an NDK callback.
+ */
+void ndk_close_adapter(NDK_ADAPTER *adapter)
+{
+	struct ndk_adapter *a;
+
+	might_sleep();
+	if (!adapter)
+		return;
+	a = container_of(adapter, struct ndk_adapter, ndk);
+	ndk_obj_put(&a->obj);
+	wait_for_completion(&a->released);
+	ib_device_put(a->ibdev);
+	kfree(a);
+	module_put(THIS_MODULE);
+}
+EXPORT_SYMBOL_GPL(ndk_close_adapter);

@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * NDK_CQ: completion queue, arming and notification.
+ *
+ * The arm state is one atomic word so that NdkArmCq, the device's
+ * completion handler and close never need a lock on the polling path.
+ * Notifications are serialized: a callback never starts while another of
+ * the same CQ runs; a second one that arrives meanwhile runs right after.
+ * No callback runs once close has started destroying the CQ.
+ */
+#include "ndk_priv.h"
+
+/* Arm states, ordered so that merging two arms is taking the maximum. */
+enum {
+	NDK_ARM_NONE,
+	NDK_ARM_ERRORS,
+	NDK_ARM_SOLICITED,
+	NDK_ARM_ANY,
+};
+
+static struct ndk_cq *to_ndk_cq(NDK_CQ *cq)
+{
+	return container_of(cq, struct ndk_cq, ndk);
+}
+
+/**
+ * ndk_cq_arm_merge() - the arm that results from a second NdkArmCq
+ * @armed: current arm (NDK_ARM_*), NDK_ARM_NONE if not armed
+ * @type: NDK_CQ_NOTIFY_* of the new request
+ *
+ * Return: the merged NDK_ARM_* state, or -EINVAL for an unknown @type.
+ */
+int ndk_cq_arm_merge(int armed, ULONG type)
+{
+	int want;
+
+	switch (type) {
+	case NDK_CQ_NOTIFY_ERRORS:
+		want = NDK_ARM_ERRORS;
+		break;
+	case NDK_CQ_NOTIFY_SOLICITED:
+		want = NDK_ARM_SOLICITED;
+		break;
+	case NDK_CQ_NOTIFY_ANY:
+		want = NDK_ARM_ANY;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return max(armed, want);
+}
+NDK_EXPORT_FOR_TESTS(ndk_cq_arm_merge);
+
+/* Deliver one notification if the CQ is armed (or always, for errors). */
+static void ndk_cq_fire(struct ndk_cq *cq, NTSTATUS status)
+{
+	unsigned long flags;
+
+	rcu_read_lock();
+	if (READ_ONCE(cq->dead) || !cq->notify_cb)
+		goto out;
+	if (atomic_xchg(&cq->arm, NDK_ARM_NONE) == NDK_ARM_NONE &&
+	    NT_SUCCESS(status))
+		goto out;
+
+	spin_lock_irqsave(&cq->notify_lock, flags);
+	if (cq->in_notify) {
+		cq->notify_again = true;
+		if (!NT_SUCCESS(status))
+			cq->notify_status = status;
+		spin_unlock_irqrestore(&cq->notify_lock, flags);
+		goto out;
+	}
+	cq->in_notify = true;
+	do {
+		cq->notify_again = false;
+		if (NT_SUCCESS(status))
+			status = cq->notify_status;
+		cq->notify_status = STATUS_SUCCESS;
+		spin_unlock_irqrestore(&cq->notify_lock, flags);
+		cq->notify_cb(cq->notify_ctx, status);
+		status = STATUS_SUCCESS;
+		spin_lock_irqsave(&cq->notify_lock, flags);
+	} while (cq->notify_again);
+	cq->in_notify = false;
+	spin_unlock_irqrestore(&cq->notify_lock, flags);
+out:
+	rcu_read_unlock();
+}
+
+static void ndk_cq_comp_handler(struct ib_cq *ibcq, void *ctx)
+{
+	ndk_cq_fire(ctx, STATUS_SUCCESS);
+}
+
+static void ndk_cq_event_handler(struct ib_event *event, void *ctx)
+{
+	if (event->event == IB_EVENT_CQ_ERR)
+		ndk_cq_fire(ctx, STATUS_INTERNAL_ERROR);
+}
+
+/* Completions were already waiting when the CQ was armed. */
+static void ndk_cq_missed_work(struct work_struct *work)
+{
+	ndk_cq_fire(container_of(work, struct ndk_cq, missed_work),
+		    STATUS_SUCCESS);
+}
+
+/*
+ * NdkArmCq. Verbs cannot arm for errors only; ERRORS arms for the next
+ * completion of any kind, which still fires at most once per arm (see
+ * Documentation/ndk/deviations.rst).
+ */
+static void ndk_arm_cq(NDK_CQ *pNdkCq, ULONG Type)
+{
+	struct ndk_cq *cq = to_ndk_cq(pNdkCq);
+	enum ib_cq_notify_flags flags;
+	int old, new;
+
+	old = atomic_read(&cq->arm);
+	do {
+		new = ndk_cq_arm_merge(old, Type);
+		if (new < 0)
+			return;
+	} while (!atomic_try_cmpxchg(&cq->arm, &old, new));
+
+	flags = new == NDK_ARM_SOLICITED ? IB_CQ_SOLICITED : IB_CQ_NEXT_COMP;
+	if (ib_req_notify_cq(cq->ibcq, flags | IB_CQ_REPORT_MISSED_EVENTS) > 0)
+		queue_work(ndk_wq, &cq->missed_work);
+}
+
+static NDK_OPERATION_TYPE ndk_wc_type(const struct ib_wc *wc)
+{
+	switch (wc->opcode) {
+	case IB_WC_SEND:
+		return NdkOperationTypeSend;
+	case IB_WC_RDMA_WRITE:
+		return NdkOperationTypeWrite;
+	case IB_WC_RDMA_READ:
+		return NdkOperationTypeRead;
+	case IB_WC_REG_MR:
+		return NdkOperationTypeFastRegister;
+	case IB_WC_LOCAL_INV:
+		return NdkOperationTypeInvalidate;
+	default:
+		if (wc->wc_flags & IB_WC_WITH_INVALIDATE)
+			return NdkOperationTypeReceiveAndInvalidate;
+		return NdkOperationTypeReceive;
+	}
+}
+
+static void ndk_wc_to_result(const struct ib_wc *wc, NDK_RESULT *r)
+{
+	r->Status = ndk_status_from_wc(wc->status);
+	r->BytesTransferred = (wc->opcode & IB_WC_RECV) ||
+			      wc->opcode == IB_WC_RDMA_READ ? wc->byte_len : 0;
+	r->QPContext = ndk_qp_context(wc->qp);
+	r->RequestContext = (void *)(uintptr_t)wc->wr_id;
+}
+
+static ULONG ndk_get_cq_results(NDK_CQ *pNdkCq, NDK_RESULT Results[],
+				ULONG nResults)
+{
+	struct ndk_cq *cq = to_ndk_cq(pNdkCq);
+	ULONG done = 0;
+	int i, n;
+
+	while (done < nResults) {
+		n = ib_poll_cq(cq->ibcq, min_t(ULONG, nResults - done,
+					       NDK_CQ_POLL_BATCH), cq->wc);
+		for (i = 0; i < n; i++)
+			ndk_wc_to_result(&cq->wc[i], &Results[done + i]);
+		if (n <= 0)
+			break;
+		done += n;
+	}
+	return done;
+}
+
+static ULONG ndk_get_cq_results_ex(NDK_CQ *pNdkCq, NDK_RESULT_EX Results[],
+				   ULONG nResults)
+{
+	struct ndk_cq *cq = to_ndk_cq(pNdkCq);
+	const struct ib_wc *wc;
+	NDK_RESULT_EX *r;
+	ULONG done = 0;
+	int i, n;
+
+	while (done < nResults) {
+		n = ib_poll_cq(cq->ibcq, min_t(ULONG, nResults - done,
+					       NDK_CQ_POLL_BATCH), cq->wc);
+		for (i = 0; i < n; i++) {
+			wc = &cq->wc[i];
+			r = &Results[done + i];
+			ndk_wc_to_result(wc, (NDK_RESULT *)r);
+			r->Type = ndk_wc_type(wc);
+			r->ProviderErrorCode = wc->status;
+			r->TypeSpecificCompletionOutput =
+				r->Type == NdkOperationTypeReceiveAndInvalidate ?
+				wc->ex.invalidate_rkey : 0;
+		}
+		if (n <= 0)
+			break;
+		done += n;
+	}
+	return done;
+}
+
+struct ndk_cq_resize {
+	struct work_struct work;
+	struct ndk_cq *cq;
+	ULONG depth;
+	NDK_FN_REQUEST_COMPLETION cb;
+	void *ctx;
+};
+
+static void ndk_cq_resize_work(struct work_struct *work)
+{
+	struct ndk_cq_resize *req = container_of(work, struct ndk_cq_resize,
+						 work);
+	struct ndk_cq *cq = req->cq;
+	NDK_FN_REQUEST_COMPLETION cb = req->cb;
+	void *ctx = req->ctx;
+	NTSTATUS status;
+	int err;
+
+	err = ib_resize_cq(cq->ibcq, req->depth);
+	status = ndk_status_from_errno(err);
+	if (!err)
+		cq->depth = req->depth;
+	kfree(req);
+	cb(ctx, status);
+	ndk_obj_put(&cq->obj);
+}
+
+/*
+ * NdkResizeCq. Resizing may sleep in the driver, so it pends; the CQ
+ * stays referenced until the completion callback has returned.
+ */
+static NTSTATUS ndk_resize_cq(NDK_CQ *pNdkCq, ULONG CqDepth,
+			      NDK_FN_REQUEST_COMPLETION RequestCompletion,
+			      PVOID RequestContext)
+{
+	struct ndk_cq *cq = to_ndk_cq(pNdkCq);
+	struct ndk_cq_resize *req;
+
+	if (!RequestCompletion)
+		return STATUS_INVALID_PARAMETER;
+	if (!(cq->obj.adapter->info.AdapterFlags &
+	      NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED))
+		return STATUS_NOT_SUPPORTED;
+	if (!CqDepth || CqDepth > cq->obj.adapter->info.MaxCqDepth)
+		return STATUS_INVALID_PARAMETER;
+	req = kzalloc(sizeof(*req), GFP_ATOMIC);
+	if (!req)
+		return STATUS_INSUFFICIENT_RESOURCES;
+	req->cq = cq;
+	req->depth = CqDepth;
+	req->cb = RequestCompletion;
+	req->ctx = RequestContext;
+	INIT_WORK(&req->work, ndk_cq_resize_work);
+	ndk_obj_get(&cq->obj);
+	queue_work(ndk_wq, &req->work);
+	return STATUS_PENDING;
+}
+
+/*
+ * NdkControlCqInterruptModeration: interval in microseconds and count
+ * map directly onto the device's CQ moderation, where it has one.
+ */
+static NTSTATUS
+ndk_control_cq_interrupt_moderation(NDK_CQ *pNdkCq, ULONG ModerationInterval,
+				    ULONG ModerationCount)
+{
+	struct ndk_cq *cq = to_ndk_cq(pNdkCq);
+
+	if (!(cq->obj.adapter->info.AdapterFlags &
+	      NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED))
+		return STATUS_NOT_SUPPORTED;
+	return ndk_status_from_errno(rdma_set_cq_moderation(cq->ibcq,
+		min_t(ULONG, ModerationCount, U16_MAX),
+		min_t(ULONG, ModerationInterval, U16_MAX)));
+}
+
+static const NDK_CQ_DISPATCH ndk_cq_dispatch = {
+	.NdkCloseCq = ndk_close_object,
+	.NdkQueryExtension = ndk_query_extension,
+	.NdkResizeCq = ndk_resize_cq,
+	.NdkArmCq = ndk_arm_cq,
+	.NdkGetCqResults = ndk_get_cq_results,
+	.NdkControlCqInterruptModeration = ndk_control_cq_interrupt_moderation,
+	.NdkGetCqResultsEx = ndk_get_cq_results_ex,
+};
+
+NDK_OBJ_CHECK_LAYOUT(struct ndk_cq, ndk);
+
+/**
+ * ndk_cq_pick_vector() - completion vector for a GROUP_AFFINITY
+ * @ibdev: device
+ * @aff: consumer's preference, or NULL
+ *
+ * Prefers a vector whose interrupt is affine to the first processor in
+ * @aff; otherwise spreads processors over the vectors.
+ *
+ * Return: a completion vector number.
+ */
+int ndk_cq_pick_vector(struct ib_device *ibdev, const GROUP_AFFINITY *aff)
+{
+	const struct cpumask *mask;
+	unsigned int cpu;
+	int v;
+
+	if (!aff || !aff->Mask || ibdev->num_comp_vectors <= 1)
+		return 0;
+	cpu = aff->Group * BITS_PER_LONG + __ffs(aff->Mask);
+	for (v = 0; v < ibdev->num_comp_vectors; v++) {
+		mask = ib_get_vector_affinity(ibdev, v);
+		if (mask && cpu < nr_cpu_ids && cpumask_test_cpu(cpu, mask))
+			return v;
+	}
+	return cpu % ibdev->num_comp_vectors;
+}
+NDK_EXPORT_FOR_TESTS(ndk_cq_pick_vector);
+
+static int ndk_cq_create(struct ndk_obj *obj)
+{
+	struct ndk_cq *cq = container_of(obj, struct ndk_cq, obj);
+	struct ib_cq_init_attr attr = {
+		.cqe = cq->depth,
+		.comp_vector = cq->comp_vector,
+	};
+	struct ib_cq *ibcq;
+
+	ibcq = ib_create_cq(obj->adapter->ibdev, ndk_cq_comp_handler,
+			    ndk_cq_event_handler, cq, &attr);
+	if (IS_ERR(ibcq))
+		return PTR_ERR(ibcq);
+	cq->ibcq = ibcq;
+	return 0;
+}
+
+static void ndk_cq_destroy(struct ndk_obj *obj)
+{
+	struct ndk_cq *cq = container_of(obj, struct ndk_cq, obj);
+
+	/* After this no notification starts, and none is still running. */
+	WRITE_ONCE(cq->dead, true);
+	synchronize_rcu();
+	cancel_work_sync(&cq->missed_work);
+	if (cq->ibcq)
+		ib_destroy_cq(cq->ibcq);
+}
+
+static void ndk_cq_free(struct ndk_obj *obj)
+{
+	kfree(container_of(obj, struct ndk_cq, obj));
+}
+
+static const struct ndk_obj_ops ndk_cq_ops = {
+	.create = ndk_cq_create,
+	.destroy = ndk_cq_destroy,
+	.free = ndk_cq_free,
+};
+
+/**
+ * ndk_create_cq() - NdkCreateCq
+ * @pNdkAdapter: the adapter
+ * @CqDepth: entries, 1 to MaxCqDepth
+ * @CqNotification: notification callback, called only when armed
+ * @CqNotificationContext: its context
+ * @Affinity: preferred processors for notifications, or NULL
+ * @CreateCompletion: called with the new CQ, from ndk_wq
+ * @RequestContext: passed back to @CreateCompletion
+ * @ppNdkCq: unused; creation always completes asynchronously
+ *
+ * Callable from atomic context.
+ *
+ * Return: STATUS_PENDING, STATUS_INVALID_PARAMETER or
+ * STATUS_INSUFFICIENT_RESOURCES.
+ */
+NTSTATUS ndk_create_cq(NDK_ADAPTER *pNdkAdapter, ULONG CqDepth,
+		       NDK_FN_CQ_NOTIFICATION_CALLBACK CqNotification,
+		       PVOID CqNotificationContext, GROUP_AFFINITY *Affinity,
+		       NDK_FN_CREATE_COMPLETION CreateCompletion,
+		       PVOID RequestContext, NDK_CQ **ppNdkCq)
+{
+	struct ndk_adapter *adapter;
+	struct ndk_cq *cq;
+
+	if (!pNdkAdapter || !CreateCompletion)
+		return STATUS_INVALID_PARAMETER;
+	adapter = container_of(pNdkAdapter, struct ndk_adapter, ndk);
+	if (!CqDepth || CqDepth > adapter->info.MaxCqDepth)
+		return STATUS_INVALID_PARAMETER;
+	if (Affinity && !Affinity->Mask)
+		return STATUS_INVALID_PARAMETER;
+	cq = kzalloc(sizeof(*cq), GFP_ATOMIC);
+	if (!cq)
+		return STATUS_INSUFFICIENT_RESOURCES;
+	cq->ndk.Dispatch = &ndk_cq_dispatch;
+	cq->depth = CqDepth;
+	cq->comp_vector = ndk_cq_pick_vector(adapter->ibdev, Affinity);
+	cq->notify_cb = CqNotification;
+	cq->notify_ctx = CqNotificationContext;
+	cq->notify_status = STATUS_SUCCESS;
+	atomic_set(&cq->arm, NDK_ARM_NONE);
+	spin_lock_init(&cq->notify_lock);
+	INIT_WORK(&cq->missed_work, ndk_cq_missed_work);
+	ndk_obj_init(&cq->obj, &cq->ndk.Header, NdkObjectTypeCq, &ndk_cq_ops,
+		     &adapter->obj);
+	return ndk_obj_create_async(&cq->obj, CreateCompletion,
+				    RequestContext);
+}

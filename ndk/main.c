@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Module core: the ib_client that tracks RDMA devices, adapter discovery
+ * and notification, and the workqueue every asynchronous request runs on.
+ */
+#include <linux/module.h>
+#include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
+#include <net/net_namespace.h>
+#include <rdma/ib_cache.h>
+#include "ndk_priv.h"
+
+MODULE_AUTHOR("ndk developers");
+MODULE_DESCRIPTION("Network Direct Kernel Provider Interface over Linux RDMA");
+MODULE_LICENSE("Dual BSD/GPL");
+
+struct workqueue_struct *ndk_wq;
+
+DEFINE_MUTEX(ndk_devices_lock);
+LIST_HEAD(ndk_devices);
+
+/* Serializes notifier delivery so ADDED/REMOVED arrive in order. */
+static DEFINE_MUTEX(ndk_notify_lock);
+static struct ib_client ndk_ib_client;
+static BLOCKING_NOTIFIER_HEAD(ndk_adapter_chain);
+
+/**
+ * ndk_rdma_technology() - the NDK name of a port's transport
+ * @ibdev: device
+ * @port: port number
+ *
+ * Return: the NDK_RDMA_TECHNOLOGY value for NDK_ADAPTER_INFO.
+ */
+NDK_RDMA_TECHNOLOGY ndk_rdma_technology(struct ib_device *ibdev, u32 port)
+{
+	if (rdma_protocol_iwarp(ibdev, port))
+		return NdkiWarp;
+	if (rdma_protocol_roce_udp_encap(ibdev, port))
+		return NdkRoCEv2;
+	if (rdma_protocol_roce(ibdev, port))
+		return NdkRoCE;
+	if (rdma_protocol_ib(ibdev, port))
+		return NdkInfiniBand;
+	return NdkUndefined;
+}
+
+/**
+ * ndk_device_port_of() - which port of @ibdev a network interface serves
+ * @ibdev: device
+ * @ndev: network interface associated with @ibdev
+ * @port: the port number, on success
+ *
+ * Single-port devices need no lookup. On RoCE the GID table names the
+ * interface of every port. Multi-port iWARP devices carry no such table;
+ * ports past the first are not offered there.
+ *
+ * Return: 0, or -ENODEV when no port matches.
+ */
+int ndk_device_port_of(struct ib_device *ibdev, struct net_device *ndev,
+		       u32 *port)
+{
+	const struct ib_gid_attr *attr;
+	struct net_device *gid_ndev;
+	u32 p;
+
+	if (rdma_end_port(ibdev) == rdma_start_port(ibdev)) {
+		*port = rdma_start_port(ibdev);
+		return 0;
+	}
+	rdma_for_each_port(ibdev, p) {
+		if (!rdma_protocol_roce(ibdev, p))
+			continue;
+		attr = rdma_get_gid_attr(ibdev, p, 0);
+		if (IS_ERR(attr))
+			continue;
+		rcu_read_lock();
+		gid_ndev = rdma_read_gid_attr_ndev_rcu(attr);
+		rcu_read_unlock();
+		rdma_put_gid_attr(attr);
+		if (!IS_ERR(gid_ndev) && gid_ndev == ndev) {
+			*port = p;
+			return 0;
+		}
+	}
+	if (rdma_protocol_iwarp(ibdev, rdma_start_port(ibdev))) {
+		*port = rdma_start_port(ibdev);
+		return 0;
+	}
+	return -ENODEV;
+}
+
+/* Find the adapters of @dev: one per port that has a network interface. */
+static void ndk_device_find_adapters(struct ndk_device *dev)
+{
+	struct ndk_adapter_desc *descs = dev->descs;
+	int max = ARRAY_SIZE(dev->descs);
+	struct net_device *ndev;
+	struct ib_device *owner;
+	int n = 0;
+	u32 port;
+
+	rcu_read_lock();
+	for_each_netdev_rcu(&init_net, ndev) {
+		owner = ib_device_get_by_netdev(ndev, RDMA_DRIVER_UNKNOWN);
+		if (!owner)
+			continue;
+		if (owner == dev->ibdev &&
+		    !ndk_device_port_of(owner, ndev, &port)) {
+			if (n < max) {
+				descs[n].ifindex = ndev->ifindex;
+				descs[n].port = port;
+				descs[n].rdma_technology =
+					ndk_rdma_technology(owner, port);
+				strscpy(descs[n].ibdev_name,
+					dev_name(&owner->dev),
+					sizeof(descs[n].ibdev_name));
+			}
+			n++;
+		}
+		ib_device_put(owner);
+	}
+	rcu_read_unlock();
+	dev->ndescs = min(n, max);
+}
+
+/**
+ * ndk_enum_adapters() - list the NDK adapters present now
+ * @descs: array to fill
+ * @max: its length (may be 0 to ask for the count)
+ *
+ * Process context.
+ *
+ * Return: the number of adapters, which may exceed @max.
+ */
+int ndk_enum_adapters(struct ndk_adapter_desc *descs, int max)
+{
+	struct ndk_device *dev;
+	int i, n = 0;
+
+	mutex_lock(&ndk_devices_lock);
+	list_for_each_entry(dev, &ndk_devices, list) {
+		for (i = 0; i < dev->ndescs; i++, n++)
+			if (n < max)
+				descs[n] = dev->descs[i];
+	}
+	mutex_unlock(&ndk_devices_lock);
+	return n;
+}
+EXPORT_SYMBOL_GPL(ndk_enum_adapters);
+
+static void ndk_notify_device(struct ndk_device *dev, unsigned long event,
+			      struct notifier_block *only)
+{
+	int i;
+
+	for (i = 0; i < dev->ndescs; i++) {
+		if (only)
+			only->notifier_call(only, event, &dev->descs[i]);
+		else
+			blocking_notifier_call_chain(&ndk_adapter_chain, event,
+						     &dev->descs[i]);
+	}
+}
+
+/**
+ * ndk_register_adapter_notifier() - be told when adapters come and go
+ * @nb: notifier; called in process context with an enum ndk_adapter_event
+ *	and a const struct ndk_adapter_desc *
+ *
+ * @nb first receives NDK_ADAPTER_ADDED for every adapter already present.
+ * The callback may open adapters; on NDK_ADAPTER_REMOVED it must arrange
+ * for the adapters it opened there to be closed.
+ *
+ * Return: 0 or a negative errno.
+ */
+int ndk_register_adapter_notifier(struct notifier_block *nb)
+{
+	struct ndk_device *dev;
+	int ret;
+
+	mutex_lock(&ndk_notify_lock);
+	ret = blocking_notifier_chain_register(&ndk_adapter_chain, nb);
+	if (!ret) {
+		mutex_lock(&ndk_devices_lock);
+		list_for_each_entry(dev, &ndk_devices, list)
+			ndk_notify_device(dev, NDK_ADAPTER_ADDED, nb);
+		mutex_unlock(&ndk_devices_lock);
+	}
+	mutex_unlock(&ndk_notify_lock);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(ndk_register_adapter_notifier);
+
+/**
+ * ndk_unregister_adapter_notifier() - stop adapter notifications
+ * @nb: a notifier passed to ndk_register_adapter_notifier()
+ */
+void ndk_unregister_adapter_notifier(struct notifier_block *nb)
+{
+	mutex_lock(&ndk_notify_lock);
+	blocking_notifier_chain_unregister(&ndk_adapter_chain, nb);
+	mutex_unlock(&ndk_notify_lock);
+}
+EXPORT_SYMBOL_GPL(ndk_unregister_adapter_notifier);
+
+static int ndk_ib_add(struct ib_device *ibdev)
+{
+	struct ndk_device *dev;
+
+	/* Kernel verbs and rdma_cm are what NDK maps onto. */
+	if (!ibdev->ops.alloc_pd || !ibdev->ops.create_qp)
+		return -EOPNOTSUPP;
+	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
+	if (!dev)
+		return -ENOMEM;
+	dev->ibdev = ibdev;
+	mutex_init(&dev->probe_lock);
+	ndk_device_find_adapters(dev);
+
+	mutex_lock(&ndk_notify_lock);
+	mutex_lock(&ndk_devices_lock);
+	list_add_tail(&dev->list, &ndk_devices);
+	mutex_unlock(&ndk_devices_lock);
+	ib_set_client_data(ibdev, &ndk_ib_client, dev);
+	ndk_notify_device(dev, NDK_ADAPTER_ADDED, NULL);
+	mutex_unlock(&ndk_notify_lock);
+	return 0;
+}
+
+static void ndk_ib_remove(struct ib_device *ibdev, void *client_data)
+{
+	struct ndk_device *dev = client_data;
+
+	mutex_lock(&ndk_notify_lock);
+	ndk_notify_device(dev, NDK_ADAPTER_REMOVED, NULL);
+	mutex_lock(&ndk_devices_lock);
+	list_del(&dev->list);
+	mutex_unlock(&ndk_devices_lock);
+	mutex_unlock(&ndk_notify_lock);
+	/* Open adapters hold device references: unregistration waits for
+	 * their consumers to close them.
+	 */
+	mutex_destroy(&dev->probe_lock);
+	kfree(dev);
+}
+
+static struct ib_client ndk_ib_client = {
+	.name = "ndk",
+	.add = ndk_ib_add,
+	.remove = ndk_ib_remove,
+};
+
+#if IS_ENABLED(CONFIG_KUNIT)
+/* Lets the tests check the module references adapters hold. */
+struct module *ndk_module(void)
+{
+	return THIS_MODULE;
+}
+NDK_EXPORT_FOR_TESTS(ndk_module);
+#endif
+
+static int __init ndk_init(void)
+{
+	int ret;
+
+	ndk_wq = alloc_workqueue("ndk", WQ_MEM_RECLAIM, 0);
+	if (!ndk_wq)
+		return -ENOMEM;
+	ret = ib_register_client(&ndk_ib_client);
+	if (ret)
+		destroy_workqueue(ndk_wq);
+	return ret;
+}
+
+static void __exit ndk_exit(void)
+{
+	ib_unregister_client(&ndk_ib_client);
+	destroy_workqueue(ndk_wq);
+}
+
+module_init(ndk_init);
+module_exit(ndk_exit);

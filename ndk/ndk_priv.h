@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Private structures of the ndk provider. Every NDK object embeds its
+ * public NDKPI struct (header + dispatch table) and a struct ndk_obj that
+ * carries the lifetime rules common to all objects.
+ */
+#ifndef _NDK_PRIV_H
+#define _NDK_PRIV_H
+
+#include <linux/completion.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_verbs.h>
+#include <ndk/ndk.h>
+
+#if IS_ENABLED(CONFIG_KUNIT)
+/* Internal functions the KUnit module checks directly. */
+#define NDK_EXPORT_FOR_TESTS(sym)	EXPORT_SYMBOL_NS_GPL(sym, NDK_KUNIT)
+#else
+#define NDK_EXPORT_FOR_TESTS(sym)
+#endif
+
+extern struct workqueue_struct *ndk_wq;
+
+/* ------------------------------------------------------------------ */
+/* Status translation (status.c)                                      */
+
+struct ndk_errno_map {
+	int err;
+	NTSTATUS status;
+};
+
+struct ndk_wc_map {
+	enum ib_wc_status wc_status;
+	NTSTATUS status;
+};
+
+NTSTATUS ndk_status_from_errno(int err);
+NTSTATUS ndk_status_from_wc(enum ib_wc_status wc_status);
+#if IS_ENABLED(CONFIG_KUNIT)
+const struct ndk_errno_map *ndk_errno_map_table(size_t *n);
+const struct ndk_wc_map *ndk_wc_map_table(size_t *n);
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Object lifetime (object.c)                                         */
+
+struct ndk_obj;
+
+/**
+ * struct ndk_obj_ops - what differs between object types
+ * @create: allocate the verbs resources; may sleep; runs on ndk_wq
+ * @destroy: release them; may sleep; also called after a failed @create,
+ *	so it must cope with partly created objects
+ * @free: free the containing structure
+ */
+struct ndk_obj_ops {
+	int (*create)(struct ndk_obj *obj);
+	void (*destroy)(struct ndk_obj *obj);
+	void (*free)(struct ndk_obj *obj);
+};
+
+enum ndk_obj_state {
+	NDK_OBJ_CREATING,
+	NDK_OBJ_LIVE,
+	NDK_OBJ_CLOSING,
+};
+
+/**
+ * struct ndk_obj - lifetime state shared by every NDK object
+ * @hdr: the public object header inside the containing structure
+ * @ops: type operations
+ * @adapter: the adapter the object descends from (NULL for an adapter)
+ * @parent: antecedent holding a reference for this object, or NULL
+ * @refs: one for the consumer's handle, one per live successor and one
+ *	per provider operation that must finish before the object goes
+ * @state: enum ndk_obj_state
+ * @work: runs creation and destruction on ndk_wq
+ * @create_cb: consumer's create completion
+ * @close_cb: consumer's close completion
+ * @cb_ctx: context for whichever of the two is pending
+ */
+struct ndk_obj {
+	NDK_OBJECT_HEADER *hdr;
+	const struct ndk_obj_ops *ops;
+	struct ndk_adapter *adapter;
+	struct ndk_obj *parent;
+	refcount_t refs;
+	enum ndk_obj_state state;
+	struct work_struct work;
+	NDK_FN_CREATE_COMPLETION create_cb;
+	NDK_FN_CLOSE_COMPLETION close_cb;
+	void *cb_ctx;
+};
+
+void ndk_obj_init(struct ndk_obj *obj, NDK_OBJECT_HEADER *hdr,
+		  NDK_OBJECT_TYPE type, const struct ndk_obj_ops *ops,
+		  struct ndk_obj *parent);
+NTSTATUS ndk_obj_create_async(struct ndk_obj *obj,
+			      NDK_FN_CREATE_COMPLETION cb, void *ctx);
+NTSTATUS ndk_obj_close(struct ndk_obj *obj, NDK_FN_CLOSE_COMPLETION cb,
+		       void *ctx);
+NTSTATUS ndk_close_object(NDK_OBJECT_HEADER *pNdkObject,
+			  NDK_FN_CLOSE_COMPLETION CloseCompletion,
+			  PVOID RequestContext);
+void ndk_obj_get(struct ndk_obj *obj);
+void ndk_obj_put(struct ndk_obj *obj);
+NTSTATUS ndk_query_extension(NDK_OBJECT_HEADER *hdr, GUID *id,
+			     NDK_VERSION version,
+			     NDK_EXTENSION_INTERFACE *iface);
+
+/* ------------------------------------------------------------------ */
+/* Devices and adapters (main.c, adapter.c)                           */
+
+/**
+ * struct ndk_device - one RDMA device known to the ib_client
+ * @ibdev: the device
+ * @list: entry in ndk_devices
+ * @descs: its adapters, found when the device was added
+ * @ndescs: how many
+ * @max_inline: largest inline size an RC QP accepts, probed once
+ * @probe_lock: serializes the probe
+ * @probed: @max_inline is valid
+ */
+struct ndk_device {
+	struct ib_device *ibdev;
+	struct list_head list;
+	struct ndk_adapter_desc descs[4];
+	int ndescs;
+	struct mutex probe_lock; /* protects @probed and @max_inline */
+	bool probed;
+	u32 max_inline;
+};
+
+/**
+ * struct ndk_adapter - an open NDK_ADAPTER instance
+ * @ndk: the public object; must stay first for the casts of consumers
+ * @obj: lifetime state; the adapter is the root of its object tree
+ * @ibdev: the RDMA device, referenced while the adapter is open
+ * @port: port number
+ * @ifindex: network interface index the consumer opened
+ * @info: adapter information computed at open
+ * @released: completed when the last reference on @obj is gone
+ */
+struct ndk_adapter {
+	NDK_ADAPTER ndk;
+	struct ndk_obj obj;
+	struct ib_device *ibdev;
+	u32 port;
+	int ifindex;
+	NDK_ADAPTER_INFO info;
+	struct completion released;
+};
+
+extern struct mutex ndk_devices_lock;
+extern struct list_head ndk_devices;
+
+int ndk_device_port_of(struct ib_device *ibdev, struct net_device *ndev,
+		       u32 *port);
+NDK_RDMA_TECHNOLOGY ndk_rdma_technology(struct ib_device *ibdev, u32 port);
+void ndk_adapter_released(struct ndk_adapter *adapter);
+#if IS_ENABLED(CONFIG_KUNIT)
+struct module *ndk_module(void);
+#endif
+
+/* ------------------------------------------------------------------ */
+/* PD and CQ (pd.c, cq.c)                                             */
+
+struct ndk_pd {
+	NDK_PD ndk;
+	struct ndk_obj obj;
+	struct ib_pd *ibpd;
+};
+
+/* Completions polled from the device per call into NdkGetCqResults. */
+#define NDK_CQ_POLL_BATCH	16
+
+struct ndk_cq {
+	NDK_CQ ndk;
+	struct ndk_obj obj;
+	struct ib_cq *ibcq;
+	u32 depth;
+	int comp_vector;
+	NDK_FN_CQ_NOTIFICATION_CALLBACK notify_cb;
+	void *notify_ctx;
+	atomic_t arm;
+	bool dead;
+	spinlock_t notify_lock;	/* serializes notification callbacks */
+	bool in_notify;
+	bool notify_again;
+	NTSTATUS notify_status;
+	struct work_struct missed_work;
+	struct ib_wc wc[NDK_CQ_POLL_BATCH];
+};
+
+NTSTATUS ndk_create_pd(NDK_ADAPTER *pNdkAdapter,
+		       NDK_FN_CREATE_COMPLETION CreateCompletion,
+		       PVOID RequestContext, NDK_PD **ppNdkPd);
+NTSTATUS ndk_create_cq(NDK_ADAPTER *pNdkAdapter, ULONG CqDepth,
+		       NDK_FN_CQ_NOTIFICATION_CALLBACK CqNotification,
+		       PVOID CqNotificationContext, GROUP_AFFINITY *Affinity,
+		       NDK_FN_CREATE_COMPLETION CreateCompletion,
+		       PVOID RequestContext, NDK_CQ **ppNdkCq);
+int ndk_cq_pick_vector(struct ib_device *ibdev, const GROUP_AFFINITY *aff);
+int ndk_cq_arm_merge(int armed, ULONG type);
+
+/* ------------------------------------------------------------------ */
+/* QP (the connection work fills this in)                             */
+
+struct ndk_qp {
+	NDK_QP ndk;
+	struct ndk_obj obj;
+	struct ib_qp *ibqp;
+	PVOID context;
+};
+
+/* The consumer's QPContext of a work completion's QP. */
+static inline PVOID ndk_qp_context(struct ib_qp *ibqp)
+{
+	struct ndk_qp *qp = ibqp ? ibqp->qp_context : NULL;
+
+	return qp ? qp->context : NULL;
+}
+
+/*
+ * Every object structure starts with its public NDKPI struct (header and
+ * dispatch pointer, the same size for every type) followed by its
+ * struct ndk_obj; NDK_OBJ_CHECK_LAYOUT enforces that per type.
+ */
+#define NDK_OBJ_OFFSET		sizeof(NDK_PD)
+#define NDK_OBJ_CHECK_LAYOUT(type, pub)					\
+	static_assert(offsetof(type, pub) == 0 &&			\
+		      sizeof(((type *)0)->pub) == NDK_OBJ_OFFSET &&	\
+		      offsetof(type, obj) == NDK_OBJ_OFFSET)
+
+static inline struct ndk_obj *ndk_obj_of(NDK_OBJECT_HEADER *hdr)
+{
+	return (struct ndk_obj *)((char *)hdr + NDK_OBJ_OFFSET);
+}
+
+#endif /* _NDK_PRIV_H */

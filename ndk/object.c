@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The lifetime rules every NDK object shares.
+ *
+ * Create and close are callable from atomic context: they only record the
+ * request and queue the object's work item; the verbs calls, which may
+ * sleep, run on ndk_wq and end in the consumer's completion callback.
+ *
+ * An object holds a reference on its antecedent from the moment its
+ * creation starts until its close completion callback has returned, so
+ * an antecedent's close completes (and the adapter's close returns) only
+ * after every successor's callbacks are over. After calling a completion
+ * callback the work function touches nothing but what the object's
+ * reference keeps alive, because the consumer may close the object from
+ * inside the callback.
+ */
+#include "ndk_priv.h"
+
+/**
+ * ndk_obj_init() - prepare the common part of a new object
+ * @obj: the object's lifetime state
+ * @hdr: its public header
+ * @type: its NDK object type
+ * @ops: its type operations
+ * @parent: the antecedent to reference, or NULL for an adapter
+ *
+ * Takes a reference on @parent. Atomic context is fine.
+ */
+void ndk_obj_init(struct ndk_obj *obj, NDK_OBJECT_HEADER *hdr,
+		  NDK_OBJECT_TYPE type, const struct ndk_obj_ops *ops,
+		  struct ndk_obj *parent)
+{
+	obj->hdr = hdr;
+	obj->ops = ops;
+	obj->parent = parent;
+	refcount_set(&obj->refs, 1);
+	obj->state = NDK_OBJ_CREATING;
+	if (parent) {
+		obj->adapter = parent->adapter;
+		ndk_obj_get(parent);
+		hdr->Version = parent->hdr->Version;
+	}
+	hdr->ObjectType = type;
+}
+
+void ndk_obj_get(struct ndk_obj *obj)
+{
+	refcount_inc(&obj->refs);
+}
+
+/**
+ * ndk_obj_put() - drop a reference
+ * @obj: the object
+ *
+ * The last reference of an object goes away only after its consumer
+ * closed it; destruction may sleep, so it is queued. Atomic context is
+ * fine.
+ */
+void ndk_obj_put(struct ndk_obj *obj)
+{
+	if (!refcount_dec_and_test(&obj->refs))
+		return;
+	if (!obj->parent) {
+		/* The adapter: its closer waits for this. */
+		ndk_adapter_released(obj->adapter);
+		return;
+	}
+	queue_work(ndk_wq, &obj->work);
+}
+
+static void ndk_obj_finish_create(struct ndk_obj *obj)
+{
+	NDK_FN_CREATE_COMPLETION cb = obj->create_cb;
+	void *ctx = obj->cb_ctx;
+	struct ndk_obj *parent = obj->parent;
+	int err;
+
+	err = obj->ops->create(obj);
+	if (err) {
+		obj->ops->destroy(obj);
+		obj->ops->free(obj);
+		cb(ctx, ndk_status_from_errno(err), NULL);
+		ndk_obj_put(parent);
+		return;
+	}
+	WRITE_ONCE(obj->state, NDK_OBJ_LIVE);
+	/* From here the consumer owns the object and may close it at once. */
+	cb(ctx, STATUS_SUCCESS, obj->hdr);
+}
+
+static void ndk_obj_finish_close(struct ndk_obj *obj)
+{
+	NDK_FN_CLOSE_COMPLETION cb = obj->close_cb;
+	void *ctx = obj->cb_ctx;
+	struct ndk_obj *parent = obj->parent;
+
+	obj->ops->destroy(obj);
+	obj->ops->free(obj);
+	if (cb)
+		cb(ctx);
+	ndk_obj_put(parent);
+}
+
+static void ndk_obj_work(struct work_struct *work)
+{
+	struct ndk_obj *obj = container_of(work, struct ndk_obj, work);
+
+	if (READ_ONCE(obj->state) == NDK_OBJ_CREATING)
+		ndk_obj_finish_create(obj);
+	else
+		ndk_obj_finish_close(obj);
+}
+
+/**
+ * ndk_obj_create_async() - finish creating an object on ndk_wq
+ * @obj: an object set up with ndk_obj_init()
+ * @cb: the consumer's create completion
+ * @ctx: its context
+ *
+ * Return: STATUS_PENDING; @cb reports the result.
+ */
+NTSTATUS ndk_obj_create_async(struct ndk_obj *obj,
+			      NDK_FN_CREATE_COMPLETION cb, void *ctx)
+{
+	obj->create_cb = cb;
+	obj->cb_ctx = ctx;
+	INIT_WORK(&obj->work, ndk_obj_work);
+	queue_work(ndk_wq, &obj->work);
+	return STATUS_PENDING;
+}
+
+/**
+ * ndk_obj_close() - the NdkCloseObject logic shared by every type
+ * @obj: the object
+ * @cb: the consumer's close completion
+ * @ctx: its context
+ *
+ * Drops the consumer's reference. The object is destroyed, and @cb
+ * called, once its successors and pending operations are gone too.
+ *
+ * Return: STATUS_PENDING.
+ */
+NTSTATUS ndk_obj_close(struct ndk_obj *obj, NDK_FN_CLOSE_COMPLETION cb,
+		       void *ctx)
+{
+	obj->close_cb = cb;
+	obj->cb_ctx = ctx;
+	WRITE_ONCE(obj->state, NDK_OBJ_CLOSING);
+	ndk_obj_put(obj);
+	return STATUS_PENDING;
+}
+
+/**
+ * ndk_close_object() - NdkCloseObject for every object type
+ * @pNdkObject: the object's header
+ * @CloseCompletion: called once the object is gone
+ * @RequestContext: passed back to @CloseCompletion
+ *
+ * Callable from atomic context.
+ *
+ * Return: STATUS_PENDING, or STATUS_INVALID_PARAMETER for a header that
+ * names no closable object.
+ */
+NTSTATUS ndk_close_object(NDK_OBJECT_HEADER *pNdkObject,
+			  NDK_FN_CLOSE_COMPLETION CloseCompletion,
+			  PVOID RequestContext)
+{
+	struct ndk_obj *obj;
+
+	if (!pNdkObject || pNdkObject->ObjectType <= NdkObjectTypeAdapter ||
+	    pNdkObject->ObjectType >= NdkObjectTypeMax)
+		return STATUS_INVALID_PARAMETER;
+	obj = ndk_obj_of(pNdkObject);
+	if (obj->hdr != pNdkObject || READ_ONCE(obj->state) != NDK_OBJ_LIVE)
+		return STATUS_INVALID_PARAMETER;
+	return ndk_obj_close(obj, CloseCompletion, RequestContext);
+}
+NDK_EXPORT_FOR_TESTS(ndk_close_object);
+
+/**
+ * ndk_query_extension() - NdkQueryExtensionInterface of every object
+ * @hdr: the object
+ * @id: the extension interface GUID
+ * @version: the requested interface version
+ * @iface: left untouched
+ *
+ * No extension interfaces are defined, so none is supported.
+ *
+ * Return: STATUS_NOT_SUPPORTED, or STATUS_INVALID_PARAMETER for NULL
+ * arguments.
+ */
+NTSTATUS ndk_query_extension(NDK_OBJECT_HEADER *hdr, GUID *id,
+			     NDK_VERSION version,
+			     NDK_EXTENSION_INTERFACE *iface)
+{
+	if (!hdr || !id || !iface)
+		return STATUS_INVALID_PARAMETER;
+	return STATUS_NOT_SUPPORTED;
+}

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * NDK_PD: a protection domain. Created without IB_PD_UNSAFE_GLOBAL_RKEY:
+ * remote access always goes through a registered region.
+ */
+#include "ndk_priv.h"
+
+static struct ndk_pd *to_ndk_pd(NDK_PD *pd)
+{
+	return container_of(pd, struct ndk_pd, ndk);
+}
+
+static int ndk_pd_create(struct ndk_obj *obj)
+{
+	struct ndk_pd *pd = container_of(obj, struct ndk_pd, obj);
+	struct ib_pd *ibpd;
+
+	ibpd = ib_alloc_pd(obj->adapter->ibdev, 0);
+	if (IS_ERR(ibpd))
+		return PTR_ERR(ibpd);
+	pd->ibpd = ibpd;
+	return 0;
+}
+
+static void ndk_pd_destroy(struct ndk_obj *obj)
+{
+	struct ndk_pd *pd = container_of(obj, struct ndk_pd, obj);
+
+	if (pd->ibpd)
+		ib_dealloc_pd(pd->ibpd);
+}
+
+static void ndk_pd_free(struct ndk_obj *obj)
+{
+	kfree(container_of(obj, struct ndk_pd, obj));
+}
+
+static const struct ndk_obj_ops ndk_pd_ops = {
+	.create = ndk_pd_create,
+	.destroy = ndk_pd_destroy,
+	.free = ndk_pd_free,
+};
+
+/*
+ * The local DMA lkey grants local read and write of any DMA address and
+ * never remote access, which is what the privileged token must be.
+ */
+static void ndk_get_privileged_mr_token(NDK_PD *pNdkPd, UINT32 *pToken)
+{
+	*pToken = to_ndk_pd(pNdkPd)->ibpd->local_dma_lkey;
+}
+
+/* Entries whose objects arrive with the connection and memory work. */
+static NTSTATUS ndk_create_mr(NDK_PD *pNdkPd, BOOLEAN FastRegister,
+			      NDK_FN_CREATE_COMPLETION CreateCompletion,
+			      PVOID RequestContext, NDK_MR **ppNdkMr)
+{
+	return STATUS_NOT_SUPPORTED;
+}
+
+static NTSTATUS ndk_create_mw(NDK_PD *pNdkPd,
+			      NDK_FN_CREATE_COMPLETION CreateCompletion,
+			      PVOID RequestContext, NDK_MW **ppNdkMw)
+{
+	return STATUS_NOT_SUPPORTED;
+}
+
+static NTSTATUS ndk_create_srq(NDK_PD *pNdkPd, ULONG SrqDepth,
+			       ULONG MaxReceiveRequestSge,
+			       ULONG NotifyThreshold,
+			       NDK_FN_SRQ_NOTIFICATION_CALLBACK SrqNotification,
+			       PVOID SrqNotificationContext,
+			       GROUP_AFFINITY *Affinity,
+			       NDK_FN_CREATE_COMPLETION CreateCompletion,
+			       PVOID RequestContext, NDK_SRQ **ppNdkSrq)
+{
+	return STATUS_NOT_SUPPORTED;
+}
+
+static NTSTATUS ndk_create_qp(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,
+			      NDK_CQ *pInitiatorCq, PVOID QPContext,
+			      ULONG ReceiveQueueDepth,
+			      ULONG InitiatorQueueDepth,
+			      ULONG MaxReceiveRequestSge,
+			      ULONG MaxInitiatorRequestSge,
+			      ULONG InlineDataSize,
+			      NDK_FN_CREATE_COMPLETION CreateCompletion,
+			      PVOID RequestContext, NDK_QP **ppNdkQp)
+{
+	return STATUS_NOT_SUPPORTED;
+}
+
+static NTSTATUS ndk_create_qp_with_srq(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,
+				       NDK_CQ *pInitiatorCq, NDK_SRQ *pSrq,
+				       PVOID QPContext,
+				       ULONG InitiatorQueueDepth,
+				       ULONG MaxInitiatorRequestSge,
+				       ULONG InlineDataSize,
+				       NDK_FN_CREATE_COMPLETION CreateCompletion,
+				       PVOID RequestContext, NDK_QP **ppNdkQp)
+{
+	return STATUS_NOT_SUPPORTED;
+}
+
+static const NDK_PD_DISPATCH ndk_pd_dispatch = {
+	.NdkClosePd = ndk_close_object,
+	.NdkQueryExtension = ndk_query_extension,
+	.NdkCreateMr = ndk_create_mr,
+	.NdkCreateMw = ndk_create_mw,
+	.NdkCreateSrq = ndk_create_srq,
+	.NdkCreateQp = ndk_create_qp,
+	.NdkCreateQpWithSrq = ndk_create_qp_with_srq,
+	.NdkGetPrivilegedMemoryRegionToken = ndk_get_privileged_mr_token,
+};
+
+NDK_OBJ_CHECK_LAYOUT(struct ndk_pd, ndk);
+
+/**
+ * ndk_create_pd() - NdkCreatePd
+ * @pNdkAdapter: the adapter
+ * @CreateCompletion: called with the new PD, from ndk_wq
+ * @RequestContext: passed back to @CreateCompletion
+ * @ppNdkPd: unused; creation always completes asynchronously
+ *
+ * Callable from atomic context.
+ *
+ * Return: STATUS_PENDING, STATUS_INVALID_PARAMETER or
+ * STATUS_INSUFFICIENT_RESOURCES.
+ */
+NTSTATUS ndk_create_pd(NDK_ADAPTER *pNdkAdapter,
+		       NDK_FN_CREATE_COMPLETION CreateCompletion,
+		       PVOID RequestContext, NDK_PD **ppNdkPd)
+{
+	struct ndk_adapter *adapter;
+	struct ndk_pd *pd;
+
+	if (!pNdkAdapter || !CreateCompletion)
+		return STATUS_INVALID_PARAMETER;
+	adapter = container_of(pNdkAdapter, struct ndk_adapter, ndk);
+	pd = kzalloc(sizeof(*pd), GFP_ATOMIC);
+	if (!pd)
+		return STATUS_INSUFFICIENT_RESOURCES;
+	pd->ndk.Dispatch = &ndk_pd_dispatch;
+	ndk_obj_init(&pd->obj, &pd->ndk.Header, NdkObjectTypePd, &ndk_pd_ops,
+		     &adapter->obj);
+	return ndk_obj_create_async(&pd->obj, CreateCompletion,
+				    RequestContext);
+}

@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ndk_adapter: discovery, open/close, version negotiation and
+ * NdkQueryAdapterInfo over the VM's Soft-RoCE device.
+ */
+#include <linux/netdevice.h>
+#include <net/net_namespace.h>
+#include "ndk_tests.h"
+#include "ndk_priv.h"
+
+static struct ndk_adapter *priv(NDK_ADAPTER *a)
+{
+	return container_of(a, struct ndk_adapter, ndk);
+}
+
+static void ndk_adapter_enum_test(struct kunit *test)
+{
+	struct ndk_adapter_desc descs[8];
+	struct net_device *ndev;
+	int n;
+
+	n = ndk_enum_adapters(descs, ARRAY_SIZE(descs));
+	KUNIT_ASSERT_GE(test, n, 1);
+	KUNIT_EXPECT_EQ(test, ndk_enum_adapters(NULL, 0), n);
+	ndev = dev_get_by_index(&init_net, descs[0].ifindex);
+	KUNIT_ASSERT_NOT_NULL(test, ndev);
+	KUNIT_EXPECT_STREQ(test, ndev->name, "eth0");
+	dev_put(ndev);
+	KUNIT_EXPECT_STREQ(test, descs[0].ibdev_name, "rxe0");
+	KUNIT_EXPECT_EQ(test, descs[0].port, 1U);
+	KUNIT_EXPECT_EQ(test, descs[0].rdma_technology, NdkRoCEv2);
+}
+
+static void ndk_adapter_open_close_test(struct kunit *test)
+{
+	NDK_ADAPTER *a = ndk_test_open(test);
+
+	KUNIT_EXPECT_EQ(test, a->Header.ObjectType, NdkObjectTypeAdapter);
+	KUNIT_EXPECT_EQ(test, a->Header.Version.Major, 1);
+	KUNIT_EXPECT_EQ(test, a->Header.Version.Minor, 2);
+	KUNIT_ASSERT_NOT_NULL(test, a->Dispatch);
+	KUNIT_EXPECT_NOT_NULL(test, a->Dispatch->NdkQueryExtension);
+	KUNIT_EXPECT_NOT_NULL(test, a->Dispatch->NdkQueryAdapterInfo);
+	KUNIT_EXPECT_NOT_NULL(test, a->Dispatch->NdkCreateCq);
+	KUNIT_EXPECT_NOT_NULL(test, a->Dispatch->NdkCreatePd);
+	KUNIT_EXPECT_NOT_NULL(test, a->Dispatch->NdkCreateSharedEndpoint);
+	KUNIT_EXPECT_NOT_NULL(test, a->Dispatch->NdkCreateConnector);
+	KUNIT_EXPECT_NOT_NULL(test, a->Dispatch->NdkCreateListener);
+	KUNIT_EXPECT_NOT_NULL(test, a->Dispatch->NdkBuildLAM);
+	KUNIT_EXPECT_NOT_NULL(test, a->Dispatch->NdkReleaseLAM);
+	ndk_close_adapter(a);
+}
+
+/* Two instances on one port are independent objects. */
+static void ndk_adapter_two_opens_test(struct kunit *test)
+{
+	NDK_ADAPTER *a = ndk_test_open(test);
+	NDK_ADAPTER *b = ndk_test_open(test);
+
+	KUNIT_EXPECT_PTR_NE(test, a, b);
+	ndk_close_adapter(a);
+	KUNIT_EXPECT_EQ(test, b->Header.ObjectType, NdkObjectTypeAdapter);
+	ndk_close_adapter(b);
+}
+
+struct ndk_version_case {
+	USHORT major, minor;
+	NTSTATUS status;
+};
+
+static const struct ndk_version_case ndk_version_cases[] = {
+	{ 1, 0, STATUS_SUCCESS },
+	{ 1, 1, STATUS_SUCCESS },
+	{ 1, 2, STATUS_SUCCESS },
+	{ 1, 3, STATUS_NDIS_BAD_VERSION },
+	{ 0, 1, STATUS_NDIS_BAD_VERSION },
+	{ 2, 0, STATUS_NDIS_BAD_VERSION },
+	{ 0xffff, 0xffff, STATUS_NDIS_BAD_VERSION },
+};
+
+static void ndk_version_desc(const struct ndk_version_case *c, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "version %u.%u", c->major,
+		 c->minor);
+}
+
+KUNIT_ARRAY_PARAM(ndk_version, ndk_version_cases, ndk_version_desc);
+
+/* Lower minors are accepted and answered with the provider's highest. */
+static void ndk_adapter_version_test(struct kunit *test)
+{
+	const struct ndk_version_case *c = test->param_value;
+	NDK_VERSION v = { .Major = c->major, .Minor = c->minor };
+	NDK_ADAPTER *a = (NDK_ADAPTER *)0x1;
+	NDK_ADAPTER_INFO info;
+	ULONG size = sizeof(info);
+
+	KUNIT_ASSERT_EQ(test, ndk_open_adapter(ndk_test_ifindex(test), v, &a),
+			c->status);
+	if (c->status != STATUS_SUCCESS) {
+		KUNIT_EXPECT_NULL(test, a);
+		return;
+	}
+	KUNIT_EXPECT_EQ(test, a->Header.Version.Major, 1);
+	KUNIT_EXPECT_EQ(test, a->Header.Version.Minor, 2);
+	KUNIT_ASSERT_EQ(test, a->Dispatch->NdkQueryAdapterInfo(a, &info, &size),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, info.Version.Major, 1);
+	KUNIT_EXPECT_EQ(test, info.Version.Minor, 2);
+	ndk_close_adapter(a);
+}
+
+static void ndk_adapter_bad_ifindex_test(struct kunit *test)
+{
+	NDK_VERSION v = { .Major = 1, .Minor = 2 };
+	NDK_ADAPTER *a = (NDK_ADAPTER *)0x1;
+
+	KUNIT_EXPECT_EQ(test, ndk_open_adapter(0, v, &a), STATUS_NOT_FOUND);
+	KUNIT_EXPECT_NULL(test, a);
+	KUNIT_EXPECT_EQ(test, ndk_open_adapter(-1, v, &a), STATUS_NOT_FOUND);
+	KUNIT_EXPECT_EQ(test, ndk_open_adapter(INT_MAX, v, &a),
+			STATUS_NOT_FOUND);
+	/* The loopback interface exists but has no RDMA device. */
+	KUNIT_EXPECT_EQ(test, ndk_open_adapter(init_net.loopback_dev->ifindex,
+					       v, &a),
+			STATUS_NOT_FOUND);
+	KUNIT_EXPECT_EQ(test, ndk_open_adapter(ndk_test_ifindex(test), v, NULL),
+			STATUS_INVALID_PARAMETER);
+}
+
+/* Every field agrees with what the device itself reports. */
+static void ndk_adapter_info_test(struct kunit *test)
+{
+	NDK_ADAPTER *a = ndk_test_open(test);
+	struct ib_device *ibdev = priv(a)->ibdev;
+	const struct ib_device_attr *at = &ibdev->attrs;
+	NDK_ADAPTER_INFO info;
+	ULONG size = sizeof(info);
+
+	KUNIT_ASSERT_EQ(test, a->Dispatch->NdkQueryAdapterInfo(a, &info, &size),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, size, (ULONG)sizeof(info));
+	KUNIT_EXPECT_EQ(test, info.VendorId, at->vendor_id);
+	KUNIT_EXPECT_EQ(test, info.DeviceId, at->vendor_part_id);
+	KUNIT_EXPECT_EQ(test, info.MaxRegistrationSize, (SIZE_T)at->max_mr_size);
+	KUNIT_EXPECT_GE(test, info.FRMRPageCount, 16U);
+	KUNIT_EXPECT_EQ(test, info.MaxInitiatorRequestSge, (ULONG)at->max_send_sge);
+	KUNIT_EXPECT_EQ(test, info.MaxReceiveRequestSge, (ULONG)at->max_recv_sge);
+	KUNIT_EXPECT_GE(test, info.MaxReadRequestSge, 1U);
+	KUNIT_EXPECT_GT(test, info.MaxTransferLength, 0U);
+	KUNIT_EXPECT_GT(test, info.MaxInlineDataSize, 0U);
+	KUNIT_EXPECT_EQ(test, info.MaxInboundReadLimit, (ULONG)at->max_qp_rd_atom);
+	KUNIT_EXPECT_EQ(test, info.MaxOutboundReadLimit,
+			(ULONG)at->max_qp_init_rd_atom);
+	KUNIT_EXPECT_EQ(test, info.MaxReceiveQueueDepth, (ULONG)at->max_qp_wr);
+	KUNIT_EXPECT_EQ(test, info.MaxInitiatorQueueDepth, (ULONG)at->max_qp_wr);
+	KUNIT_EXPECT_EQ(test, info.MaxSrqDepth,
+			at->max_srq ? (ULONG)at->max_srq_wr : 0U);
+	KUNIT_EXPECT_EQ(test, info.MaxCqDepth, (ULONG)at->max_cqe);
+	KUNIT_EXPECT_GT(test, info.LargeRequestThreshold, 0U);
+	/* RoCE: rdma_cm leaves 56 bytes of the CM REQ, 148 of a REJ. */
+	KUNIT_EXPECT_EQ(test, info.MaxCallerData, 56U);
+	KUNIT_EXPECT_EQ(test, info.MaxCalleeData, 148U);
+	KUNIT_EXPECT_EQ(test, info.RdmaTechnology, NdkRoCEv2);
+	KUNIT_EXPECT_TRUE(test, info.AdapterFlags &
+			  NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED);
+	KUNIT_EXPECT_EQ(test,
+			!!(info.AdapterFlags & NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED),
+			!!ibdev->ops.resize_cq);
+	KUNIT_EXPECT_EQ(test,
+			!!(info.AdapterFlags &
+			   NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED),
+			!!ibdev->ops.modify_cq);
+	KUNIT_EXPECT_EQ(test,
+			!!(info.AdapterFlags & NDK_ADAPTER_FLAG_MULTI_ENGINE_SUPPORTED),
+			ibdev->num_comp_vectors > 1);
+	/* Read-with-invalidate is not offered (yet), so it is not claimed. */
+	KUNIT_EXPECT_FALSE(test, info.AdapterFlags &
+			   NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED);
+	ndk_close_adapter(a);
+}
+
+/* The inline size reported is one an RC QP really accepts. */
+static void ndk_adapter_inline_probe_test(struct kunit *test)
+{
+	NDK_ADAPTER *a = ndk_test_open(test);
+	struct ib_device *ibdev = priv(a)->ibdev;
+	struct ib_qp_init_attr attr = {};
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+
+	pd = ib_alloc_pd(ibdev, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(pd));
+	cq = ib_alloc_cq(ibdev, NULL, 1, 0, IB_POLL_DIRECT);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(cq));
+	attr.send_cq = cq;
+	attr.recv_cq = cq;
+	attr.qp_type = IB_QPT_RC;
+	attr.cap.max_send_wr = 1;
+	attr.cap.max_recv_wr = 1;
+	attr.cap.max_send_sge = 1;
+	attr.cap.max_recv_sge = 1;
+	attr.cap.max_inline_data = priv(a)->info.MaxInlineDataSize;
+	qp = ib_create_qp(pd, &attr);
+	KUNIT_EXPECT_FALSE(test, IS_ERR(qp));
+	if (!IS_ERR(qp))
+		ib_destroy_qp(qp);
+	ib_free_cq(cq);
+	ib_dealloc_pd(pd);
+	ndk_close_adapter(a);
+}
+
+/* The buffer-size protocol of NdkQueryAdapterInfo. */
+static void ndk_adapter_info_small_buffer_test(struct kunit *test)
+{
+	NDK_ADAPTER *a = ndk_test_open(test);
+	NDK_ADAPTER_INFO info;
+	ULONG size;
+
+	size = 0;
+	KUNIT_EXPECT_EQ(test, a->Dispatch->NdkQueryAdapterInfo(a, NULL, &size),
+			STATUS_BUFFER_TOO_SMALL);
+	KUNIT_EXPECT_EQ(test, size, (ULONG)sizeof(info));
+
+	memset(&info, 0xa5, sizeof(info));
+	size = sizeof(info) - 1;
+	KUNIT_EXPECT_EQ(test, a->Dispatch->NdkQueryAdapterInfo(a, &info, &size),
+			STATUS_BUFFER_TOO_SMALL);
+	KUNIT_EXPECT_EQ(test, size, (ULONG)sizeof(info));
+	KUNIT_EXPECT_EQ(test, ((u8 *)&info)[0], 0xa5);
+	KUNIT_EXPECT_EQ(test, ((u8 *)&info)[sizeof(info) - 1], 0xa5);
+
+	size = sizeof(info) + 64;
+	KUNIT_EXPECT_EQ(test, a->Dispatch->NdkQueryAdapterInfo(a, &info, &size),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, size, (ULONG)sizeof(info));
+
+	KUNIT_EXPECT_EQ(test, a->Dispatch->NdkQueryAdapterInfo(a, &info, NULL),
+			STATUS_INVALID_PARAMETER);
+	ndk_close_adapter(a);
+}
+
+/* No extension interface exists; the output is left alone. */
+static void ndk_adapter_query_extension_test(struct kunit *test)
+{
+	NDK_ADAPTER *a = ndk_test_open(test);
+	GUID id = { 0x12345678, 0x9abc, 0xdef0,
+		    { 1, 2, 3, 4, 5, 6, 7, 8 } };
+	NDK_VERSION v = { .Major = 1, .Minor = 0 };
+	NDK_EXTENSION_INTERFACE iface = { .Dispatch = (void *)0x5a5a };
+
+	KUNIT_EXPECT_EQ(test, a->Dispatch->NdkQueryExtension(&a->Header, &id,
+							     v, &iface),
+			STATUS_NOT_SUPPORTED);
+	KUNIT_EXPECT_PTR_EQ(test, iface.Dispatch, (const void *)0x5a5a);
+	ndk_close_adapter(a);
+}
+
+struct ndk_notify_rec {
+	struct notifier_block nb;
+	int added;
+	int ifindex;
+};
+
+static int ndk_test_notify(struct notifier_block *nb, unsigned long event,
+			   void *data)
+{
+	struct ndk_notify_rec *rec = container_of(nb, struct ndk_notify_rec,
+						  nb);
+	const struct ndk_adapter_desc *desc = data;
+
+	if (event == NDK_ADAPTER_ADDED) {
+		rec->added++;
+		rec->ifindex = desc->ifindex;
+	}
+	return NOTIFY_OK;
+}
+
+/* A new notifier hears about the adapters already present. */
+static void ndk_adapter_notifier_test(struct kunit *test)
+{
+	struct ndk_notify_rec rec = { .nb.notifier_call = ndk_test_notify };
+
+	KUNIT_ASSERT_EQ(test, ndk_register_adapter_notifier(&rec.nb), 0);
+	KUNIT_EXPECT_EQ(test, rec.added, ndk_enum_adapters(NULL, 0));
+	KUNIT_EXPECT_EQ(test, rec.ifindex, ndk_test_ifindex(test));
+	ndk_unregister_adapter_notifier(&rec.nb);
+}
+
+/* An open adapter pins its RDMA device and the provider module. */
+static void ndk_adapter_references_test(struct kunit *test)
+{
+	struct module *ndk_mod = ndk_module();
+	int mod_refs = module_refcount(ndk_mod);
+	struct ib_device *ibdev;
+	unsigned int dev_refs;
+	NDK_ADAPTER *a;
+
+	a = ndk_test_open(test);
+	ibdev = priv(a)->ibdev;
+	KUNIT_EXPECT_EQ(test, module_refcount(ndk_mod), mod_refs + 1);
+	dev_refs = refcount_read(&ibdev->refcount);
+	ndk_close_adapter(a);
+	KUNIT_EXPECT_EQ(test, module_refcount(ndk_mod), mod_refs);
+	KUNIT_EXPECT_EQ(test, refcount_read(&ibdev->refcount), dev_refs - 1);
+}
+
+static struct kunit_case ndk_adapter_cases[] = {
+	KUNIT_CASE(ndk_adapter_enum_test),
+	KUNIT_CASE(ndk_adapter_open_close_test),
+	KUNIT_CASE(ndk_adapter_two_opens_test),
+	KUNIT_CASE_PARAM(ndk_adapter_version_test, ndk_version_gen_params),
+	KUNIT_CASE(ndk_adapter_bad_ifindex_test),
+	KUNIT_CASE(ndk_adapter_info_test),
+	KUNIT_CASE(ndk_adapter_inline_probe_test),
+	KUNIT_CASE(ndk_adapter_info_small_buffer_test),
+	KUNIT_CASE(ndk_adapter_query_extension_test),
+	KUNIT_CASE(ndk_adapter_notifier_test),
+	KUNIT_CASE(ndk_adapter_references_test),
+	{}
+};
+
+struct kunit_suite ndk_adapter_suite = {
+	.name = "ndk_adapter",
+	.test_cases = ndk_adapter_cases,
+};

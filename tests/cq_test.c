@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ndk_cq: completion queue creation limits, affinity, arming rules that
+ * need no traffic, resize and interrupt moderation. Notification with
+ * real completions is exercised where QPs exist.
+ */
+#include <linux/delay.h>
+#include "ndk_tests.h"
+#include "ndk_priv.h"
+
+static int ndk_cq_init_test(struct kunit *test)
+{
+	test->priv = ndk_test_open(test);
+	return 0;
+}
+
+static void ndk_cq_exit_test(struct kunit *test)
+{
+	if (test->priv)
+		ndk_close_adapter(test->priv);
+}
+
+static NDK_CQ *to_cq(NDK_OBJECT_HEADER *hdr)
+{
+	return container_of(hdr, NDK_CQ, Header);
+}
+
+static ULONG ndk_test_max_cq(NDK_ADAPTER *a)
+{
+	return container_of(a, struct ndk_adapter, ndk)->info.MaxCqDepth;
+}
+
+static void ndk_cq_create_close_test(struct kunit *test)
+{
+	NDK_OBJECT_HEADER *hdr = ndk_test_create_cq(test, test->priv, 64);
+	NDK_CQ *cq = to_cq(hdr);
+	struct ndk_cq *p = container_of(cq, struct ndk_cq, ndk);
+
+	KUNIT_EXPECT_GE(test, p->ibcq->cqe, 64);
+	KUNIT_EXPECT_EQ(test, hdr->Version.Minor, 2);
+	ndk_test_close(test, hdr, cq->Dispatch->NdkCloseCq);
+}
+
+static void ndk_cq_notify_count(PVOID Context, NTSTATUS CqStatus)
+{
+	atomic_inc((atomic_t *)Context);
+}
+
+/* Create, arm, poll and close with a spinlock held and interrupts off. */
+static void ndk_cq_atomic_test(struct kunit *test)
+{
+	NDK_ADAPTER *a = test->priv;
+	struct ndk_wait w, c;
+	NDK_RESULT r[4];
+	NDK_RESULT_EX rx[4];
+	unsigned long flags;
+	atomic_t notified = ATOMIC_INIT(0);
+	NDK_CQ *cq = NULL;
+	NTSTATUS status;
+	ULONG n, nx;
+
+	ndk_wait_init(&w);
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	status = a->Dispatch->NdkCreateCq(a, 16, ndk_cq_notify_count,
+					  &notified, NULL, ndk_test_create_cb,
+					  &w, &cq);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	KUNIT_ASSERT_EQ(test, status, STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
+	KUNIT_ASSERT_EQ(test, w.status, STATUS_SUCCESS);
+	cq = to_cq(w.obj);
+
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
+	n = cq->Dispatch->NdkGetCqResults(cq, r, ARRAY_SIZE(r));
+	nx = cq->Dispatch->NdkGetCqResultsEx(cq, rx, ARRAY_SIZE(rx));
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	KUNIT_EXPECT_EQ(test, n, 0U);
+	KUNIT_EXPECT_EQ(test, nx, 0U);
+
+	ndk_wait_init(&c);
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	status = cq->Dispatch->NdkCloseCq(&cq->Header, ndk_test_close_cb, &c);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	KUNIT_ASSERT_EQ(test, status, STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&c));
+	/* Armed but empty: no notification, before or after the close. */
+	KUNIT_EXPECT_EQ(test, atomic_read(&notified), 0);
+}
+
+struct ndk_cq_close_in_create {
+	struct ndk_wait create;
+	struct ndk_wait close;
+	NTSTATUS close_status;
+};
+
+static void ndk_cq_close_in_create_cb(PVOID Context, NTSTATUS Status,
+				      NDK_OBJECT_HEADER *pNdkObject)
+{
+	struct ndk_cq_close_in_create *t = Context;
+
+	t->create.status = Status;
+	if (Status == STATUS_SUCCESS)
+		t->close_status =
+			to_cq(pNdkObject)->Dispatch->NdkCloseCq(pNdkObject,
+								ndk_test_close_cb,
+								&t->close);
+	complete(&t->create.done);
+}
+
+static void ndk_cq_close_in_create_test(struct kunit *test)
+{
+	NDK_ADAPTER *a = test->priv;
+	struct ndk_cq_close_in_create t;
+	NDK_CQ *cq = NULL;
+
+	ndk_wait_init(&t.create);
+	ndk_wait_init(&t.close);
+	KUNIT_ASSERT_EQ(test, a->Dispatch->NdkCreateCq(a, 8, NULL, NULL, NULL,
+						       ndk_cq_close_in_create_cb,
+						       &t, &cq),
+			STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&t.create));
+	KUNIT_ASSERT_EQ(test, t.create.status, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, t.close_status, STATUS_PENDING);
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&t.close));
+}
+
+/* Depth limits are checked inline; the largest legal depth works. */
+static void ndk_cq_depth_test(struct kunit *test)
+{
+	NDK_ADAPTER *a = test->priv;
+	ULONG max = ndk_test_max_cq(a);
+	NDK_OBJECT_HEADER *hdr;
+	struct ndk_wait w;
+	NDK_CQ *cq = NULL;
+
+	ndk_wait_init(&w);
+	KUNIT_EXPECT_EQ(test, a->Dispatch->NdkCreateCq(a, 0, NULL, NULL, NULL,
+						       ndk_test_create_cb, &w,
+						       &cq),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, a->Dispatch->NdkCreateCq(a, max + 1, NULL, NULL,
+						       NULL, ndk_test_create_cb,
+						       &w, &cq),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, a->Dispatch->NdkCreateCq(a, 8, NULL, NULL, NULL,
+						       NULL, &w, &cq),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 0);
+
+	hdr = ndk_test_create_cq(test, a, max);
+	ndk_test_close(test, hdr, to_cq(hdr)->Dispatch->NdkCloseCq);
+}
+
+static void ndk_cq_affinity_test(struct kunit *test)
+{
+	NDK_ADAPTER *a = test->priv;
+	struct ib_device *ibdev = container_of(a, struct ndk_adapter,
+					       ndk)->ibdev;
+	GROUP_AFFINITY none = { .Mask = 0 };
+	GROUP_AFFINITY cpu1 = { .Mask = 2 };
+	struct ndk_wait w;
+	NDK_CQ *cq = NULL;
+	int v;
+
+	ndk_wait_init(&w);
+	KUNIT_EXPECT_EQ(test, a->Dispatch->NdkCreateCq(a, 8, NULL, NULL, &none,
+						       ndk_test_create_cb, &w,
+						       &cq),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_ASSERT_EQ(test, a->Dispatch->NdkCreateCq(a, 8, NULL, NULL, &cpu1,
+						       ndk_test_create_cb, &w,
+						       &cq),
+			STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
+	KUNIT_ASSERT_EQ(test, w.status, STATUS_SUCCESS);
+	ndk_test_close(test, w.obj, to_cq(w.obj)->Dispatch->NdkCloseCq);
+
+	KUNIT_EXPECT_EQ(test, ndk_cq_pick_vector(ibdev, NULL), 0);
+	v = ndk_cq_pick_vector(ibdev, &cpu1);
+	KUNIT_EXPECT_GE(test, v, 0);
+	KUNIT_EXPECT_LT(test, v, ibdev->num_comp_vectors);
+}
+
+struct ndk_arm_case {
+	int first;
+	ULONG second;
+	int merged;
+};
+
+/* NDK_ARM_*: 0 none, 1 errors, 2 solicited, 3 any. */
+static const struct ndk_arm_case ndk_arm_cases[] = {
+	{ 0, NDK_CQ_NOTIFY_ANY, 3 },
+	{ 0, NDK_CQ_NOTIFY_ERRORS, 1 },
+	{ 0, NDK_CQ_NOTIFY_SOLICITED, 2 },
+	{ 3, NDK_CQ_NOTIFY_ANY, 3 },
+	{ 3, NDK_CQ_NOTIFY_ERRORS, 3 },
+	{ 3, NDK_CQ_NOTIFY_SOLICITED, 3 },
+	{ 1, NDK_CQ_NOTIFY_ANY, 3 },
+	{ 1, NDK_CQ_NOTIFY_ERRORS, 1 },
+	{ 1, NDK_CQ_NOTIFY_SOLICITED, 2 },
+	{ 2, NDK_CQ_NOTIFY_ANY, 3 },
+	{ 2, NDK_CQ_NOTIFY_ERRORS, 2 },
+	{ 2, NDK_CQ_NOTIFY_SOLICITED, 2 },
+	{ 0, 3, -EINVAL },
+	{ 1, 0xffffffff, -EINVAL },
+};
+
+static void ndk_arm_desc(const struct ndk_arm_case *c, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "armed %d then %u", c->first,
+		 c->second);
+}
+
+KUNIT_ARRAY_PARAM(ndk_arm, ndk_arm_cases, ndk_arm_desc);
+
+/* The merge table of the completion-handling rules. */
+static void ndk_cq_arm_merge_test(struct kunit *test)
+{
+	const struct ndk_arm_case *c = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, ndk_cq_arm_merge(c->first, c->second), c->merged);
+}
+
+/* Arming an empty CQ notifies nobody; an unknown type changes nothing. */
+static void ndk_cq_arm_empty_test(struct kunit *test)
+{
+	NDK_ADAPTER *a = test->priv;
+	atomic_t notified = ATOMIC_INIT(0);
+	struct ndk_cq *p;
+	struct ndk_wait w;
+	NDK_CQ *cq = NULL;
+
+	ndk_wait_init(&w);
+	KUNIT_ASSERT_EQ(test, a->Dispatch->NdkCreateCq(a, 8, ndk_cq_notify_count,
+						       &notified, NULL,
+						       ndk_test_create_cb, &w,
+						       &cq),
+			STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
+	cq = to_cq(w.obj);
+	p = container_of(cq, struct ndk_cq, ndk);
+	cq->Dispatch->NdkArmCq(cq, 7);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->arm), 0);
+	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ERRORS);
+	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_SOLICITED);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->arm), 2);
+	msleep(100);
+	KUNIT_EXPECT_EQ(test, atomic_read(&notified), 0);
+	ndk_test_close(test, w.obj, cq->Dispatch->NdkCloseCq);
+	KUNIT_EXPECT_EQ(test, atomic_read(&notified), 0);
+}
+
+static void ndk_cq_resize_test(struct kunit *test)
+{
+	NDK_ADAPTER *a = test->priv;
+	NDK_OBJECT_HEADER *hdr = ndk_test_create_cq(test, a, 16);
+	NDK_CQ *cq = to_cq(hdr);
+	struct ndk_cq *p = container_of(cq, struct ndk_cq, ndk);
+	struct ndk_wait w;
+	unsigned long flags;
+	NTSTATUS status;
+
+	ndk_wait_init(&w);
+	KUNIT_EXPECT_EQ(test, cq->Dispatch->NdkResizeCq(cq, 0, ndk_test_request_cb,
+							&w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, cq->Dispatch->NdkResizeCq(cq, ndk_test_max_cq(a) + 1,
+							ndk_test_request_cb, &w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 0);
+
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	status = cq->Dispatch->NdkResizeCq(cq, 256, ndk_test_request_cb, &w);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	if (!p->ibcq->device->ops.resize_cq) {
+		KUNIT_EXPECT_EQ(test, status, STATUS_NOT_SUPPORTED);
+	} else {
+		KUNIT_ASSERT_EQ(test, status, STATUS_PENDING);
+		KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
+		KUNIT_EXPECT_EQ(test, w.status, STATUS_SUCCESS);
+		KUNIT_EXPECT_GE(test, p->ibcq->cqe, 256);
+	}
+	ndk_test_close(test, hdr, cq->Dispatch->NdkCloseCq);
+}
+
+struct ndk_order {
+	struct ndk_wait resize, close;
+	bool resize_first;
+};
+
+static void ndk_order_resize_cb(PVOID Context, NTSTATUS Status)
+{
+	struct ndk_order *o = Context;
+
+	o->resize.status = Status;
+	complete(&o->resize.done);
+}
+
+static void ndk_order_close_cb(PVOID Context)
+{
+	struct ndk_order *o = Context;
+
+	o->resize_first = completion_done(&o->resize.done);
+	complete(&o->close.done);
+}
+
+/* Close while a resize is pending: the resize completes first. */
+static void ndk_cq_close_during_resize_test(struct kunit *test)
+{
+	NDK_ADAPTER *a = test->priv;
+	NDK_OBJECT_HEADER *hdr = ndk_test_create_cq(test, a, 16);
+	NDK_CQ *cq = to_cq(hdr);
+	struct ndk_order o = {};
+
+	if (!(container_of(a, struct ndk_adapter, ndk)->info.AdapterFlags &
+	      NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED)) {
+		ndk_test_close(test, hdr, cq->Dispatch->NdkCloseCq);
+		kunit_skip(test, "device cannot resize CQs");
+	}
+	ndk_wait_init(&o.resize);
+	ndk_wait_init(&o.close);
+	KUNIT_ASSERT_EQ(test, cq->Dispatch->NdkResizeCq(cq, 128,
+							ndk_order_resize_cb,
+							&o),
+			STATUS_PENDING);
+	KUNIT_ASSERT_EQ(test, cq->Dispatch->NdkCloseCq(hdr, ndk_order_close_cb,
+						       &o),
+			STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&o.close));
+	KUNIT_EXPECT_TRUE(test, o.resize_first);
+}
+
+/* The call agrees with the adapter flag that advertises it. */
+static void ndk_cq_moderation_test(struct kunit *test)
+{
+	NDK_ADAPTER *a = test->priv;
+	NDK_OBJECT_HEADER *hdr = ndk_test_create_cq(test, a, 16);
+	NDK_CQ *cq = to_cq(hdr);
+	bool supported = container_of(a, struct ndk_adapter, ndk)->info.AdapterFlags &
+			 NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED;
+	NTSTATUS status;
+
+	status = cq->Dispatch->NdkControlCqInterruptModeration(cq, 100, 8);
+	KUNIT_EXPECT_EQ(test, status,
+			supported ? STATUS_SUCCESS : STATUS_NOT_SUPPORTED);
+	ndk_test_close(test, hdr, cq->Dispatch->NdkCloseCq);
+}
+
+static void ndk_cq_query_extension_test(struct kunit *test)
+{
+	NDK_OBJECT_HEADER *hdr = ndk_test_create_cq(test, test->priv, 4);
+	NDK_CQ *cq = to_cq(hdr);
+	GUID id = { 2 };
+	NDK_VERSION v = { .Major = 1 };
+	NDK_EXTENSION_INTERFACE iface = { .Dispatch = NULL };
+
+	KUNIT_EXPECT_EQ(test, cq->Dispatch->NdkQueryExtension(hdr, &id, v,
+							      &iface),
+			STATUS_NOT_SUPPORTED);
+	KUNIT_EXPECT_NULL(test, iface.Dispatch);
+	ndk_test_close(test, hdr, cq->Dispatch->NdkCloseCq);
+}
+
+static struct kunit_case ndk_cq_cases[] = {
+	KUNIT_CASE(ndk_cq_create_close_test),
+	KUNIT_CASE(ndk_cq_atomic_test),
+	KUNIT_CASE(ndk_cq_close_in_create_test),
+	KUNIT_CASE(ndk_cq_depth_test),
+	KUNIT_CASE(ndk_cq_affinity_test),
+	KUNIT_CASE_PARAM(ndk_cq_arm_merge_test, ndk_arm_gen_params),
+	KUNIT_CASE(ndk_cq_arm_empty_test),
+	KUNIT_CASE(ndk_cq_resize_test),
+	KUNIT_CASE(ndk_cq_close_during_resize_test),
+	KUNIT_CASE(ndk_cq_moderation_test),
+	KUNIT_CASE(ndk_cq_query_extension_test),
+	{}
+};
+
+struct kunit_suite ndk_cq_suite = {
+	.name = "ndk_cq",
+	.init = ndk_cq_init_test,
+	.exit = ndk_cq_exit_test,
+	.test_cases = ndk_cq_cases,
+};

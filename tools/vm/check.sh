@@ -1,0 +1,45 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make check`: install what is missing, build the test kernel (cached),
+# build ndk against it, boot QEMU, run the KUnit suites over Soft-RoCE and
+# judge the console log. Ends with "N passed, N failed[, N skipped]".
+#
+# Environment: NDK_QEMU_ACCEL (tcg), NDK_CHECK_TIMEOUT (seconds, 900),
+# NDK_CHECK_PROVOKE_WARN=1 makes the test module WARN to prove that the
+# splat detection turns the run red.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+outdir=$NDK_TOP/build/check
+mkdir -p "$outdir"
+
+"$NDK_VM_DIR/install-deps.sh"
+ktree=$("$NDK_VM_DIR/build-kernel.sh" debug)
+
+log "building ndk against $ktree"
+make -C "$NDK_TOP" KDIR="$ktree" W=1 modules >"$outdir/build.log" 2>&1 ||
+	{ cat "$outdir/build.log" >&2; die "module build failed"; }
+if grep -E 'warning:|error:' "$outdir/build.log" >&2; then
+	die "module build has warnings"
+fi
+
+"$NDK_VM_DIR/mkinitramfs.sh" "$ktree" "$outdir/initramfs.cpio.gz" \
+	"$NDK_VM_DIR/init.sh" "$NDK_TOP/ndk/ndk.ko" "$NDK_TOP/tests/ndk_kunit.ko"
+
+append="console=ttyS0 panic=-1 kasan.fault=report"
+[ "${NDK_CHECK_PROVOKE_WARN:-0}" = 1 ] && append+=" ndk_check.warn=1"
+
+log "booting the test VM (${NDK_QEMU_ACCEL:-tcg})"
+rc=0
+timeout "${NDK_CHECK_TIMEOUT:-900}" qemu-system-x86_64 \
+	-accel "${NDK_QEMU_ACCEL:-tcg}" -cpu max -smp 2 -m 2G \
+	-kernel "$ktree/arch/x86/boot/bzImage" \
+	-initrd "$outdir/initramfs.cpio.gz" -append "$append" \
+	-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0 \
+	-nographic -no-reboot -monitor none -serial stdio \
+	</dev/null >"$outdir/console.log" 2>&1 || rc=$?
+[ "$rc" = 124 ] && log "the VM timed out"
+
+exec python3 "$NDK_VM_DIR/judge.py" --ktree "$ktree" --qemu-rc "$rc" \
+	"$outdir/console.log"

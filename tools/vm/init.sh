@@ -1,0 +1,43 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# /init of the test VM: bring up Soft-RoCE on the NIC, run the KUnit
+# suites by loading their module, scan for leaks, power off.
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev 2>/dev/null
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tmpfs tmp /tmp
+
+arg() { tr ' ' '\n' </proc/cmdline | sed -n "s/^ndk_check\.$1=//p"; }
+kunit_args=
+[ "$(arg warn)" = 1 ] && kunit_args="provoke_warn=1"
+
+echo "NDK-CHECK: setup"
+ip link set lo up
+ip link set eth0 up
+ip addr add 10.0.2.15/24 dev eth0
+modprobe rdma_rxe || echo "NDK-CHECK: modprobe rdma_rxe failed"
+rdma link add rxe0 type rxe netdev eth0 || echo "NDK-CHECK: rxe link failed"
+rdma link show
+
+# Forget whatever the boot itself leaked; only ndk's leaks matter here.
+echo scan >/sys/kernel/debug/kmemleak
+echo clear >/sys/kernel/debug/kmemleak
+
+echo "NDK-CHECK: tests begin"
+insmod /ndk/ndk.ko || echo "NDK-CHECK: insmod ndk failed"
+insmod /ndk/ndk_kunit.ko $kunit_args || echo "NDK-CHECK: insmod ndk_kunit failed"
+rmmod ndk_kunit
+rmmod ndk
+echo "NDK-CHECK: tests end"
+
+# kmemleak reports objects only once they are older than 5 s.
+sleep 6
+echo scan >/sys/kernel/debug/kmemleak
+echo scan >/sys/kernel/debug/kmemleak
+cat /sys/kernel/debug/kmemleak
+echo "NDK-CHECK: done"
+reboot -f

@@ -1,0 +1,22 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared settings for the VM test harness; sourced, not run.
+
+NDK_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+NDK_VM_DIR=$NDK_TOP/tools/vm
+NDK_CACHE_DIR=${NDK_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ndk}
+
+log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# Cache key of a kernel flavour: source package version, config fragment
+# and the build script itself, so any change rebuilds.
+kernel_key() {
+	local flavour=$1 srcver
+	srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null) ||
+		die "linux-source-6.1 is not installed"
+	cat "$NDK_VM_DIR/kernel.config" "$NDK_VM_DIR/kernel-$flavour.config" \
+		"$NDK_VM_DIR/build-kernel.sh" 2>/dev/null |
+		{ cat; echo "$srcver $flavour"; } | sha256sum | cut -c1-16
+}
+
+kernel_dir() { echo "$NDK_CACHE_DIR/kernel-$1-$(kernel_key "$1")"; }
