@@ -4,6 +4,7 @@
 #   make                 build ndk/ndk.ko (and the KUnit module if KDIR has KUnit)
 #   make KDIR=<tree>     build against another kernel tree or headers
 #   make check           build the test kernel, run every suite in QEMU
+#   make check-selftest  prove that a kernel splat turns `make check` red
 #   make install         install modules and public headers
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
@@ -27,8 +28,12 @@ headers_install:
 check:
 	bash tools/vm/check.sh
 
+check-selftest:
+	bash tools/vm/check-selftest.sh
+
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	rm -rf build
 
-.PHONY: all modules modules_install install headers_install check clean
+.PHONY: all modules modules_install install headers_install check \
+	check-selftest clean

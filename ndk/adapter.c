@@ -196,7 +196,7 @@ static const NDK_ADAPTER_DISPATCH ndk_adapter_dispatch = {
 	.NdkReleaseLAM = ndk_release_lam,
 };
 
-NDK_OBJ_CHECK_LAYOUT(struct ndk_adapter, ndk);
+NDK_OBJ_CHECK_LAYOUT(struct ndk_adapter);
 
 /**
  * ndk_adapter_released() - the last reference on an adapter is gone

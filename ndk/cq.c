@@ -49,7 +49,7 @@ int ndk_cq_arm_merge(int armed, ULONG type)
 	}
 	return max(armed, want);
 }
-NDK_EXPORT_FOR_TESTS(ndk_cq_arm_merge);
+EXPORT_SYMBOL_NDK_TEST(ndk_cq_arm_merge);
 
 /* Deliver one notification if the CQ is armed (or always, for errors). */
 static void ndk_cq_fire(struct ndk_cq *cq, NTSTATUS status)
@@ -292,7 +292,7 @@ static const NDK_CQ_DISPATCH ndk_cq_dispatch = {
 	.NdkGetCqResultsEx = ndk_get_cq_results_ex,
 };
 
-NDK_OBJ_CHECK_LAYOUT(struct ndk_cq, ndk);
+NDK_OBJ_CHECK_LAYOUT(struct ndk_cq);
 
 /**
  * ndk_cq_pick_vector() - completion vector for a GROUP_AFFINITY
@@ -320,7 +320,7 @@ int ndk_cq_pick_vector(struct ib_device *ibdev, const GROUP_AFFINITY *aff)
 	}
 	return cpu % ibdev->num_comp_vectors;
 }
-NDK_EXPORT_FOR_TESTS(ndk_cq_pick_vector);
+EXPORT_SYMBOL_NDK_TEST(ndk_cq_pick_vector);
 
 static int ndk_cq_create(struct ndk_obj *obj)
 {

@@ -16,6 +16,7 @@ MODULE_LICENSE("Dual BSD/GPL");
 
 struct workqueue_struct *ndk_wq;
 
+/* Protects the ndk_devices list and each entry's inline-size probe. */
 DEFINE_MUTEX(ndk_devices_lock);
 LIST_HEAD(ndk_devices);
 
@@ -256,7 +257,7 @@ struct module *ndk_module(void)
 {
 	return THIS_MODULE;
 }
-NDK_EXPORT_FOR_TESTS(ndk_module);
+EXPORT_SYMBOL_NDK_TEST(ndk_module);
 #endif
 
 static int __init ndk_init(void)

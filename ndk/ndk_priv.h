@@ -18,9 +18,9 @@
 
 #if IS_ENABLED(CONFIG_KUNIT)
 /* Internal functions the KUnit module checks directly. */
-#define NDK_EXPORT_FOR_TESTS(sym)	EXPORT_SYMBOL_NS_GPL(sym, NDK_KUNIT)
+#define EXPORT_SYMBOL_NDK_TEST(sym)	EXPORT_SYMBOL_NS_GPL(sym, NDK_KUNIT)
 #else
-#define NDK_EXPORT_FOR_TESTS(sym)
+#define EXPORT_SYMBOL_NDK_TEST(sym)
 #endif
 
 extern struct workqueue_struct *ndk_wq;
@@ -231,9 +231,9 @@ static inline PVOID ndk_qp_context(struct ib_qp *ibqp)
  * struct ndk_obj; NDK_OBJ_CHECK_LAYOUT enforces that per type.
  */
 #define NDK_OBJ_OFFSET		sizeof(NDK_PD)
-#define NDK_OBJ_CHECK_LAYOUT(type, pub)					\
-	static_assert(offsetof(type, pub) == 0 &&			\
-		      sizeof(((type *)0)->pub) == NDK_OBJ_OFFSET &&	\
+#define NDK_OBJ_CHECK_LAYOUT(type)					\
+	static_assert(offsetof(type, ndk) == 0 &&			\
+		      sizeof_field(type, ndk) == NDK_OBJ_OFFSET &&		\
 		      offsetof(type, obj) == NDK_OBJ_OFFSET)
 
 static inline struct ndk_obj *ndk_obj_of(NDK_OBJECT_HEADER *hdr)

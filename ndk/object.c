@@ -175,7 +175,7 @@ NTSTATUS ndk_close_object(NDK_OBJECT_HEADER *pNdkObject,
 		return STATUS_INVALID_PARAMETER;
 	return ndk_obj_close(obj, CloseCompletion, RequestContext);
 }
-NDK_EXPORT_FOR_TESTS(ndk_close_object);
+EXPORT_SYMBOL_NDK_TEST(ndk_close_object);
 
 /**
  * ndk_query_extension() - NdkQueryExtensionInterface of every object

@@ -113,7 +113,7 @@ static const NDK_PD_DISPATCH ndk_pd_dispatch = {
 	.NdkGetPrivilegedMemoryRegionToken = ndk_get_privileged_mr_token,
 };
 
-NDK_OBJ_CHECK_LAYOUT(struct ndk_pd, ndk);
+NDK_OBJ_CHECK_LAYOUT(struct ndk_pd);
 
 /**
  * ndk_create_pd() - NdkCreatePd

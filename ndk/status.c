@@ -16,7 +16,6 @@ static const struct ndk_errno_map ndk_errno_table[] = {
 	{ -EOPNOTSUPP,		STATUS_NOT_SUPPORTED },
 	{ -EPROTONOSUPPORT,	STATUS_NOT_SUPPORTED },
 	{ -EAFNOSUPPORT,	STATUS_NOT_SUPPORTED },
-	{ -ENOSYS,		STATUS_NOT_SUPPORTED },
 	{ -ENODEV,		STATUS_DEVICE_REMOVED },
 	{ -ENXIO,		STATUS_DEVICE_REMOVED },
 	{ -EBUSY,		STATUS_DEVICE_BUSY },
@@ -91,7 +90,7 @@ NTSTATUS ndk_status_from_errno(int err)
 			return ndk_errno_table[i].status;
 	return STATUS_UNSUCCESSFUL;
 }
-NDK_EXPORT_FOR_TESTS(ndk_status_from_errno);
+EXPORT_SYMBOL_NDK_TEST(ndk_status_from_errno);
 
 /**
  * ndk_status_from_wc() - translate a work-completion status to NTSTATUS
@@ -108,7 +107,7 @@ NTSTATUS ndk_status_from_wc(enum ib_wc_status wc_status)
 			return ndk_wc_table[i].status;
 	return STATUS_UNSUCCESSFUL;
 }
-NDK_EXPORT_FOR_TESTS(ndk_status_from_wc);
+EXPORT_SYMBOL_NDK_TEST(ndk_status_from_wc);
 
 #if IS_ENABLED(CONFIG_KUNIT)
 /* The tables themselves, so the test suite can check every row. */
@@ -117,12 +116,12 @@ const struct ndk_errno_map *ndk_errno_map_table(size_t *n)
 	*n = ARRAY_SIZE(ndk_errno_table);
 	return ndk_errno_table;
 }
-NDK_EXPORT_FOR_TESTS(ndk_errno_map_table);
+EXPORT_SYMBOL_NDK_TEST(ndk_errno_map_table);
 
 const struct ndk_wc_map *ndk_wc_map_table(size_t *n)
 {
 	*n = ARRAY_SIZE(ndk_wc_table);
 	return ndk_wc_table;
 }
-NDK_EXPORT_FOR_TESTS(ndk_wc_map_table);
+EXPORT_SYMBOL_NDK_TEST(ndk_wc_map_table);
 #endif

@@ -3,7 +3,9 @@
  * The ndk KUnit module: every suite runs when the module is loaded in
  * the test VM, over the Soft-RoCE device the VM's init created.
  */
+#include <linux/delay.h>
 #include <linux/module.h>
+#include <linux/slab.h>
 #include "ndk_tests.h"
 
 MODULE_DESCRIPTION("KUnit suites for ndk");
@@ -11,16 +13,27 @@ MODULE_LICENSE("Dual BSD/GPL");
 MODULE_IMPORT_NS(NDK_KUNIT);
 
 /*
- * Self-test of `make check`: a warning here must turn the run red even
+ * Self-test of `make check`: each of these must turn the run red even
  * though every case passes.
  */
-static bool provoke_warn;
-module_param(provoke_warn, bool, 0444);
-MODULE_PARM_DESC(provoke_warn, "WARN at load to test splat detection");
+static char *provoke = "";
+module_param(provoke, charp, 0444);
+MODULE_PARM_DESC(provoke, "warn, leak or sleep: provoke a splat at load");
+
+static void *ndk_kunit_leak;
 
 static int __init ndk_kunit_init(void)
 {
-	WARN(provoke_warn, "ndk_kunit: warning provoked for the check self-test\n");
+	if (!strcmp(provoke, "warn")) {
+		WARN(1, "ndk_kunit: warning provoked for the check self-test\n");
+	} else if (!strcmp(provoke, "leak")) {
+		ndk_kunit_leak = kmalloc(64, GFP_KERNEL);
+		ndk_kunit_leak = NULL;
+	} else if (!strcmp(provoke, "sleep")) {
+		spin_lock(&ndk_test_lock);
+		msleep(20);
+		spin_unlock(&ndk_test_lock);
+	}
 	return 0;
 }
 module_init(ndk_kunit_init);

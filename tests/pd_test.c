@@ -92,8 +92,9 @@ static void ndk_pd_close_in_create_test(struct kunit *test)
 
 	ndk_wait_init(&t.create);
 	ndk_wait_init(&t.close);
-	KUNIT_ASSERT_EQ(test, a->Dispatch->NdkCreatePd(a, ndk_close_in_create_cb,
-							&t, &pd),
+	KUNIT_ASSERT_EQ(test,
+			a->Dispatch->NdkCreatePd(a, ndk_close_in_create_cb, &t,
+						 &pd),
 			STATUS_PENDING);
 	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&t.create));
 	KUNIT_ASSERT_EQ(test, t.create.status, STATUS_SUCCESS);

@@ -74,8 +74,9 @@ NDK_OBJECT_HEADER *ndk_test_create_pd(struct kunit *test, NDK_ADAPTER *a)
 	NDK_PD *unused = NULL;
 
 	ndk_wait_init(&w);
-	KUNIT_ASSERT_EQ(test, a->Dispatch->NdkCreatePd(a, ndk_test_create_cb,
-							&w, &unused),
+	KUNIT_ASSERT_EQ(test,
+			a->Dispatch->NdkCreatePd(a, ndk_test_create_cb, &w,
+						 &unused),
 			STATUS_PENDING);
 	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
 	KUNIT_ASSERT_EQ(test, w.status, STATUS_SUCCESS);
@@ -91,10 +92,10 @@ NDK_OBJECT_HEADER *ndk_test_create_cq(struct kunit *test, NDK_ADAPTER *a,
 	NDK_CQ *unused = NULL;
 
 	ndk_wait_init(&w);
-	KUNIT_ASSERT_EQ(test, a->Dispatch->NdkCreateCq(a, depth, NULL, NULL,
-							NULL,
-							ndk_test_create_cb,
-							&w, &unused),
+	KUNIT_ASSERT_EQ(test,
+			a->Dispatch->NdkCreateCq(a, depth, NULL, NULL, NULL,
+						 ndk_test_create_cb, &w,
+						 &unused),
 			STATUS_PENDING);
 	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
 	KUNIT_ASSERT_EQ(test, w.status, STATUS_SUCCESS);

@@ -59,5 +59,9 @@ make -s INSTALL_MOD_PATH="$out.tmp/modroot" INSTALL_MOD_STRIP=1 \
 cd /
 mv "$out.tmp" "$out"
 touch "$out/.ndk-done"
+# Trees of older keys of this flavour are dead weight (gigabytes each).
+for old in "$NDK_CACHE_DIR/kernel-$flavour-"*; do
+	[ "$old" = "$out" ] || rm -rf "$old"
+done
 log "kernel ready: $out"
 echo "$out"

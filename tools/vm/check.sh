@@ -6,8 +6,8 @@
 # judge the console log. Ends with "N passed, N failed[, N skipped]".
 #
 # Environment: NDK_QEMU_ACCEL (tcg), NDK_CHECK_TIMEOUT (seconds, 900),
-# NDK_CHECK_PROVOKE_WARN=1 makes the test module WARN to prove that the
-# splat detection turns the run red.
+# NDK_CHECK_PROVOKE=warn|leak|sleep makes the test module provoke that
+# splat, to prove the detection turns the run red (`make check-selftest`).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -28,7 +28,7 @@ fi
 	"$NDK_VM_DIR/init.sh" "$NDK_TOP/ndk/ndk.ko" "$NDK_TOP/tests/ndk_kunit.ko"
 
 append="console=ttyS0 panic=-1 kasan.fault=report"
-[ "${NDK_CHECK_PROVOKE_WARN:-0}" = 1 ] && append+=" ndk_check.warn=1"
+[ -n "${NDK_CHECK_PROVOKE:-}" ] && append+=" ndk_check.provoke=$NDK_CHECK_PROVOKE"
 
 log "booting the test VM (${NDK_QEMU_ACCEL:-tcg})"
 rc=0

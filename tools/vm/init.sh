@@ -13,7 +13,8 @@ mount -t tmpfs tmp /tmp
 
 arg() { tr ' ' '\n' </proc/cmdline | sed -n "s/^ndk_check\.$1=//p"; }
 kunit_args=
-[ "$(arg warn)" = 1 ] && kunit_args="provoke_warn=1"
+provoke=$(arg provoke)
+[ -n "$provoke" ] && kunit_args="provoke=$provoke"
 
 echo "NDK-CHECK: setup"
 ip link set lo up

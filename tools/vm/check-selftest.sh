@@ -1,0 +1,26 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make check-selftest`: prove that `make check` turns red on a kernel
+# splat even when every KUnit case passes. Each provocation must make the
+# run fail and be reported as a splat.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+passed=0 failed=0
+for p in warn leak sleep; do
+	out=$NDK_TOP/build/check/selftest-$p.log
+	if NDK_CHECK_PROVOKE=$p "$NDK_VM_DIR/check.sh" >"$out" 2>&1; then
+		log "selftest $p: make check stayed green"
+		failed=$((failed + 1))
+	elif ! grep -q '^check: kernel splat' "$out" ||
+	     ! grep -q ' 0 failed\| [1-9][0-9]* failed' "$out"; then
+		log "selftest $p: failed without reporting a splat"
+		failed=$((failed + 1))
+	else
+		log "selftest $p: detected"
+		passed=$((passed + 1))
+	fi
+done
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
