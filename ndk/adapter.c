@@ -84,7 +84,8 @@ static void ndk_fill_info(struct ndk_adapter *adapter, u32 max_inline)
 	info->VendorId = a->vendor_id;
 	info->DeviceId = a->vendor_part_id;
 	info->MaxRegistrationSize = a->max_mr_size;
-	info->MaxWindowSize = a->max_mw ? a->max_mr_size : 0;
+	/* Memory windows and SRQs are not offered yet: zero says so. */
+	info->MaxWindowSize = 0;
 	info->FRMRPageCount = a->max_fast_reg_page_list_len;
 	info->MaxInitiatorRequestSge = a->max_send_sge;
 	info->MaxReceiveRequestSge = a->max_recv_sge;
@@ -95,7 +96,7 @@ static void ndk_fill_info(struct ndk_adapter *adapter, u32 max_inline)
 	info->MaxOutboundReadLimit = a->max_qp_init_rd_atom;
 	info->MaxReceiveQueueDepth = a->max_qp_wr;
 	info->MaxInitiatorQueueDepth = a->max_qp_wr;
-	info->MaxSrqDepth = a->max_srq ? a->max_srq_wr : 0;
+	info->MaxSrqDepth = 0;
 	info->MaxCqDepth = a->max_cqe;
 	info->LargeRequestThreshold = NDK_LARGE_REQUEST_THRESHOLD;
 	info->MaxCallerData = iwarp ? NDK_IW_PRIVATE_DATA : NDK_IB_CALLER_DATA;

@@ -51,35 +51,30 @@ int ndk_cq_arm_merge(int armed, ULONG type)
 }
 EXPORT_SYMBOL_NDK_TEST(ndk_cq_arm_merge);
 
-/* Deliver one notification if the CQ is armed (or always, for errors). */
-static void ndk_cq_fire(struct ndk_cq *cq, NTSTATUS status)
+/*
+ * Deliver one notification if the CQ is armed. A CQ that failed reports
+ * its error through the next armed notification, and every one after.
+ */
+static void ndk_cq_fire(struct ndk_cq *cq)
 {
 	unsigned long flags;
 
 	rcu_read_lock();
-	if (READ_ONCE(cq->dead) || !cq->notify_cb)
-		goto out;
-	if (atomic_xchg(&cq->arm, NDK_ARM_NONE) == NDK_ARM_NONE &&
-	    NT_SUCCESS(status))
+	if (READ_ONCE(cq->dead) || !cq->notify_cb ||
+	    atomic_xchg(&cq->arm, NDK_ARM_NONE) == NDK_ARM_NONE)
 		goto out;
 
 	spin_lock_irqsave(&cq->notify_lock, flags);
 	if (cq->in_notify) {
 		cq->notify_again = true;
-		if (!NT_SUCCESS(status))
-			cq->notify_status = status;
 		spin_unlock_irqrestore(&cq->notify_lock, flags);
 		goto out;
 	}
 	cq->in_notify = true;
 	do {
 		cq->notify_again = false;
-		if (NT_SUCCESS(status))
-			status = cq->notify_status;
-		cq->notify_status = STATUS_SUCCESS;
 		spin_unlock_irqrestore(&cq->notify_lock, flags);
-		cq->notify_cb(cq->notify_ctx, status);
-		status = STATUS_SUCCESS;
+		cq->notify_cb(cq->notify_ctx, READ_ONCE(cq->fatal));
 		spin_lock_irqsave(&cq->notify_lock, flags);
 	} while (cq->notify_again);
 	cq->in_notify = false;
@@ -90,20 +85,27 @@ out:
 
 static void ndk_cq_comp_handler(struct ib_cq *ibcq, void *ctx)
 {
-	ndk_cq_fire(ctx, STATUS_SUCCESS);
+	ndk_cq_fire(ctx);
 }
 
+/*
+ * Verbs report overflow and other fatal CQ errors alike; both leave the
+ * CQ unusable, which STATUS_INTERNAL_ERROR tells the consumer.
+ */
 static void ndk_cq_event_handler(struct ib_event *event, void *ctx)
 {
-	if (event->event == IB_EVENT_CQ_ERR)
-		ndk_cq_fire(ctx, STATUS_INTERNAL_ERROR);
+	struct ndk_cq *cq = ctx;
+
+	if (event->event != IB_EVENT_CQ_ERR)
+		return;
+	WRITE_ONCE(cq->fatal, STATUS_INTERNAL_ERROR);
+	ndk_cq_fire(cq);
 }
 
-/* Completions were already waiting when the CQ was armed. */
+/* Completions were already waiting, or the CQ failed, when it was armed. */
 static void ndk_cq_missed_work(struct work_struct *work)
 {
-	ndk_cq_fire(container_of(work, struct ndk_cq, missed_work),
-		    STATUS_SUCCESS);
+	ndk_cq_fire(container_of(work, struct ndk_cq, missed_work));
 }
 
 /*
@@ -125,7 +127,8 @@ static void ndk_arm_cq(NDK_CQ *pNdkCq, ULONG Type)
 	} while (!atomic_try_cmpxchg(&cq->arm, &old, new));
 
 	flags = new == NDK_ARM_SOLICITED ? IB_CQ_SOLICITED : IB_CQ_NEXT_COMP;
-	if (ib_req_notify_cq(cq->ibcq, flags | IB_CQ_REPORT_MISSED_EVENTS) > 0)
+	if (ib_req_notify_cq(cq->ibcq, flags | IB_CQ_REPORT_MISSED_EVENTS) > 0 ||
+	    READ_ONCE(cq->fatal))
 		queue_work(ndk_wq, &cq->missed_work);
 }
 
@@ -194,7 +197,7 @@ static ULONG ndk_get_cq_results_ex(NDK_CQ *pNdkCq, NDK_RESULT_EX Results[],
 			r = &Results[done + i];
 			ndk_wc_to_result(wc, (NDK_RESULT *)r);
 			r->Type = ndk_wc_type(wc);
-			r->ProviderErrorCode = wc->status;
+			r->ProviderErrorCode = wc->vendor_err;
 			r->TypeSpecificCompletionOutput =
 				r->Type == NdkOperationTypeReceiveAndInvalidate ?
 				wc->ex.invalidate_rkey : 0;
@@ -264,22 +267,80 @@ static NTSTATUS ndk_resize_cq(NDK_CQ *pNdkCq, ULONG CqDepth,
 	return STATUS_PENDING;
 }
 
+/**
+ * ndk_cq_moderation() - verbs CQ moderation for NdkControlCqInterruptModeration
+ * @interval: ModerationInterval, microseconds
+ * @count: ModerationCount, completions
+ * @depth: the CQ's depth
+ * @cq_count: resulting verbs completion count (0: no moderation)
+ * @cq_period: resulting verbs period in microseconds (0: no moderation)
+ *
+ * An interval of 0 or a count of 0 or 1 turns moderation off; an interval
+ * of MAXULONG leaves it to the count and a count of MAXULONG or beyond
+ * the depth leaves it to the interval. Values are clamped to the 16 bits
+ * verbs carry; the device may round further down.
+ *
+ * Return: STATUS_SUCCESS, or STATUS_INVALID_PARAMETER_MIX when both
+ * parameters defer to each other.
+ */
+NTSTATUS ndk_cq_moderation(ULONG interval, ULONG count, ULONG depth,
+			   u16 *cq_count, u16 *cq_period)
+{
+	bool by_count = interval == U32_MAX;
+	bool by_interval = count == U32_MAX || count > depth;
+
+	if (by_count && by_interval)
+		return STATUS_INVALID_PARAMETER_MIX;
+	if (!interval || count <= 1) {
+		*cq_count = 0;
+		*cq_period = 0;
+		return STATUS_SUCCESS;
+	}
+	*cq_count = by_interval ? U16_MAX : min_t(ULONG, count, U16_MAX);
+	*cq_period = by_count ? U16_MAX : min_t(ULONG, interval, U16_MAX);
+	return STATUS_SUCCESS;
+}
+EXPORT_SYMBOL_NDK_TEST(ndk_cq_moderation);
+
+/* Applies the most recent moderation setting; the device call may sleep. */
+static void ndk_cq_moderation_work(struct work_struct *work)
+{
+	struct ndk_cq *cq = container_of(work, struct ndk_cq, moderation_work);
+	u32 setting = atomic_read(&cq->moderation);
+	int err;
+
+	err = rdma_set_cq_moderation(cq->ibcq, setting >> 16, setting & 0xffff);
+	if (err)
+		dev_warn_ratelimited(&cq->ibcq->device->dev,
+				     "ndk: CQ moderation failed: %d\n", err);
+	ndk_obj_put(&cq->obj);
+}
+
 /*
- * NdkControlCqInterruptModeration: interval in microseconds and count
- * map directly onto the device's CQ moderation, where it has one.
+ * NdkControlCqInterruptModeration must not pend, yet the device call may
+ * sleep: record the newest setting and let a work item apply it. A call
+ * made while an older one is still queued simply replaces it.
  */
 static NTSTATUS
 ndk_control_cq_interrupt_moderation(NDK_CQ *pNdkCq, ULONG ModerationInterval,
 				    ULONG ModerationCount)
 {
 	struct ndk_cq *cq = to_ndk_cq(pNdkCq);
+	u16 count, period;
+	NTSTATUS status;
 
 	if (!(cq->obj.adapter->info.AdapterFlags &
 	      NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED))
 		return STATUS_NOT_SUPPORTED;
-	return ndk_status_from_errno(rdma_set_cq_moderation(cq->ibcq,
-		min_t(ULONG, ModerationCount, U16_MAX),
-		min_t(ULONG, ModerationInterval, U16_MAX)));
+	status = ndk_cq_moderation(ModerationInterval, ModerationCount,
+				   cq->depth, &count, &period);
+	if (status)
+		return status;
+	atomic_set(&cq->moderation, (u32)count << 16 | period);
+	ndk_obj_get(&cq->obj);
+	if (!queue_work(ndk_wq, &cq->moderation_work))
+		ndk_obj_put(&cq->obj);
+	return STATUS_SUCCESS;
 }
 
 static const NDK_CQ_DISPATCH ndk_cq_dispatch = {
@@ -402,10 +463,11 @@ NTSTATUS ndk_create_cq(NDK_ADAPTER *pNdkAdapter, ULONG CqDepth,
 	cq->comp_vector = ndk_cq_pick_vector(adapter->ibdev, Affinity);
 	cq->notify_cb = CqNotification;
 	cq->notify_ctx = CqNotificationContext;
-	cq->notify_status = STATUS_SUCCESS;
+	cq->fatal = STATUS_SUCCESS;
 	atomic_set(&cq->arm, NDK_ARM_NONE);
 	spin_lock_init(&cq->notify_lock);
 	INIT_WORK(&cq->missed_work, ndk_cq_missed_work);
+	INIT_WORK(&cq->moderation_work, ndk_cq_moderation_work);
 	ndk_obj_init(&cq->obj, &cq->ndk.Header, NdkObjectTypeCq, &ndk_cq_ops,
 		     &adapter->obj);
 	return ndk_obj_create_async(&cq->obj, CreateCompletion,

@@ -149,18 +149,13 @@ int ndk_enum_adapters(struct ndk_adapter_desc *descs, int max)
 }
 EXPORT_SYMBOL_GPL(ndk_enum_adapters);
 
-static void ndk_notify_device(struct ndk_device *dev, unsigned long event,
-			      struct notifier_block *only)
+static void ndk_notify_device(struct ndk_device *dev, unsigned long event)
 {
 	int i;
 
-	for (i = 0; i < dev->ndescs; i++) {
-		if (only)
-			only->notifier_call(only, event, &dev->descs[i]);
-		else
-			blocking_notifier_call_chain(&ndk_adapter_chain, event,
-						     &dev->descs[i]);
-	}
+	for (i = 0; i < dev->ndescs; i++)
+		blocking_notifier_call_chain(&ndk_adapter_chain, event,
+					     &dev->descs[i]);
 }
 
 /**
@@ -169,24 +164,34 @@ static void ndk_notify_device(struct ndk_device *dev, unsigned long event,
  *	and a const struct ndk_adapter_desc *
  *
  * @nb first receives NDK_ADAPTER_ADDED for every adapter already present.
- * The callback may open adapters; on NDK_ADAPTER_REMOVED it must arrange
- * for the adapters it opened there to be closed.
+ * The callback may open and close adapters and enumerate them; it must
+ * not register or unregister notifiers. On NDK_ADAPTER_REMOVED it must
+ * arrange for the adapters it opened there to be closed.
  *
  * Return: 0 or a negative errno.
  */
 int ndk_register_adapter_notifier(struct notifier_block *nb)
 {
-	struct ndk_device *dev;
-	int ret;
+	struct ndk_adapter_desc *descs;
+	int i, n, ret;
 
 	mutex_lock(&ndk_notify_lock);
 	ret = blocking_notifier_chain_register(&ndk_adapter_chain, nb);
-	if (!ret) {
-		mutex_lock(&ndk_devices_lock);
-		list_for_each_entry(dev, &ndk_devices, list)
-			ndk_notify_device(dev, NDK_ADAPTER_ADDED, nb);
-		mutex_unlock(&ndk_devices_lock);
+	if (ret)
+		goto out;
+	/* Replay from a copy: the callback may take ndk_devices_lock. */
+	n = ndk_enum_adapters(NULL, 0);
+	descs = kcalloc(max(n, 1), sizeof(*descs), GFP_KERNEL);
+	if (!descs) {
+		blocking_notifier_chain_unregister(&ndk_adapter_chain, nb);
+		ret = -ENOMEM;
+		goto out;
 	}
+	n = min(n, ndk_enum_adapters(descs, n));
+	for (i = 0; i < n; i++)
+		nb->notifier_call(nb, NDK_ADAPTER_ADDED, &descs[i]);
+	kfree(descs);
+out:
 	mutex_unlock(&ndk_notify_lock);
 	return ret;
 }
@@ -223,7 +228,7 @@ static int ndk_ib_add(struct ib_device *ibdev)
 	list_add_tail(&dev->list, &ndk_devices);
 	mutex_unlock(&ndk_devices_lock);
 	ib_set_client_data(ibdev, &ndk_ib_client, dev);
-	ndk_notify_device(dev, NDK_ADAPTER_ADDED, NULL);
+	ndk_notify_device(dev, NDK_ADAPTER_ADDED);
 	mutex_unlock(&ndk_notify_lock);
 	return 0;
 }
@@ -232,11 +237,12 @@ static void ndk_ib_remove(struct ib_device *ibdev, void *client_data)
 {
 	struct ndk_device *dev = client_data;
 
+	/* Off the list first, so that no open starts after the news. */
 	mutex_lock(&ndk_notify_lock);
-	ndk_notify_device(dev, NDK_ADAPTER_REMOVED, NULL);
 	mutex_lock(&ndk_devices_lock);
 	list_del(&dev->list);
 	mutex_unlock(&ndk_devices_lock);
+	ndk_notify_device(dev, NDK_ADAPTER_REMOVED);
 	mutex_unlock(&ndk_notify_lock);
 	/* Open adapters hold device references: unregistration waits for
 	 * their consumers to close them.

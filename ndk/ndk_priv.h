@@ -169,6 +169,12 @@ struct module *ndk_module(void);
 /* ------------------------------------------------------------------ */
 /* PD and CQ (pd.c, cq.c)                                             */
 
+/**
+ * struct ndk_pd - an NDK_PD
+ * @ndk: the public object
+ * @obj: lifetime state
+ * @ibpd: the verbs protection domain
+ */
 struct ndk_pd {
 	NDK_PD ndk;
 	struct ndk_obj obj;
@@ -178,6 +184,26 @@ struct ndk_pd {
 /* Completions polled from the device per call into NdkGetCqResults. */
 #define NDK_CQ_POLL_BATCH	16
 
+/**
+ * struct ndk_cq - an NDK_CQ
+ * @ndk: the public object
+ * @obj: lifetime state
+ * @ibcq: the verbs CQ
+ * @depth: entries the consumer asked for
+ * @comp_vector: completion vector chosen from the affinity
+ * @notify_cb: the consumer's notification callback
+ * @notify_ctx: its context
+ * @arm: NDK_ARM_* state; a notification consumes it
+ * @dead: set before destruction; no notification starts afterwards
+ * @notify_lock: serializes notification callbacks
+ * @in_notify: a notification callback is running
+ * @notify_again: another one is due when it returns
+ * @fatal: STATUS_SUCCESS, or the error that made the CQ unusable
+ * @missed_work: notifies for completions present at arm time
+ * @moderation: newest moderation setting, count << 16 | period
+ * @moderation_work: applies @moderation
+ * @wc: poll buffer; the consumer serializes polling
+ */
 struct ndk_cq {
 	NDK_CQ ndk;
 	struct ndk_obj obj;
@@ -188,11 +214,13 @@ struct ndk_cq {
 	void *notify_ctx;
 	atomic_t arm;
 	bool dead;
-	spinlock_t notify_lock;	/* serializes notification callbacks */
+	spinlock_t notify_lock; /* serializes notification callbacks */
 	bool in_notify;
 	bool notify_again;
-	NTSTATUS notify_status;
+	NTSTATUS fatal;
 	struct work_struct missed_work;
+	atomic_t moderation;
+	struct work_struct moderation_work;
 	struct ib_wc wc[NDK_CQ_POLL_BATCH];
 };
 
@@ -206,6 +234,8 @@ NTSTATUS ndk_create_cq(NDK_ADAPTER *pNdkAdapter, ULONG CqDepth,
 		       PVOID RequestContext, NDK_CQ **ppNdkCq);
 int ndk_cq_pick_vector(struct ib_device *ibdev, const GROUP_AFFINITY *aff);
 int ndk_cq_arm_merge(int armed, ULONG type);
+NTSTATUS ndk_cq_moderation(ULONG interval, ULONG count, ULONG depth,
+			   u16 *cq_count, u16 *cq_period);
 
 /* ------------------------------------------------------------------ */
 /* QP (the connection work fills this in)                             */

@@ -154,8 +154,9 @@ static void ndk_adapter_info_test(struct kunit *test)
 			(ULONG)at->max_qp_init_rd_atom);
 	KUNIT_EXPECT_EQ(test, info.MaxReceiveQueueDepth, (ULONG)at->max_qp_wr);
 	KUNIT_EXPECT_EQ(test, info.MaxInitiatorQueueDepth, (ULONG)at->max_qp_wr);
-	KUNIT_EXPECT_EQ(test, info.MaxSrqDepth,
-			at->max_srq ? (ULONG)at->max_srq_wr : 0U);
+	/* No SRQ or memory window support yet, and the info says so. */
+	KUNIT_EXPECT_EQ(test, info.MaxSrqDepth, 0U);
+	KUNIT_EXPECT_EQ(test, (u64)info.MaxWindowSize, 0ULL);
 	KUNIT_EXPECT_EQ(test, info.MaxCqDepth, (ULONG)at->max_cqe);
 	KUNIT_EXPECT_GT(test, info.LargeRequestThreshold, 0U);
 	/* RoCE: rdma_cm leaves 56 bytes of the CM REQ, 148 of a REJ. */
@@ -261,6 +262,7 @@ struct ndk_notify_rec {
 	struct notifier_block nb;
 	int added;
 	int ifindex;
+	NTSTATUS open_status;
 };
 
 static int ndk_test_notify(struct notifier_block *nb, unsigned long event,
@@ -270,9 +272,16 @@ static int ndk_test_notify(struct notifier_block *nb, unsigned long event,
 						  nb);
 	const struct ndk_adapter_desc *desc = data;
 
+	NDK_VERSION v = { .Major = 1, .Minor = 2 };
+	NDK_ADAPTER *a;
+
 	if (event == NDK_ADAPTER_ADDED) {
 		rec->added++;
 		rec->ifindex = desc->ifindex;
+		/* Opening from the notifier is what consumers will do. */
+		rec->open_status = ndk_open_adapter(desc->ifindex, v, &a);
+		if (rec->open_status == STATUS_SUCCESS)
+			ndk_close_adapter(a);
 	}
 	return NOTIFY_OK;
 }
@@ -285,6 +294,7 @@ static void ndk_adapter_notifier_test(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, ndk_register_adapter_notifier(&rec.nb), 0);
 	KUNIT_EXPECT_EQ(test, rec.added, ndk_enum_adapters(NULL, 0));
 	KUNIT_EXPECT_EQ(test, rec.ifindex, ndk_test_ifindex(test));
+	KUNIT_EXPECT_EQ(test, rec.open_status, STATUS_SUCCESS);
 	ndk_unregister_adapter_notifier(&rec.nb);
 }
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * ndk_cq: completion queue creation limits, affinity, arming rules that
- * need no traffic, resize and interrupt moderation. Notification with
- * real completions is exercised where QPs exist.
+ * ndk_cq: completion queue creation limits, affinity, the arm merge
+ * table, resize and interrupt moderation, and notification and polling
+ * with real completions from a raw loopback QP on the NDK CQ.
  */
 #include <linux/delay.h>
 #include "ndk_tests.h"
@@ -363,6 +363,318 @@ static void ndk_cq_query_extension_test(struct kunit *test)
 	ndk_test_close(test, hdr, cq->Dispatch->NdkCloseCq);
 }
 
+struct ndk_notify_rec {
+	atomic_t count;
+	NTSTATUS status;
+	struct completion done;
+	NDK_CQ *rearm;
+};
+
+static void ndk_notify_rec_cb(PVOID Context, NTSTATUS CqStatus)
+{
+	struct ndk_notify_rec *rec = Context;
+
+	rec->status = CqStatus;
+	atomic_inc(&rec->count);
+	if (rec->rearm)
+		rec->rearm->Dispatch->NdkArmCq(rec->rearm, NDK_CQ_NOTIFY_ANY);
+	complete(&rec->done);
+}
+
+/* A CQ with a recording notification callback and a loopback QP on it. */
+static NDK_CQ *ndk_notify_setup(struct kunit *test, struct ndk_notify_rec *rec,
+				struct ndk_test_lqp **lqp)
+{
+	NDK_ADAPTER *a = test->priv;
+	struct ndk_wait w;
+	NDK_CQ *cq = NULL;
+
+	atomic_set(&rec->count, 0);
+	rec->status = STATUS_PENDING;
+	rec->rearm = NULL;
+	init_completion(&rec->done);
+	ndk_wait_init(&w);
+	KUNIT_ASSERT_EQ(test,
+			a->Dispatch->NdkCreateCq(a, 64, ndk_notify_rec_cb, rec,
+						 NULL, ndk_test_create_cb, &w,
+						 &cq),
+			STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
+	KUNIT_ASSERT_EQ(test, w.status, STATUS_SUCCESS);
+	cq = to_cq(w.obj);
+	*lqp = ndk_test_loopback_qp(test,
+				    container_of(a, struct ndk_adapter, ndk),
+				    container_of(cq, struct ndk_cq, ndk)->ibcq);
+	return cq;
+}
+
+static void ndk_notify_teardown(struct kunit *test, NDK_CQ *cq,
+				struct ndk_test_lqp *l)
+{
+	ndk_test_loopback_free(l);
+	ndk_test_close(test, &cq->Header, cq->Dispatch->NdkCloseCq);
+}
+
+/* Poll until @n results arrived (or a timeout); returns how many did. */
+static ULONG ndk_poll_n(NDK_CQ *cq, NDK_RESULT_EX *r, ULONG n, bool ex)
+{
+	unsigned long end = jiffies + NDK_TEST_TIMEOUT;
+	NDK_RESULT plain[4];
+	ULONG got = 0, i, k;
+
+	while (got < n && time_before(jiffies, end)) {
+		if (ex) {
+			got += cq->Dispatch->NdkGetCqResultsEx(cq, r + got,
+							       n - got);
+		} else {
+			k = cq->Dispatch->NdkGetCqResults(cq, plain,
+							  min_t(ULONG, n - got,
+								ARRAY_SIZE(plain)));
+			for (i = 0; i < k; i++)
+				memcpy(&r[got + i], &plain[i], sizeof(plain[i]));
+			got += k;
+		}
+		if (got < n)
+			msleep(5);
+	}
+	return got;
+}
+
+/* A completion with no arm pending notifies nobody. */
+static void ndk_cq_unarmed_test(struct kunit *test)
+{
+	struct ndk_notify_rec rec;
+	struct ndk_test_lqp *l;
+	NDK_RESULT_EX r[2];
+	NDK_CQ *cq = ndk_notify_setup(test, &rec, &l);
+
+	ndk_test_loopback_send(test, l, 1, 2, false);
+	KUNIT_EXPECT_EQ(test, ndk_poll_n(cq, r, 2, false), 2U);
+	msleep(50);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rec.count), 0);
+	ndk_notify_teardown(test, cq, l);
+}
+
+/*
+ * Arm ANY: exactly one notification for two completions, and the results
+ * carry status, length, QPContext and RequestContext.
+ */
+static void ndk_cq_notify_any_test(struct kunit *test)
+{
+	struct ndk_notify_rec rec;
+	struct ndk_test_lqp *l;
+	NDK_RESULT_EX r[2];
+	NDK_RESULT *recv, *send;
+	NDK_CQ *cq = ndk_notify_setup(test, &rec, &l);
+
+	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
+	ndk_test_loopback_send(test, l, 1, 2, false);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&rec.done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	KUNIT_ASSERT_EQ(test, ndk_poll_n(cq, r, 2, false), 2U);
+	msleep(50);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rec.count), 1);
+	KUNIT_EXPECT_EQ(test, rec.status, STATUS_SUCCESS);
+
+	recv = (NDK_RESULT *)&r[0];
+	send = (NDK_RESULT *)&r[1];
+	if (recv->RequestContext != (void *)1)
+		swap(recv, send);
+	KUNIT_EXPECT_PTR_EQ(test, recv->RequestContext, (void *)1);
+	KUNIT_EXPECT_PTR_EQ(test, send->RequestContext, (void *)2);
+	KUNIT_EXPECT_EQ(test, recv->Status, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, send->Status, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, recv->BytesTransferred, (ULONG)NDK_TEST_MSG);
+	KUNIT_EXPECT_PTR_EQ(test, recv->QPContext, (void *)l);
+	KUNIT_EXPECT_PTR_EQ(test, send->QPContext, (void *)l);
+	ndk_notify_teardown(test, cq, l);
+}
+
+/* Completions already queued when the CQ is armed must notify. */
+static void ndk_cq_notify_missed_test(struct kunit *test)
+{
+	struct ndk_notify_rec rec;
+	struct ndk_test_lqp *l;
+	NDK_RESULT_EX r[2];
+	NDK_CQ *cq = ndk_notify_setup(test, &rec, &l);
+	struct ib_wc wc;
+
+	ndk_test_loopback_send(test, l, 1, 2, false);
+	/*
+	 * Let both completions land in the CQ (a loopback message takes
+	 * about 10 ms under TCG) without reaping them.
+	 */
+	msleep(500);
+	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
+	KUNIT_EXPECT_NE(test, wait_for_completion_timeout(&rec.done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	KUNIT_EXPECT_EQ(test, ndk_poll_n(cq, r, 2, true), 2U);
+	KUNIT_EXPECT_EQ(test, ib_poll_cq(container_of(cq, struct ndk_cq,
+						      ndk)->ibcq, 1, &wc), 0);
+	ndk_notify_teardown(test, cq, l);
+}
+
+/* SOLICITED ignores unsolicited completions and fires on a solicited one. */
+static void ndk_cq_notify_solicited_test(struct kunit *test)
+{
+	struct ndk_notify_rec rec;
+	struct ndk_test_lqp *l;
+	NDK_RESULT_EX r[2];
+	NDK_CQ *cq = ndk_notify_setup(test, &rec, &l);
+
+	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_SOLICITED);
+	ndk_test_loopback_send(test, l, 1, 2, false);
+	KUNIT_EXPECT_EQ(test, ndk_poll_n(cq, r, 2, false), 2U);
+	msleep(50);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rec.count), 0);
+
+	ndk_test_loopback_send(test, l, 3, 4, true);
+	KUNIT_EXPECT_NE(test, wait_for_completion_timeout(&rec.done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	KUNIT_EXPECT_EQ(test, ndk_poll_n(cq, r, 2, false), 2U);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rec.count), 1);
+	ndk_notify_teardown(test, cq, l);
+}
+
+/* The extended results name each operation. */
+static void ndk_cq_results_ex_test(struct kunit *test)
+{
+	struct ndk_notify_rec rec;
+	struct ndk_test_lqp *l;
+	NDK_RESULT_EX r[2], *recv, *send;
+	NDK_CQ *cq = ndk_notify_setup(test, &rec, &l);
+
+	ndk_test_loopback_send(test, l, 1, 2, false);
+	KUNIT_ASSERT_EQ(test, ndk_poll_n(cq, r, 2, true), 2U);
+	recv = r[0].RequestContext == (void *)1 ? &r[0] : &r[1];
+	send = recv == &r[0] ? &r[1] : &r[0];
+	KUNIT_EXPECT_EQ(test, recv->Type, NdkOperationTypeReceive);
+	KUNIT_EXPECT_EQ(test, send->Type, NdkOperationTypeSend);
+	KUNIT_EXPECT_EQ(test, recv->ProviderErrorCode, 0U);
+	KUNIT_EXPECT_EQ(test, recv->TypeSpecificCompletionOutput, 0UL);
+	KUNIT_EXPECT_EQ(test, recv->BytesTransferred, (ULONG)NDK_TEST_MSG);
+	KUNIT_EXPECT_PTR_EQ(test, send->QPContext, (void *)l);
+	ndk_notify_teardown(test, cq, l);
+}
+
+/* Re-arming from inside the notification works and fires again. */
+static void ndk_cq_rearm_in_callback_test(struct kunit *test)
+{
+	struct ndk_notify_rec rec;
+	struct ndk_test_lqp *l;
+	NDK_RESULT_EX r[2];
+	NDK_CQ *cq = ndk_notify_setup(test, &rec, &l);
+
+	rec.rearm = cq;
+	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
+	ndk_test_loopback_send(test, l, 1, 2, false);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&rec.done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	KUNIT_ASSERT_EQ(test, ndk_poll_n(cq, r, 2, false), 2U);
+	reinit_completion(&rec.done);
+	rec.rearm = NULL;
+	ndk_test_loopback_send(test, l, 3, 4, false);
+	KUNIT_EXPECT_NE(test, wait_for_completion_timeout(&rec.done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	KUNIT_EXPECT_EQ(test, ndk_poll_n(cq, r, 2, false), 2U);
+	KUNIT_EXPECT_GE(test, atomic_read(&rec.count), 2);
+	ndk_notify_teardown(test, cq, l);
+}
+
+struct ndk_moderation_case {
+	ULONG interval, count, depth;
+	NTSTATUS status;
+	u16 cq_count, cq_period;
+};
+
+static const struct ndk_moderation_case ndk_moderation_cases[] = {
+	{ 0, 16, 64, STATUS_SUCCESS, 0, 0 },
+	{ 100, 0, 64, STATUS_SUCCESS, 0, 0 },
+	{ 100, 1, 64, STATUS_SUCCESS, 0, 0 },
+	{ 100, 16, 64, STATUS_SUCCESS, 16, 100 },
+	{ U32_MAX, 16, 64, STATUS_SUCCESS, 16, U16_MAX },
+	{ 100, U32_MAX, 64, STATUS_SUCCESS, U16_MAX, 100 },
+	{ 100, 65, 64, STATUS_SUCCESS, U16_MAX, 100 },
+	{ 1000000, 64, 64, STATUS_SUCCESS, 64, U16_MAX },
+	{ U32_MAX, U32_MAX, 64, STATUS_INVALID_PARAMETER_MIX, 0, 0 },
+	{ U32_MAX, 65, 64, STATUS_INVALID_PARAMETER_MIX, 0, 0 },
+};
+
+static void ndk_moderation_desc(const struct ndk_moderation_case *c,
+				char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "interval %u count %u depth %u",
+		 c->interval, c->count, c->depth);
+}
+
+KUNIT_ARRAY_PARAM(ndk_moderation, ndk_moderation_cases, ndk_moderation_desc);
+
+/* The parameter rules of NdkControlCqInterruptModeration. */
+static void ndk_cq_moderation_params_test(struct kunit *test)
+{
+	const struct ndk_moderation_case *c = test->param_value;
+	u16 count = 0xbeef, period = 0xbeef;
+
+	KUNIT_ASSERT_EQ(test, ndk_cq_moderation(c->interval, c->count,
+						c->depth, &count, &period),
+			c->status);
+	if (c->status != STATUS_SUCCESS)
+		return;
+	KUNIT_EXPECT_EQ(test, count, c->cq_count);
+	KUNIT_EXPECT_EQ(test, period, c->cq_period);
+}
+
+/*
+ * An overflowing CQ is unusable. It says so only through a notification,
+ * so nothing arrives until the consumer arms, and then the status is
+ * STATUS_INTERNAL_ERROR.
+ */
+static void ndk_cq_overflow_test(struct kunit *test)
+{
+	NDK_ADAPTER *a = test->priv;
+	struct ndk_notify_rec rec = {};
+	struct ndk_test_lqp *l;
+	struct ndk_wait w;
+	struct ndk_cq *p;
+	NDK_CQ *cq = NULL;
+
+	init_completion(&rec.done);
+	ndk_wait_init(&w);
+	KUNIT_ASSERT_EQ(test,
+			a->Dispatch->NdkCreateCq(a, 1, ndk_notify_rec_cb, &rec,
+						 NULL, ndk_test_create_cb, &w,
+						 &cq),
+			STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
+	KUNIT_ASSERT_EQ(test, w.status, STATUS_SUCCESS);
+	cq = to_cq(w.obj);
+	p = container_of(cq, struct ndk_cq, ndk);
+	if (p->ibcq->cqe > 4) {
+		ndk_test_close(test, w.obj, cq->Dispatch->NdkCloseCq);
+		kunit_skip(test, "device rounds a 1-entry CQ up to %d",
+			   p->ibcq->cqe);
+	}
+	l = ndk_test_loopback_qp(test, container_of(a, struct ndk_adapter, ndk),
+				 p->ibcq);
+	ndk_test_loopback_send(test, l, 1, 2, false);
+	ndk_test_loopback_send(test, l, 3, 4, false);
+	ndk_test_loopback_send(test, l, 5, 6, false);
+	msleep(500);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(p->fatal), STATUS_INTERNAL_ERROR);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rec.count), 0);
+	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&rec.done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	KUNIT_EXPECT_EQ(test, rec.status, STATUS_INTERNAL_ERROR);
+	ndk_notify_teardown(test, cq, l);
+}
+
 static struct kunit_case ndk_cq_cases[] = {
 	KUNIT_CASE(ndk_cq_create_close_test),
 	KUNIT_CASE(ndk_cq_atomic_test),
@@ -375,6 +687,15 @@ static struct kunit_case ndk_cq_cases[] = {
 	KUNIT_CASE(ndk_cq_close_during_resize_test),
 	KUNIT_CASE(ndk_cq_moderation_test),
 	KUNIT_CASE(ndk_cq_query_extension_test),
+	KUNIT_CASE(ndk_cq_unarmed_test),
+	KUNIT_CASE(ndk_cq_notify_any_test),
+	KUNIT_CASE(ndk_cq_notify_missed_test),
+	KUNIT_CASE(ndk_cq_notify_solicited_test),
+	KUNIT_CASE(ndk_cq_results_ex_test),
+	KUNIT_CASE(ndk_cq_rearm_in_callback_test),
+	KUNIT_CASE_PARAM(ndk_cq_moderation_params_test,
+			 ndk_moderation_gen_params),
+	KUNIT_CASE(ndk_cq_overflow_test),
 	{}
 };
 

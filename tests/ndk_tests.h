@@ -10,6 +10,7 @@
 #include <linux/completion.h>
 #include <linux/spinlock.h>
 #include <ndk/ndk.h>
+#include "ndk_priv.h"
 
 extern struct kunit_suite ndk_header_suite;
 extern struct kunit_suite ndk_status_suite;
@@ -48,6 +49,35 @@ NDK_OBJECT_HEADER *ndk_test_create_cq(struct kunit *test, NDK_ADAPTER *a,
 				      ULONG depth);
 void ndk_test_close(struct kunit *test, NDK_OBJECT_HEADER *obj,
 		    NDK_FN_CLOSE_OBJECT close);
+
+struct ndk_adapter;
+
+/* Bytes a loopback QP sends per message. */
+#define NDK_TEST_MSG	8
+
+/**
+ * struct ndk_test_lqp - raw RC QP connected to itself
+ * @fake: stands in for an NDK QP so completions carry a QPContext
+ *	(its context points back at this struct)
+ * @pd: its protection domain
+ * @qp: the QP
+ * @buf: send buffer followed by receive buffer
+ * @dma: DMA address of @buf
+ */
+struct ndk_test_lqp {
+	struct ndk_qp fake;
+	struct ib_pd *pd;
+	struct ib_qp *qp;
+	u8 *buf;
+	u64 dma;
+};
+
+struct ndk_test_lqp *ndk_test_loopback_qp(struct kunit *test,
+					  struct ndk_adapter *a,
+					  struct ib_cq *cq);
+void ndk_test_loopback_send(struct kunit *test, struct ndk_test_lqp *l,
+			    u64 recv_id, u64 send_id, bool solicited);
+void ndk_test_loopback_free(struct ndk_test_lqp *l);
 
 /* A spinlock the tests hold to call NDK functions from atomic context. */
 extern spinlock_t ndk_test_lock;

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Helpers shared by the ndk KUnit suites. */
+#include <linux/etherdevice.h>
+#include <net/ipv6.h>
+#include <rdma/ib_cache.h>
 #include "ndk_tests.h"
 
 DEFINE_SPINLOCK(ndk_test_lock);
@@ -117,4 +120,127 @@ void ndk_test_close(struct kunit *test, NDK_OBJECT_HEADER *obj,
 		KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
 	else
 		KUNIT_ASSERT_EQ(test, status, STATUS_SUCCESS);
+}
+
+/*
+ * A raw RC QP connected to itself, for tests that need completions on an
+ * NDK CQ before NDK QPs are involved. It walks INIT -> RTR -> RTS by hand
+ * with its own RoCE v2 GID and MAC as the destination.
+ */
+struct ndk_test_lqp *ndk_test_loopback_qp(struct kunit *test,
+					  struct ndk_adapter *a,
+					  struct ib_cq *cq)
+{
+	struct ib_device *ibdev = a->ibdev;
+	struct ib_qp_init_attr init = {};
+	const struct ib_gid_attr *gattr = NULL;
+	struct ib_qp_attr attr = {};
+	struct ndk_test_lqp *l;
+	union ib_gid gid;
+	int i, ret;
+
+	l = kunit_kzalloc(test, sizeof(*l), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, l);
+	l->fake.context = l;
+	l->pd = ib_alloc_pd(ibdev, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(l->pd));
+	init.send_cq = cq;
+	init.recv_cq = cq;
+	init.qp_type = IB_QPT_RC;
+	init.sq_sig_type = IB_SIGNAL_REQ_WR;
+	init.cap.max_send_wr = 16;
+	init.cap.max_recv_wr = 16;
+	init.cap.max_send_sge = 1;
+	init.cap.max_recv_sge = 1;
+	init.qp_context = &l->fake;
+	l->qp = ib_create_qp(l->pd, &init);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(l->qp));
+
+	for (i = 0; i < 16 && !gattr; i++) {
+		gattr = rdma_get_gid_attr(ibdev, a->port, i);
+		if (IS_ERR(gattr))
+			gattr = NULL;
+		else if (gattr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP ||
+			 !ipv6_addr_v4mapped((struct in6_addr *)gattr->gid.raw)) {
+			rdma_put_gid_attr(gattr);
+			gattr = NULL;
+		}
+	}
+	KUNIT_ASSERT_NOT_NULL_MSG(test, gattr, "no RoCE v2 IPv4 GID");
+
+	attr.qp_state = IB_QPS_INIT;
+	attr.port_num = a->port;
+	attr.qp_access_flags = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
+	ret = ib_modify_qp(l->qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTR;
+	attr.path_mtu = IB_MTU_1024;
+	attr.dest_qp_num = l->qp->qp_num;
+	attr.max_dest_rd_atomic = 1;
+	attr.min_rnr_timer = 1;
+	attr.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(&attr.ah_attr, a->port);
+	gid = gattr->gid;
+	rdma_ah_set_grh(&attr.ah_attr, &gid, 0, gattr->index, 1, 0);
+	memcpy(attr.ah_attr.roce.dmac, gattr->ndev->dev_addr, ETH_ALEN);
+	ret = ib_modify_qp(l->qp, &attr, IB_QP_STATE | IB_QP_AV |
+			   IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	rdma_put_gid_attr(gattr);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTS;
+	attr.timeout = 14;
+	attr.retry_cnt = 7;
+	attr.rnr_retry = 7;
+	attr.max_rd_atomic = 1;
+	ret = ib_modify_qp(l->qp, &attr, IB_QP_STATE | IB_QP_TIMEOUT |
+			   IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
+			   IB_QP_MAX_QP_RD_ATOMIC);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+
+	l->buf = kunit_kzalloc(test, 2 * NDK_TEST_MSG, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, l->buf);
+	l->dma = ib_dma_map_single(ibdev, l->buf, 2 * NDK_TEST_MSG,
+				   DMA_BIDIRECTIONAL);
+	KUNIT_ASSERT_FALSE(test, ib_dma_mapping_error(ibdev, l->dma));
+	return l;
+}
+
+/* Post a receive and then a send of NDK_TEST_MSG bytes to ourselves. */
+void ndk_test_loopback_send(struct kunit *test, struct ndk_test_lqp *l,
+			    u64 recv_id, u64 send_id, bool solicited)
+{
+	struct ib_sge rsge = {
+		.addr = l->dma + NDK_TEST_MSG,
+		.length = NDK_TEST_MSG,
+		.lkey = l->pd->local_dma_lkey,
+	};
+	struct ib_sge ssge = {
+		.addr = l->dma,
+		.length = NDK_TEST_MSG,
+		.lkey = l->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr rwr = { .wr_id = recv_id, .sg_list = &rsge,
+				  .num_sge = 1 };
+	struct ib_send_wr swr = { .wr_id = send_id, .sg_list = &ssge,
+				  .num_sge = 1, .opcode = IB_WR_SEND,
+				  .send_flags = IB_SEND_SIGNALED };
+
+	if (solicited)
+		swr.send_flags |= IB_SEND_SOLICITED;
+	KUNIT_ASSERT_EQ(test, ib_post_recv(l->qp, &rwr, NULL), 0);
+	KUNIT_ASSERT_EQ(test, ib_post_send(l->qp, &swr, NULL), 0);
+}
+
+void ndk_test_loopback_free(struct ndk_test_lqp *l)
+{
+	ib_dma_unmap_single(l->pd->device, l->dma, 2 * NDK_TEST_MSG,
+			    DMA_BIDIRECTIONAL);
+	ib_destroy_qp(l->qp);
+	ib_dealloc_pd(l->pd);
 }

@@ -31,8 +31,8 @@ echo clear >/sys/kernel/debug/kmemleak
 echo "NDK-CHECK: tests begin"
 insmod /ndk/ndk.ko || echo "NDK-CHECK: insmod ndk failed"
 insmod /ndk/ndk_kunit.ko $kunit_args || echo "NDK-CHECK: insmod ndk_kunit failed"
-rmmod ndk_kunit
-rmmod ndk
+rmmod ndk_kunit || echo "NDK-CHECK: rmmod ndk_kunit failed"
+rmmod ndk || echo "NDK-CHECK: rmmod ndk failed"
 echo "NDK-CHECK: tests end"
 
 # kmemleak reports objects only once they are older than 5 s.
