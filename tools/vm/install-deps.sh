@@ -4,7 +4,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-pkgs=(make gcc flex bison bc libelf-dev libssl-dev dwarves kmod cpio xz-utils
+pkgs=(build-essential libc6-dev make gcc flex bison bc libelf-dev libssl-dev dwarves kmod cpio xz-utils
 	python3 qemu-system-x86 linux-source-6.1 busybox-static rdma-core
 	ibverbs-providers ibverbs-utils rdmacm-utils iproute2 sparse)
 missing=()
