@@ -79,6 +79,7 @@ enum ndk_obj_state {
  *	per provider operation that must finish before the object goes
  * @state: enum ndk_obj_state
  * @work: runs creation and destruction on ndk_wq
+ * @extra: further antecedents referenced, such as a QP's CQs
  * @create_cb: consumer's create completion
  * @close_cb: consumer's close completion
  * @cb_ctx: context for whichever of the two is pending
@@ -91,6 +92,7 @@ struct ndk_obj {
 	refcount_t refs;
 	enum ndk_obj_state state;
 	struct work_struct work;
+	struct ndk_obj *extra[2];
 	NDK_FN_CREATE_COMPLETION create_cb;
 	NDK_FN_CLOSE_COMPLETION close_cb;
 	void *cb_ctx;
@@ -106,6 +108,7 @@ NTSTATUS ndk_obj_close(struct ndk_obj *obj, NDK_FN_CLOSE_COMPLETION cb,
 NTSTATUS ndk_close_object(NDK_OBJECT_HEADER *pNdkObject,
 			  NDK_FN_CLOSE_COMPLETION CloseCompletion,
 			  PVOID RequestContext);
+void ndk_obj_add_antecedent(struct ndk_obj *obj, struct ndk_obj *ante);
 void ndk_obj_get(struct ndk_obj *obj);
 void ndk_obj_put(struct ndk_obj *obj);
 NTSTATUS ndk_query_extension(NDK_OBJECT_HEADER *hdr, GUID *id,
@@ -238,14 +241,35 @@ NTSTATUS ndk_cq_moderation(ULONG interval, ULONG count, ULONG depth,
 			   u16 *cq_count, u16 *cq_period);
 
 /* ------------------------------------------------------------------ */
-/* QP (the connection work fills this in)                             */
+/* QP (qp.c)                                                          */
 
+/**
+ * struct ndk_qp - an NDK_QP
+ * @ndk: the public object
+ * @obj: lifetime state; successor of its PD and of both CQs
+ * @ibqp: the verbs RC QP
+ * @context: the consumer's QPContext, returned in every result
+ * @rcq: receive CQ
+ * @icq: initiator CQ
+ * @init: what the QP was created with, after validation
+ */
 struct ndk_qp {
 	NDK_QP ndk;
 	struct ndk_obj obj;
 	struct ib_qp *ibqp;
 	PVOID context;
+	struct ndk_cq *rcq;
+	struct ndk_cq *icq;
+	struct ib_qp_init_attr init;
 };
+
+NTSTATUS ndk_create_qp(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,
+		       NDK_CQ *pInitiatorCq, PVOID QPContext,
+		       ULONG ReceiveQueueDepth, ULONG InitiatorQueueDepth,
+		       ULONG MaxReceiveRequestSge, ULONG MaxInitiatorRequestSge,
+		       ULONG InlineDataSize,
+		       NDK_FN_CREATE_COMPLETION CreateCompletion,
+		       PVOID RequestContext, NDK_QP **ppNdkQp);
 
 /* The consumer's QPContext of a work completion's QP. */
 static inline PVOID ndk_qp_context(struct ib_qp *ibqp)

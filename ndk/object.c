@@ -33,6 +33,7 @@ void ndk_obj_init(struct ndk_obj *obj, NDK_OBJECT_HEADER *hdr,
 	obj->hdr = hdr;
 	obj->ops = ops;
 	obj->parent = parent;
+	memset(obj->extra, 0, sizeof(obj->extra));
 	refcount_set(&obj->refs, 1);
 	obj->state = NDK_OBJ_CREATING;
 	if (parent) {
@@ -41,6 +42,40 @@ void ndk_obj_init(struct ndk_obj *obj, NDK_OBJECT_HEADER *hdr,
 		hdr->Version = parent->hdr->Version;
 	}
 	hdr->ObjectType = type;
+}
+
+/**
+ * ndk_obj_add_antecedent() - reference one more antecedent
+ * @obj: an object being set up, before ndk_obj_create_async()
+ * @ante: an object that must outlive @obj, besides its parent
+ *
+ * The reference is dropped with the parent's, after the close (or failed
+ * create) completion of @obj has returned. Atomic context is fine.
+ */
+void ndk_obj_add_antecedent(struct ndk_obj *obj, struct ndk_obj *ante)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(obj->extra); i++) {
+		if (!obj->extra[i]) {
+			ndk_obj_get(ante);
+			obj->extra[i] = ante;
+			return;
+		}
+	}
+	WARN_ON_ONCE(1);
+}
+
+/* Drop the references @obj held on its antecedents. */
+static void ndk_obj_put_antecedents(struct ndk_obj *parent,
+				    struct ndk_obj **extra, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (extra[i])
+			ndk_obj_put(extra[i]);
+	ndk_obj_put(parent);
 }
 
 void ndk_obj_get(struct ndk_obj *obj)
@@ -71,16 +106,18 @@ void ndk_obj_put(struct ndk_obj *obj)
 static void ndk_obj_finish_create(struct ndk_obj *obj)
 {
 	NDK_FN_CREATE_COMPLETION cb = obj->create_cb;
+	struct ndk_obj *extra[ARRAY_SIZE(obj->extra)];
 	void *ctx = obj->cb_ctx;
 	struct ndk_obj *parent = obj->parent;
 	int err;
 
 	err = obj->ops->create(obj);
 	if (err) {
+		memcpy(extra, obj->extra, sizeof(extra));
 		obj->ops->destroy(obj);
 		obj->ops->free(obj);
 		cb(ctx, ndk_status_from_errno(err), NULL);
-		ndk_obj_put(parent);
+		ndk_obj_put_antecedents(parent, extra, ARRAY_SIZE(extra));
 		return;
 	}
 	WRITE_ONCE(obj->state, NDK_OBJ_LIVE);
@@ -91,14 +128,16 @@ static void ndk_obj_finish_create(struct ndk_obj *obj)
 static void ndk_obj_finish_close(struct ndk_obj *obj)
 {
 	NDK_FN_CLOSE_COMPLETION cb = obj->close_cb;
+	struct ndk_obj *extra[ARRAY_SIZE(obj->extra)];
 	void *ctx = obj->cb_ctx;
 	struct ndk_obj *parent = obj->parent;
 
+	memcpy(extra, obj->extra, sizeof(extra));
 	obj->ops->destroy(obj);
 	obj->ops->free(obj);
 	if (cb)
 		cb(ctx);
-	ndk_obj_put(parent);
+	ndk_obj_put_antecedents(parent, extra, ARRAY_SIZE(extra));
 }
 
 static void ndk_obj_work(struct work_struct *work)

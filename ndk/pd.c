@@ -77,19 +77,7 @@ static NTSTATUS ndk_create_srq(NDK_PD *pNdkPd, ULONG SrqDepth,
 	return STATUS_NOT_SUPPORTED;
 }
 
-static NTSTATUS ndk_create_qp(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,
-			      NDK_CQ *pInitiatorCq, PVOID QPContext,
-			      ULONG ReceiveQueueDepth,
-			      ULONG InitiatorQueueDepth,
-			      ULONG MaxReceiveRequestSge,
-			      ULONG MaxInitiatorRequestSge,
-			      ULONG InlineDataSize,
-			      NDK_FN_CREATE_COMPLETION CreateCompletion,
-			      PVOID RequestContext, NDK_QP **ppNdkQp)
-{
-	return STATUS_NOT_SUPPORTED;
-}
-
+/* No SRQ can exist yet (MaxSrqDepth is 0), so no QP can use one. */
 static NTSTATUS ndk_create_qp_with_srq(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,
 				       NDK_CQ *pInitiatorCq, NDK_SRQ *pSrq,
 				       PVOID QPContext,

@@ -17,6 +17,7 @@ extern struct kunit_suite ndk_status_suite;
 extern struct kunit_suite ndk_adapter_suite;
 extern struct kunit_suite ndk_pd_suite;
 extern struct kunit_suite ndk_cq_suite;
+extern struct kunit_suite ndk_qp_suite;
 
 /* How long a test waits for a completion before calling it lost. */
 #define NDK_TEST_TIMEOUT	(10 * HZ)
