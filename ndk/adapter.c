@@ -141,31 +141,13 @@ static NTSTATUS ndk_query_adapter_info(NDK_ADAPTER *pNdkAdapter,
 	return STATUS_SUCCESS;
 }
 
-/* Entries whose objects arrive with the connection and memory work. */
+/* Entries whose objects arrive with later connection and memory work. */
 static NTSTATUS ndk_create_shared_endpoint(NDK_ADAPTER *pNdkAdapter,
 					   const PSOCKADDR pAddress,
 					   ULONG AddressLength,
 					   NDK_FN_CREATE_COMPLETION CreateCompletion,
 					   PVOID RequestContext,
 					   NDK_SHARED_ENDPOINT **ppNdkSharedEndpoint)
-{
-	return STATUS_NOT_SUPPORTED;
-}
-
-static NTSTATUS ndk_create_connector(NDK_ADAPTER *pNdkAdapter,
-				     NDK_FN_CREATE_COMPLETION CreateCompletion,
-				     PVOID RequestContext,
-				     NDK_CONNECTOR **ppNdkConnector)
-{
-	return STATUS_NOT_SUPPORTED;
-}
-
-static NTSTATUS ndk_create_listener(NDK_ADAPTER *pNdkAdapter,
-				    NDK_FN_CONNECT_EVENT_CALLBACK ConnectEvent,
-				    PVOID ConnectEventContext,
-				    NDK_FN_CREATE_COMPLETION CreateCompletion,
-				    PVOID RequestContext,
-				    NDK_LISTENER **ppNdkListener)
 {
 	return STATUS_NOT_SUPPORTED;
 }

@@ -14,6 +14,8 @@
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+#include <rdma/rdma_user_cm.h>
 #include <ndk/ndk.h>
 
 #if IS_ENABLED(CONFIG_KUNIT)
@@ -52,12 +54,16 @@ struct ndk_obj;
 
 /**
  * struct ndk_obj_ops - what differs between object types
+ * @close: optional; runs at NdkCloseObject time, in the caller's
+ *	(possibly atomic) context, for side effects the close must have at
+ *	once, such as a listener refusing new requests
  * @create: allocate the verbs resources; may sleep; runs on ndk_wq
  * @destroy: release them; may sleep; also called after a failed @create,
  *	so it must cope with partly created objects
  * @free: free the containing structure
  */
 struct ndk_obj_ops {
+	void (*close)(struct ndk_obj *obj);
 	int (*create)(struct ndk_obj *obj);
 	void (*destroy)(struct ndk_obj *obj);
 	void (*free)(struct ndk_obj *obj);
@@ -294,5 +300,127 @@ static inline struct ndk_obj *ndk_obj_of(NDK_OBJECT_HEADER *hdr)
 {
 	return (struct ndk_obj *)((char *)hdr + NDK_OBJ_OFFSET);
 }
+
+/* ------------------------------------------------------------------ */
+/* Connections (connector.c, listener.c)                              */
+
+/* Largest private data any transport carries (iWARP MPA); IB's is less. */
+#define NDK_PDATA_MAX		RDMA_MAX_PRIVATE_DATA
+
+/* rdma_cm address and route resolution timeout. */
+#define NDK_CM_TIMEOUT_MS	2000
+
+enum ndk_conn_state {
+	NDK_CONN_IDLE,		/* created, not used yet */
+	NDK_CONN_CONNECTING,	/* NdkConnect pending */
+	NDK_CONN_CONNECTED,	/* peer accepted; NdkCompleteConnect next */
+	NDK_CONN_COMPLETING,	/* NdkCompleteConnect pending */
+	NDK_CONN_REQUESTED,	/* incoming request given to the consumer */
+	NDK_CONN_ACCEPTING,	/* NdkAccept pending */
+	NDK_CONN_REJECTING,	/* NdkReject sending */
+	NDK_CONN_ESTABLISHED,
+	NDK_CONN_DISCONNECTING,	/* NdkDisconnect pending */
+	NDK_CONN_DONE,		/* disconnected, rejected or failed */
+};
+
+/**
+ * struct ndk_connector - an NDK_CONNECTOR
+ * @ndk: the public object
+ * @obj: lifetime state; successor of the adapter (and of its listener
+ *	when it came from one)
+ * @id: the rdma_cm id; destroyed only from ndk_wq, never from its handler
+ * @iwarp: the transport has no RTU step
+ * @lock: protects @state and the pending request
+ * @state: enum ndk_conn_state
+ * @qp: QP of the connection, referenced while associated
+ * @req_cb: completion of the pending request
+ * @req_ctx: its context
+ * @disc_cb: disconnect event callback
+ * @disc_cb_ex: the Ex form
+ * @disc_ctx: their context
+ * @work: performs the pending request's steps that may sleep
+ * @drep_work: answers a disconnect the peer started
+ * @param: what this side sends: limits and private data
+ * @pdata: private data this side sends
+ * @ird: effective inbound read limit
+ * @ord: effective outbound read limit
+ * @peer_pdata: private data the peer sent with request, reply or reject
+ * @rds: size of @peer_pdata the transport delivered
+ * @src: source address of NdkConnect
+ * @dst: destination address of NdkConnect
+ */
+struct ndk_connector {
+	NDK_CONNECTOR ndk;
+	struct ndk_obj obj;
+	struct rdma_cm_id *id;
+	bool iwarp;
+	spinlock_t lock; /* see above */
+	enum ndk_conn_state state;
+	struct ndk_qp *qp;
+	NDK_FN_REQUEST_COMPLETION req_cb;
+	void *req_ctx;
+	NDK_FN_DISCONNECT_EVENT_CALLBACK disc_cb;
+	NDK_FN_DISCONNECT_EVENT_CALLBACK_EX disc_cb_ex;
+	void *disc_ctx;
+	struct work_struct work;
+	struct work_struct drep_work;
+	struct rdma_conn_param param;
+	u8 pdata[NDK_PDATA_MAX];
+	u8 ird;
+	u8 ord;
+	u8 peer_pdata[NDK_PDATA_MAX];
+	u32 rds;
+	struct sockaddr_storage src;
+	struct sockaddr_storage dst;
+};
+
+/**
+ * struct ndk_listener - an NDK_LISTENER
+ * @ndk: the public object
+ * @obj: lifetime state; connectors it hands out are its successors
+ * @id: the listening rdma_cm id
+ * @event_cb: the consumer's connect event callback
+ * @event_ctx: its context
+ * @paused: NdkControlConnectEvents paused delivery: refuse requests
+ * @closing: close has started: refuse requests
+ * @listen_cb: completion of a pending NdkListen
+ * @listen_ctx: its context
+ * @addr: address NdkListen binds
+ * @work: binds and listens, which may sleep
+ */
+struct ndk_listener {
+	NDK_LISTENER ndk;
+	struct ndk_obj obj;
+	struct rdma_cm_id *id;
+	NDK_FN_CONNECT_EVENT_CALLBACK event_cb;
+	void *event_ctx;
+	bool paused;
+	bool closing;
+	NDK_FN_REQUEST_COMPLETION listen_cb;
+	void *listen_ctx;
+	struct sockaddr_storage addr;
+	struct work_struct work;
+};
+
+NTSTATUS ndk_create_connector(NDK_ADAPTER *pNdkAdapter,
+			      NDK_FN_CREATE_COMPLETION CreateCompletion,
+			      PVOID RequestContext,
+			      NDK_CONNECTOR **ppNdkConnector);
+NTSTATUS ndk_create_listener(NDK_ADAPTER *pNdkAdapter,
+			     NDK_FN_CONNECT_EVENT_CALLBACK ConnectEvent,
+			     PVOID ConnectEventContext,
+			     NDK_FN_CREATE_COMPLETION CreateCompletion,
+			     PVOID RequestContext,
+			     NDK_LISTENER **ppNdkListener);
+struct ndk_connector *ndk_connector_alloc(struct ndk_adapter *adapter,
+					  gfp_t gfp);
+void ndk_connector_adopt(struct ndk_connector *conn, struct rdma_cm_id *id,
+			 struct rdma_cm_event *ev);
+int ndk_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
+int ndk_listener_request(struct ndk_listener *listener,
+			 struct rdma_cm_id *id, struct rdma_cm_event *ev);
+NTSTATUS ndk_copy_addr(const struct sockaddr *addr, PSOCKADDR pAddress,
+		       ULONG *pAddressLength);
+ULONG ndk_addr_len(const struct sockaddr *addr, ULONG len);
 
 #endif /* _NDK_PRIV_H */

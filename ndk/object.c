@@ -16,6 +16,8 @@
  */
 #include "ndk_priv.h"
 
+static void ndk_obj_work(struct work_struct *work);
+
 /**
  * ndk_obj_init() - prepare the common part of a new object
  * @obj: the object's lifetime state
@@ -36,6 +38,7 @@ void ndk_obj_init(struct ndk_obj *obj, NDK_OBJECT_HEADER *hdr,
 	memset(obj->extra, 0, sizeof(obj->extra));
 	refcount_set(&obj->refs, 1);
 	obj->state = NDK_OBJ_CREATING;
+	INIT_WORK(&obj->work, ndk_obj_work);
 	if (parent) {
 		obj->adapter = parent->adapter;
 		ndk_obj_get(parent);
@@ -163,7 +166,6 @@ NTSTATUS ndk_obj_create_async(struct ndk_obj *obj,
 {
 	obj->create_cb = cb;
 	obj->cb_ctx = ctx;
-	INIT_WORK(&obj->work, ndk_obj_work);
 	queue_work(ndk_wq, &obj->work);
 	return STATUS_PENDING;
 }
@@ -185,6 +187,8 @@ NTSTATUS ndk_obj_close(struct ndk_obj *obj, NDK_FN_CLOSE_COMPLETION cb,
 	obj->close_cb = cb;
 	obj->cb_ctx = ctx;
 	WRITE_ONCE(obj->state, NDK_OBJ_CLOSING);
+	if (obj->ops->close)
+		obj->ops->close(obj);
 	ndk_obj_put(obj);
 	return STATUS_PENDING;
 }

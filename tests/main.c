@@ -44,4 +44,5 @@ static void __exit ndk_kunit_exit(void)
 module_exit(ndk_kunit_exit);
 
 kunit_test_suites(&ndk_header_suite, &ndk_status_suite, &ndk_adapter_suite,
-		  &ndk_pd_suite, &ndk_cq_suite, &ndk_qp_suite);
+		  &ndk_pd_suite, &ndk_cq_suite, &ndk_qp_suite,
+		  &ndk_connector_suite);

@@ -18,6 +18,11 @@ extern struct kunit_suite ndk_adapter_suite;
 extern struct kunit_suite ndk_pd_suite;
 extern struct kunit_suite ndk_cq_suite;
 extern struct kunit_suite ndk_qp_suite;
+extern struct kunit_suite ndk_connector_suite;
+
+/* KUNIT_EXPECT_MEMEQ arrived after 6.1. */
+#define NDK_EXPECT_MEMEQ(test, a, b, n)					\
+	KUNIT_EXPECT_EQ_MSG(test, memcmp(a, b, n), 0, "bytes differ")
 
 /* How long a test waits for a completion before calling it lost. */
 #define NDK_TEST_TIMEOUT	(10 * HZ)

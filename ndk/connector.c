@@ -1,0 +1,845 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * NDK_CONNECTOR on rdma_cm.
+ *
+ * The NDK handshake has one step more than rdma_cm's usual one: the active
+ * side's NdkConnect completes when the peer accepted, and the consumer
+ * then confirms with NdkCompleteConnect. rdma_cm offers exactly that when
+ * the id has no QP of its own: it reports RDMA_CM_EVENT_CONNECT_RESPONSE
+ * and sends the RTU only when rdma_accept() is called on the active side.
+ * ndk therefore moves the QP through its states itself, with
+ * rdma_init_qp_attr(). iWARP has no RTU: there the connection is
+ * established when NdkConnect completes and NdkCompleteConnect only
+ * confirms it.
+ *
+ * Each request runs its sleeping part on ndk_wq and finishes from the
+ * rdma_cm event handler or the work item; the connector holds a reference
+ * on itself while a request is pending. Consumer callbacks run without
+ * any ndk lock held. rdma_destroy_id() runs only from the close work.
+ */
+#include <linux/inet.h>
+#include <rdma/ib_cm.h>
+#include "ndk_priv.h"
+
+static struct ndk_connector *to_conn(NDK_CONNECTOR *c)
+{
+	return container_of(c, struct ndk_connector, ndk);
+}
+
+/**
+ * ndk_addr_len() - size of a socket address, if it is a usable one
+ * @addr: the address
+ * @len: the size the consumer gave
+ *
+ * Return: sizeof the address for AF_INET and AF_INET6 when @len covers
+ * it, else 0.
+ */
+ULONG ndk_addr_len(const struct sockaddr *addr, ULONG len)
+{
+	ULONG need;
+
+	if (!addr || len < sizeof(addr->sa_family))
+		return 0;
+	switch (addr->sa_family) {
+	case AF_INET:
+		need = sizeof(struct sockaddr_in);
+		break;
+	case AF_INET6:
+		need = sizeof(struct sockaddr_in6);
+		break;
+	default:
+		return 0;
+	}
+	return len >= need ? need : 0;
+}
+
+/**
+ * ndk_copy_addr() - the NdkGetLocalAddress/NdkGetPeerAddress protocol
+ * @addr: address to report
+ * @pAddress: consumer's buffer
+ * @pAddressLength: its size in, the address size out
+ *
+ * Return: STATUS_SUCCESS, STATUS_BUFFER_TOO_SMALL (size stored), or
+ * STATUS_INVALID_PARAMETER.
+ */
+NTSTATUS ndk_copy_addr(const struct sockaddr *addr, PSOCKADDR pAddress,
+		       ULONG *pAddressLength)
+{
+	ULONG need = ndk_addr_len(addr, sizeof(struct sockaddr_storage));
+
+	if (!pAddressLength)
+		return STATUS_INVALID_PARAMETER;
+	if (!need)
+		return STATUS_INVALID_DEVICE_STATE;
+	if (!pAddress || *pAddressLength < need) {
+		*pAddressLength = need;
+		return STATUS_BUFFER_TOO_SMALL;
+	}
+	memcpy(pAddress, addr, need);
+	*pAddressLength = need;
+	return STATUS_SUCCESS;
+}
+
+/* Start a request: record its completion and keep the connector alive. */
+static NTSTATUS ndk_conn_begin(struct ndk_connector *conn,
+			       enum ndk_conn_state from,
+			       enum ndk_conn_state to,
+			       NDK_FN_REQUEST_COMPLETION cb, void *ctx)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	if (conn->state != from || conn->req_cb) {
+		spin_unlock_irqrestore(&conn->lock, flags);
+		return STATUS_CONNECTION_INVALID;
+	}
+	conn->state = to;
+	conn->req_cb = cb;
+	conn->req_ctx = ctx;
+	spin_unlock_irqrestore(&conn->lock, flags);
+	ndk_obj_get(&conn->obj);
+	return STATUS_PENDING;
+}
+
+/*
+ * Finish the pending request with @status, moving to @state. The
+ * consumer may close the connector inside its callback; the request's
+ * reference keeps it intact until the callback has returned.
+ */
+static void ndk_conn_finish(struct ndk_connector *conn,
+			    enum ndk_conn_state state, NTSTATUS status)
+{
+	NDK_FN_REQUEST_COMPLETION cb;
+	unsigned long flags;
+	void *ctx;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	cb = conn->req_cb;
+	ctx = conn->req_ctx;
+	conn->req_cb = NULL;
+	if (cb)
+		conn->state = state;
+	spin_unlock_irqrestore(&conn->lock, flags);
+	if (!cb)
+		return;
+	cb(ctx, status);
+	ndk_obj_put(&conn->obj);
+}
+
+/* Move the QP to @state with what rdma_cm negotiated. */
+static int ndk_conn_modify_qp(struct ndk_connector *conn,
+			      enum ib_qp_state state)
+{
+	struct ib_qp_attr attr = { .qp_state = state };
+	int mask, err;
+
+	err = rdma_init_qp_attr(conn->id, &attr, &mask);
+	if (err)
+		return err;
+	if (state == IB_QPS_RTR)
+		attr.max_dest_rd_atomic = conn->ird;
+	if (state == IB_QPS_RTS)
+		attr.max_rd_atomic = conn->ord;
+	return ib_modify_qp(conn->qp->ibqp, &attr, mask);
+}
+
+/* Push the QP into the error state: outstanding requests flush. */
+static void ndk_conn_flush_qp(struct ndk_connector *conn)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+	if (conn->qp)
+		ib_modify_qp(conn->qp->ibqp, &attr, IB_QP_STATE);
+}
+
+/* Keep what the peer sent: private data and its read limits. */
+static void ndk_conn_save_peer(struct ndk_connector *conn,
+			       const struct rdma_conn_param *p)
+{
+	u32 len = min_t(u32, p->private_data_len, NDK_PDATA_MAX);
+
+	if (p->private_data)
+		memcpy(conn->peer_pdata, p->private_data, len);
+	conn->rds = len;
+	/*
+	 * rdma_cm reports the peer's limits from our side already: how many
+	 * reads we may issue (the peer's IRD) as initiator_depth, how many
+	 * the peer will issue (its ORD) as responder_resources.
+	 */
+	conn->ird = min(conn->ird, p->responder_resources);
+	conn->ord = min(conn->ord, p->initiator_depth);
+}
+
+static NTSTATUS ndk_cm_status(const struct rdma_cm_event *ev)
+{
+	switch (ev->event) {
+	case RDMA_CM_EVENT_REJECTED:
+		return STATUS_CONNECTION_REFUSED;
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		return ev->status == -ETIMEDOUT ? STATUS_IO_TIMEOUT :
+						  STATUS_HOST_UNREACHABLE;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+		if (ev->status == -ETIMEDOUT)
+			return STATUS_IO_TIMEOUT;
+		if (ev->status == -ENETUNREACH || ev->status == -ENODEV)
+			return STATUS_NETWORK_UNREACHABLE;
+		return STATUS_HOST_UNREACHABLE;
+	default:
+		return STATUS_CONNECTION_ABORTED;
+	}
+}
+
+/* The peer went away, or we finished disconnecting. */
+static void ndk_conn_disconnected(struct ndk_connector *conn)
+{
+	NDK_FN_DISCONNECT_EVENT_CALLBACK_EX cb_ex = NULL;
+	NDK_FN_DISCONNECT_EVENT_CALLBACK cb = NULL;
+	enum ndk_conn_state was;
+	unsigned long flags;
+	void *ctx;
+
+	ndk_conn_flush_qp(conn);
+	spin_lock_irqsave(&conn->lock, flags);
+	was = conn->state;
+	if (was == NDK_CONN_ESTABLISHED) {
+		cb = conn->disc_cb;
+		cb_ex = conn->disc_cb_ex;
+		conn->state = NDK_CONN_DONE;
+	}
+	ctx = conn->disc_ctx;
+	spin_unlock_irqrestore(&conn->lock, flags);
+
+	if (was == NDK_CONN_DISCONNECTING) {
+		ndk_conn_finish(conn, NDK_CONN_DONE, STATUS_SUCCESS);
+		return;
+	}
+	if (was != NDK_CONN_ESTABLISHED) {
+		ndk_conn_finish(conn, NDK_CONN_DONE, STATUS_CONNECTION_ABORTED);
+		return;
+	}
+	/* Answer the peer's disconnect (the DREP on IB) outside the handler. */
+	ndk_obj_get(&conn->obj);
+	queue_work(ndk_wq, &conn->drep_work);
+	if (cb_ex)
+		cb_ex(ctx, 0);
+	else if (cb)
+		cb(ctx);
+}
+
+static void ndk_conn_drep_work(struct work_struct *work)
+{
+	struct ndk_connector *conn = container_of(work, struct ndk_connector,
+						  drep_work);
+
+	rdma_disconnect(conn->id);
+	ndk_obj_put(&conn->obj);
+}
+
+static void ndk_conn_event(struct ndk_connector *conn, struct rdma_cm_id *id,
+			   struct rdma_cm_event *ev)
+{
+	enum ndk_conn_state state = READ_ONCE(conn->state);
+	const void *rej;
+	u8 rej_len = 0;
+	int err;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		if (id->device != conn->obj.adapter->ibdev) {
+			ndk_conn_finish(conn, NDK_CONN_DONE,
+					STATUS_INVALID_ADDRESS);
+			break;
+		}
+		err = rdma_resolve_route(id, NDK_CM_TIMEOUT_MS);
+		if (err)
+			ndk_conn_finish(conn, NDK_CONN_DONE,
+					ndk_status_from_errno(err));
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		err = ndk_conn_modify_qp(conn, IB_QPS_INIT);
+		if (!err)
+			err = rdma_connect_locked(id, &conn->param);
+		if (err)
+			ndk_conn_finish(conn, NDK_CONN_DONE,
+					ndk_status_from_errno(err));
+		break;
+	case RDMA_CM_EVENT_CONNECT_RESPONSE:
+		ndk_conn_save_peer(conn, &ev->param.conn);
+		ndk_conn_finish(conn, NDK_CONN_CONNECTED, STATUS_SUCCESS);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		if (state == NDK_CONN_CONNECTING) {
+			/* iWARP: no reply step, the connection is up. */
+			ndk_conn_save_peer(conn, &ev->param.conn);
+			ndk_conn_finish(conn, NDK_CONN_CONNECTED,
+					STATUS_SUCCESS);
+			break;
+		}
+		err = conn->iwarp ? 0 : ndk_conn_modify_qp(conn, IB_QPS_RTS);
+		ndk_conn_finish(conn, err ? NDK_CONN_DONE : NDK_CONN_ESTABLISHED,
+				ndk_status_from_errno(err));
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		rej = rdma_consumer_reject_data(id, ev, &rej_len);
+		if (rej) {
+			memcpy(conn->peer_pdata, rej, rej_len);
+			conn->rds = rej_len;
+		}
+		ndk_conn_finish(conn, NDK_CONN_DONE,
+				state == NDK_CONN_CONNECTING ?
+				STATUS_CONNECTION_REFUSED :
+				STATUS_CONNECTION_ABORTED);
+		break;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		ndk_conn_flush_qp(conn);
+		ndk_conn_finish(conn, NDK_CONN_DONE, ndk_cm_status(ev));
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		ndk_conn_disconnected(conn);
+		break;
+	default:
+		break;
+	}
+}
+
+/**
+ * ndk_cm_handler() - the rdma_cm event handler of every ndk id
+ * @id: the id
+ * @ev: the event
+ *
+ * The id's context is a listener or a connector, told apart by the
+ * object header both start with. A connect request arrives on a new id
+ * whose context is still the listener's.
+ *
+ * Return: non-zero only to refuse a connect request, which makes rdma_cm
+ * destroy the new id.
+ */
+int ndk_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	NDK_OBJECT_HEADER *hdr = id->context;
+
+	if (hdr->ObjectType == NdkObjectTypeListener)
+		return ev->event == RDMA_CM_EVENT_CONNECT_REQUEST ?
+		       ndk_listener_request(id->context, id, ev) : 0;
+	ndk_conn_event(id->context, id, ev);
+	return 0;
+}
+
+/* The sleeping part of whatever request is pending. */
+static void ndk_conn_work(struct work_struct *work)
+{
+	struct ndk_connector *conn = container_of(work, struct ndk_connector,
+						  work);
+	struct rdma_conn_param accept = conn->param;
+	int err = 0;
+
+	switch (READ_ONCE(conn->state)) {
+	case NDK_CONN_CONNECTING:
+		err = rdma_bind_addr(conn->id, (struct sockaddr *)&conn->src);
+		if (!err && conn->id->device != conn->obj.adapter->ibdev)
+			err = -EADDRNOTAVAIL;
+		if (!err)
+			err = rdma_resolve_addr(conn->id,
+						(struct sockaddr *)&conn->src,
+						(struct sockaddr *)&conn->dst,
+						NDK_CM_TIMEOUT_MS);
+		if (err == -EADDRINUSE)
+			ndk_conn_finish(conn, NDK_CONN_DONE,
+					STATUS_SHARING_VIOLATION);
+		else if (err)
+			ndk_conn_finish(conn, NDK_CONN_DONE,
+					ndk_status_from_errno(err));
+		return;
+	case NDK_CONN_COMPLETING:
+		if (!conn->iwarp) {
+			err = ndk_conn_modify_qp(conn, IB_QPS_RTR);
+			if (!err)
+				err = ndk_conn_modify_qp(conn, IB_QPS_RTS);
+			if (!err) {
+				rdma_lock_handler(conn->id);
+				err = rdma_accept(conn->id, NULL);
+				rdma_unlock_handler(conn->id);
+			}
+		}
+		ndk_conn_finish(conn, err ? NDK_CONN_DONE : NDK_CONN_ESTABLISHED,
+				ndk_status_from_errno(err));
+		return;
+	case NDK_CONN_ACCEPTING:
+		err = ndk_conn_modify_qp(conn, IB_QPS_INIT);
+		if (!err && !conn->iwarp)
+			err = ndk_conn_modify_qp(conn, IB_QPS_RTR);
+		if (!err) {
+			accept.qp_num = conn->qp->ibqp->qp_num;
+			rdma_lock_handler(conn->id);
+			err = rdma_accept(conn->id, &accept);
+			rdma_unlock_handler(conn->id);
+		}
+		if (err)
+			ndk_conn_finish(conn, NDK_CONN_DONE,
+					ndk_status_from_errno(err));
+		return;
+	case NDK_CONN_REJECTING:
+		rdma_reject(conn->id, conn->pdata, conn->param.private_data_len,
+			    IB_CM_REJ_CONSUMER_DEFINED);
+		WRITE_ONCE(conn->state, NDK_CONN_DONE);
+		ndk_obj_put(&conn->obj);
+		return;
+	case NDK_CONN_DISCONNECTING:
+		err = rdma_disconnect(conn->id);
+		if (err)
+			ndk_conn_disconnected(conn);
+		return;
+	default:
+		return;
+	}
+}
+
+/* Common checks of Connect and Accept: QP, limits, private data. */
+static NTSTATUS ndk_conn_prepare(struct ndk_connector *conn, NDK_QP *pNdkQp,
+				 ULONG ird, ULONG ord, const void *pdata,
+				 ULONG pdata_len, ULONG pdata_max)
+{
+	const NDK_ADAPTER_INFO *info = &conn->obj.adapter->info;
+	struct ndk_qp *qp;
+
+	if (!pNdkQp || pNdkQp->Header.ObjectType != NdkObjectTypeQp)
+		return STATUS_INVALID_PARAMETER;
+	qp = container_of(pNdkQp, struct ndk_qp, ndk);
+	if (qp->obj.adapter != conn->obj.adapter || conn->qp)
+		return STATUS_INVALID_PARAMETER;
+	if (pdata_len > pdata_max || (pdata_len && !pdata))
+		return STATUS_INVALID_BUFFER_SIZE;
+
+	conn->ird = min_t(ULONG, ird, min_t(ULONG, info->MaxInboundReadLimit,
+					    U8_MAX));
+	conn->ord = min_t(ULONG, ord, min_t(ULONG, info->MaxOutboundReadLimit,
+					    U8_MAX));
+	memcpy(conn->pdata, pdata, pdata_len);
+	conn->param.private_data = conn->pdata;
+	conn->param.private_data_len = pdata_len;
+	conn->param.responder_resources = conn->ird;
+	conn->param.initiator_depth = conn->ord;
+	conn->param.retry_count = 7;
+	conn->param.rnr_retry_count = 7;
+	conn->param.qp_num = qp->ibqp->qp_num;
+	return STATUS_SUCCESS;
+}
+
+/* Associate the QP with the connection for as long as the connector lives. */
+static void ndk_conn_take_qp(struct ndk_connector *conn, NDK_QP *pNdkQp)
+{
+	conn->qp = container_of(pNdkQp, struct ndk_qp, ndk);
+	ndk_obj_get(&conn->qp->obj);
+}
+
+static NTSTATUS ndk_connect(NDK_CONNECTOR *pNdkConnector, NDK_QP *pNdkQp,
+			    const PSOCKADDR pSrcAddress, ULONG SrcAddressLength,
+			    const PSOCKADDR pDestAddress,
+			    ULONG DestAddressLength, ULONG InboundReadLimit,
+			    ULONG OutboundReadLimit, const PVOID pPrivateData,
+			    ULONG PrivateDataLength,
+			    NDK_FN_REQUEST_COMPLETION RequestCompletion,
+			    PVOID RequestContext)
+{
+	struct ndk_connector *conn = to_conn(pNdkConnector);
+	ULONG slen = ndk_addr_len(pSrcAddress, SrcAddressLength);
+	ULONG dlen = ndk_addr_len(pDestAddress, DestAddressLength);
+	NTSTATUS status;
+
+	if (!RequestCompletion || !slen || !dlen ||
+	    pSrcAddress->sa_family != pDestAddress->sa_family)
+		return STATUS_INVALID_PARAMETER;
+	if (READ_ONCE(conn->state) != NDK_CONN_IDLE)
+		return STATUS_CONNECTION_INVALID;
+	status = ndk_conn_prepare(conn, pNdkQp, InboundReadLimit,
+				  OutboundReadLimit, pPrivateData,
+				  PrivateDataLength,
+				  conn->obj.adapter->info.MaxCallerData);
+	if (status)
+		return status;
+	memcpy(&conn->src, pSrcAddress, slen);
+	memcpy(&conn->dst, pDestAddress, dlen);
+	status = ndk_conn_begin(conn, NDK_CONN_IDLE, NDK_CONN_CONNECTING,
+				RequestCompletion, RequestContext);
+	if (status != STATUS_PENDING)
+		return status;
+	ndk_conn_take_qp(conn, pNdkQp);
+	queue_work(ndk_wq, &conn->work);
+	return STATUS_PENDING;
+}
+
+static NTSTATUS ndk_connect_with_shared_endpoint(NDK_CONNECTOR *pNdkConnector,
+						 NDK_QP *pNdkQp,
+						 NDK_SHARED_ENDPOINT *pNdkSharedEndpoint,
+						 const PSOCKADDR pDestAddress,
+						 ULONG DestAddressLength,
+						 ULONG InboundReadLimit,
+						 ULONG OutboundReadLimit,
+						 const PVOID pPrivateData,
+						 ULONG PrivateDataLength,
+						 NDK_FN_REQUEST_COMPLETION RequestCompletion,
+						 PVOID RequestContext)
+{
+	/* No shared endpoint can be created yet. */
+	return STATUS_NOT_SUPPORTED;
+}
+
+static NTSTATUS ndk_complete_connect_common(struct ndk_connector *conn,
+					    NDK_FN_DISCONNECT_EVENT_CALLBACK cb,
+					    NDK_FN_DISCONNECT_EVENT_CALLBACK_EX cb_ex,
+					    PVOID ctx,
+					    NDK_FN_REQUEST_COMPLETION RequestCompletion,
+					    PVOID RequestContext)
+{
+	NTSTATUS status;
+
+	if (!RequestCompletion)
+		return STATUS_INVALID_PARAMETER;
+	conn->disc_cb = cb;
+	conn->disc_cb_ex = cb_ex;
+	conn->disc_ctx = ctx;
+	status = ndk_conn_begin(conn, NDK_CONN_CONNECTED, NDK_CONN_COMPLETING,
+				RequestCompletion, RequestContext);
+	if (status == STATUS_PENDING)
+		queue_work(ndk_wq, &conn->work);
+	return status;
+}
+
+static NTSTATUS ndk_complete_connect(NDK_CONNECTOR *pNdkConnector,
+				     NDK_FN_DISCONNECT_EVENT_CALLBACK DisconnectEvent,
+				     PVOID DisconnectEventContext,
+				     NDK_FN_REQUEST_COMPLETION RequestCompletion,
+				     PVOID RequestContext)
+{
+	return ndk_complete_connect_common(to_conn(pNdkConnector),
+					   DisconnectEvent, NULL,
+					   DisconnectEventContext,
+					   RequestCompletion, RequestContext);
+}
+
+static NTSTATUS ndk_complete_connect_ex(NDK_CONNECTOR *pNdkConnector,
+					NDK_FN_DISCONNECT_EVENT_CALLBACK_EX DisconnectEvent,
+					PVOID DisconnectEventContext,
+					NDK_FN_REQUEST_COMPLETION RequestCompletion,
+					PVOID RequestContext)
+{
+	return ndk_complete_connect_common(to_conn(pNdkConnector), NULL,
+					   DisconnectEvent,
+					   DisconnectEventContext,
+					   RequestCompletion, RequestContext);
+}
+
+static NTSTATUS ndk_accept_common(struct ndk_connector *conn, NDK_QP *pNdkQp,
+				  ULONG ird, ULONG ord, const void *pdata,
+				  ULONG pdata_len,
+				  NDK_FN_DISCONNECT_EVENT_CALLBACK cb,
+				  NDK_FN_DISCONNECT_EVENT_CALLBACK_EX cb_ex,
+				  PVOID ctx,
+				  NDK_FN_REQUEST_COMPLETION RequestCompletion,
+				  PVOID RequestContext)
+{
+	u8 need_ird = conn->ird, allow_ord = conn->ord;
+	NTSTATUS status;
+
+	if (!RequestCompletion)
+		return STATUS_INVALID_PARAMETER;
+	if (READ_ONCE(conn->state) != NDK_CONN_REQUESTED)
+		return STATUS_CONNECTION_INVALID;
+	status = ndk_conn_prepare(conn, pNdkQp, ird, ord, pdata, pdata_len,
+				  conn->obj.adapter->info.MaxCalleeData);
+	if (status)
+		return status;
+	/* The request carried the peer's limits: cap ours by them. */
+	conn->ird = min(conn->ird, need_ird);
+	conn->ord = min(conn->ord, allow_ord);
+	conn->param.responder_resources = conn->ird;
+	conn->param.initiator_depth = conn->ord;
+	conn->disc_cb = cb;
+	conn->disc_cb_ex = cb_ex;
+	conn->disc_ctx = ctx;
+	status = ndk_conn_begin(conn, NDK_CONN_REQUESTED, NDK_CONN_ACCEPTING,
+				RequestCompletion, RequestContext);
+	if (status != STATUS_PENDING)
+		return status;
+	ndk_conn_take_qp(conn, pNdkQp);
+	queue_work(ndk_wq, &conn->work);
+	return STATUS_PENDING;
+}
+
+static NTSTATUS ndk_accept(NDK_CONNECTOR *pNdkConnector, NDK_QP *pNdkQp,
+			   ULONG InboundReadLimit, ULONG OutboundReadLimit,
+			   const PVOID pPrivateData, ULONG PrivateDataLength,
+			   NDK_FN_DISCONNECT_EVENT_CALLBACK DisconnectEvent,
+			   PVOID DisconnectEventContext,
+			   NDK_FN_REQUEST_COMPLETION RequestCompletion,
+			   PVOID RequestContext)
+{
+	return ndk_accept_common(to_conn(pNdkConnector), pNdkQp,
+				 InboundReadLimit, OutboundReadLimit,
+				 pPrivateData, PrivateDataLength,
+				 DisconnectEvent, NULL, DisconnectEventContext,
+				 RequestCompletion, RequestContext);
+}
+
+static NTSTATUS ndk_accept_ex(NDK_CONNECTOR *pNdkConnector, NDK_QP *pNdkQp,
+			      ULONG InboundReadLimit, ULONG OutboundReadLimit,
+			      const PVOID pPrivateData, ULONG PrivateDataLength,
+			      NDK_FN_DISCONNECT_EVENT_CALLBACK_EX DisconnectEvent,
+			      PVOID DisconnectEventContext,
+			      NDK_FN_REQUEST_COMPLETION RequestCompletion,
+			      PVOID RequestContext)
+{
+	return ndk_accept_common(to_conn(pNdkConnector), pNdkQp,
+				 InboundReadLimit, OutboundReadLimit,
+				 pPrivateData, PrivateDataLength, NULL,
+				 DisconnectEvent, DisconnectEventContext,
+				 RequestCompletion, RequestContext);
+}
+
+/* Refuse a request; the reject itself is sent from ndk_wq. */
+static NTSTATUS ndk_reject(NDK_CONNECTOR *pNdkConnector,
+			   const PVOID pPrivateData, ULONG PrivateDataLength)
+{
+	struct ndk_connector *conn = to_conn(pNdkConnector);
+	unsigned long flags;
+
+	if (PrivateDataLength > conn->obj.adapter->info.MaxCalleeData ||
+	    (PrivateDataLength && !pPrivateData))
+		return STATUS_INVALID_BUFFER_SIZE;
+	spin_lock_irqsave(&conn->lock, flags);
+	if (conn->state != NDK_CONN_REQUESTED) {
+		spin_unlock_irqrestore(&conn->lock, flags);
+		return STATUS_CONNECTION_INVALID;
+	}
+	memcpy(conn->pdata, pPrivateData, PrivateDataLength);
+	conn->param.private_data_len = PrivateDataLength;
+	conn->state = NDK_CONN_REJECTING;
+	spin_unlock_irqrestore(&conn->lock, flags);
+	ndk_obj_get(&conn->obj);
+	queue_work(ndk_wq, &conn->work);
+	return STATUS_SUCCESS;
+}
+
+/* The RDS protocol of the NdkGetConnectionData page. */
+static NTSTATUS ndk_get_connection_data(NDK_CONNECTOR *pNdkConnector,
+					ULONG *pInboundReadLimit,
+					ULONG *pOutboundReadLimit,
+					PVOID pPrivateData,
+					ULONG *pPrivateDataLength)
+{
+	struct ndk_connector *conn = to_conn(pNdkConnector);
+	ULONG have;
+
+	if (!pPrivateDataLength || (!pPrivateData && *pPrivateDataLength))
+		return STATUS_INVALID_PARAMETER;
+	if (READ_ONCE(conn->state) == NDK_CONN_IDLE ||
+	    READ_ONCE(conn->state) == NDK_CONN_CONNECTING)
+		return STATUS_CONNECTION_INVALID;
+	if (pInboundReadLimit)
+		*pInboundReadLimit = conn->ird;
+	if (pOutboundReadLimit)
+		*pOutboundReadLimit = conn->ord;
+	have = *pPrivateDataLength;
+	*pPrivateDataLength = conn->rds;
+	/* A NULL buffer of length zero asks for the RDS only. */
+	if (!pPrivateData)
+		return STATUS_SUCCESS;
+	memcpy(pPrivateData, conn->peer_pdata, min(have, conn->rds));
+	return have >= conn->rds ? STATUS_SUCCESS : STATUS_BUFFER_TOO_SMALL;
+}
+
+static NTSTATUS ndk_conn_get_local_address(NDK_CONNECTOR *pNdkConnector,
+					   PSOCKADDR pAddress,
+					   ULONG *pAddressLength)
+{
+	struct ndk_connector *conn = to_conn(pNdkConnector);
+
+	return ndk_copy_addr((struct sockaddr *)&conn->id->route.addr.src_addr,
+			     pAddress, pAddressLength);
+}
+
+static NTSTATUS ndk_conn_get_peer_address(NDK_CONNECTOR *pNdkConnector,
+					  PSOCKADDR pAddress,
+					  ULONG *pAddressLength)
+{
+	struct ndk_connector *conn = to_conn(pNdkConnector);
+
+	return ndk_copy_addr((struct sockaddr *)&conn->id->route.addr.dst_addr,
+			     pAddress, pAddressLength);
+}
+
+/* Graceful disconnect; completes when rdma_cm reports the disconnection. */
+static NTSTATUS ndk_disconnect(NDK_CONNECTOR *pNdkConnector,
+			       NDK_FN_REQUEST_COMPLETION RequestCompletion,
+			       PVOID RequestContext)
+{
+	struct ndk_connector *conn = to_conn(pNdkConnector);
+	NTSTATUS status;
+
+	if (!RequestCompletion)
+		return STATUS_INVALID_PARAMETER;
+	/* Already disconnected by the peer: nothing left to do. */
+	if (READ_ONCE(conn->state) == NDK_CONN_DONE)
+		return STATUS_SUCCESS;
+	status = ndk_conn_begin(conn, NDK_CONN_ESTABLISHED,
+				NDK_CONN_DISCONNECTING, RequestCompletion,
+				RequestContext);
+	if (status == STATUS_PENDING)
+		queue_work(ndk_wq, &conn->work);
+	return status;
+}
+
+static const NDK_CONNECTOR_DISPATCH ndk_connector_dispatch = {
+	.NdkCloseConnector = ndk_close_object,
+	.NdkQueryExtension = ndk_query_extension,
+	.NdkConnect = ndk_connect,
+	.NdkConnectWithSharedEndpoint = ndk_connect_with_shared_endpoint,
+	.NdkCompleteConnect = ndk_complete_connect,
+	.NdkAccept = ndk_accept,
+	.NdkReject = ndk_reject,
+	.NdkGetConnectionData = ndk_get_connection_data,
+	.NdkGetLocalAddress = ndk_conn_get_local_address,
+	.NdkGetPeerAddress = ndk_conn_get_peer_address,
+	.NdkDisconnect = ndk_disconnect,
+	.NdkCompleteConnectEx = ndk_complete_connect_ex,
+	.NdkAcceptEx = ndk_accept_ex,
+};
+
+NDK_OBJ_CHECK_LAYOUT(struct ndk_connector);
+
+static int ndk_conn_create(struct ndk_obj *obj)
+{
+	struct ndk_connector *conn = container_of(obj, struct ndk_connector,
+						  obj);
+	struct rdma_cm_id *id;
+
+	id = rdma_create_id(&init_net, ndk_cm_handler, conn, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	conn->id = id;
+	return 0;
+}
+
+/*
+ * Destroying the id waits for a running event handler and cancels the
+ * connection (a request never answered is rejected). Then the QP, now
+ * unconnected, is flushed and released.
+ */
+static void ndk_conn_destroy(struct ndk_obj *obj)
+{
+	struct ndk_connector *conn = container_of(obj, struct ndk_connector,
+						  obj);
+
+	if (conn->id)
+		rdma_destroy_id(conn->id);
+	if (conn->qp) {
+		ndk_conn_flush_qp(conn);
+		ndk_obj_put(&conn->qp->obj);
+	}
+}
+
+static void ndk_conn_free(struct ndk_obj *obj)
+{
+	kfree(container_of(obj, struct ndk_connector, obj));
+}
+
+static const struct ndk_obj_ops ndk_conn_ops = {
+	.create = ndk_conn_create,
+	.destroy = ndk_conn_destroy,
+	.free = ndk_conn_free,
+};
+
+/**
+ * ndk_connector_alloc() - a connector not yet tied to an rdma_cm id
+ * @adapter: its adapter
+ * @gfp: allocation context
+ *
+ * Return: the connector, or NULL.
+ */
+struct ndk_connector *ndk_connector_alloc(struct ndk_adapter *adapter,
+					  gfp_t gfp)
+{
+	struct ndk_connector *conn = kzalloc(sizeof(*conn), gfp);
+
+	if (!conn)
+		return NULL;
+	conn->ndk.Dispatch = &ndk_connector_dispatch;
+	conn->iwarp = rdma_protocol_iwarp(adapter->ibdev, adapter->port);
+	conn->state = NDK_CONN_IDLE;
+	spin_lock_init(&conn->lock);
+	INIT_WORK(&conn->work, ndk_conn_work);
+	INIT_WORK(&conn->drep_work, ndk_conn_drep_work);
+	ndk_obj_init(&conn->obj, &conn->ndk.Header, NdkObjectTypeConnector,
+		     &ndk_conn_ops, &adapter->obj);
+	return conn;
+}
+
+/**
+ * ndk_create_connector() - NdkCreateConnector
+ * @pNdkAdapter: the adapter
+ * @CreateCompletion: called with the new connector, from ndk_wq
+ * @RequestContext: passed back to @CreateCompletion
+ * @ppNdkConnector: unused; creation always completes asynchronously
+ *
+ * Callable from atomic context.
+ *
+ * Return: STATUS_PENDING, STATUS_INVALID_PARAMETER or
+ * STATUS_INSUFFICIENT_RESOURCES.
+ */
+NTSTATUS ndk_create_connector(NDK_ADAPTER *pNdkAdapter,
+			      NDK_FN_CREATE_COMPLETION CreateCompletion,
+			      PVOID RequestContext,
+			      NDK_CONNECTOR **ppNdkConnector)
+{
+	struct ndk_connector *conn;
+
+	if (!pNdkAdapter || !CreateCompletion)
+		return STATUS_INVALID_PARAMETER;
+	conn = ndk_connector_alloc(container_of(pNdkAdapter,
+						struct ndk_adapter, ndk),
+				   GFP_ATOMIC);
+	if (!conn)
+		return STATUS_INSUFFICIENT_RESOURCES;
+	return ndk_obj_create_async(&conn->obj, CreateCompletion,
+				    RequestContext);
+}
+
+/**
+ * ndk_connector_adopt() - give an incoming request's id to a connector
+ * @conn: a connector from ndk_connector_alloc()
+ * @id: the new id of the request
+ * @ev: the connect request event
+ *
+ * Called from the rdma_cm handler of @id. From now on @id's events go to
+ * @conn, which the consumer may accept or reject.
+ */
+void ndk_connector_adopt(struct ndk_connector *conn, struct rdma_cm_id *id,
+			 struct rdma_cm_event *ev)
+{
+	const NDK_ADAPTER_INFO *info = &conn->obj.adapter->info;
+
+	conn->id = id;
+	id->context = conn;
+	/*
+	 * From our side: the reads the peer will issue and the reads it
+	 * allows us; NdkAccept caps the consumer's limits by them.
+	 */
+	conn->ird = min_t(u32, ev->param.conn.responder_resources,
+			  info->MaxInboundReadLimit);
+	conn->ord = min_t(u32, ev->param.conn.initiator_depth,
+			  info->MaxOutboundReadLimit);
+	conn->rds = min_t(u32, ev->param.conn.private_data_len,
+			  NDK_PDATA_MAX);
+	if (ev->param.conn.private_data)
+		memcpy(conn->peer_pdata, ev->param.conn.private_data,
+		       conn->rds);
+	conn->state = NDK_CONN_REQUESTED;
+	conn->obj.state = NDK_OBJ_LIVE;
+}

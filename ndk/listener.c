@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * NDK_LISTENER on a listening rdma_cm id.
+ *
+ * Every incoming request becomes a provider-created connector handed to
+ * the consumer's connect event callback. Those connectors are successors
+ * of the listener: its close, and the release of its address, wait for
+ * them. A paused or closing listener refuses requests as if nobody
+ * listened.
+ */
+#include "ndk_priv.h"
+
+static struct ndk_listener *to_listener(NDK_LISTENER *l)
+{
+	return container_of(l, struct ndk_listener, ndk);
+}
+
+/**
+ * ndk_listener_request() - a connect request reached the listener
+ * @listener: the listener (the new id's inherited context)
+ * @id: the request's new id
+ * @ev: the request
+ *
+ * Runs in @id's rdma_cm handler.
+ *
+ * Return: 0 when a connector took the request; non-zero refuses it and
+ * makes rdma_cm destroy @id.
+ */
+int ndk_listener_request(struct ndk_listener *listener,
+			 struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct ndk_connector *conn;
+
+	if (READ_ONCE(listener->closing) || READ_ONCE(listener->paused))
+		return -ECONNREFUSED;
+	conn = ndk_connector_alloc(listener->obj.adapter, GFP_KERNEL);
+	if (!conn)
+		return -ENOMEM;
+	ndk_obj_add_antecedent(&conn->obj, &listener->obj);
+	ndk_connector_adopt(conn, id, ev);
+	/* The consumer owns the connector from here and may close it. */
+	listener->event_cb(listener->event_ctx, &conn->ndk);
+	return 0;
+}
+
+static void ndk_listen_work(struct work_struct *work)
+{
+	struct ndk_listener *l = container_of(work, struct ndk_listener, work);
+	NDK_FN_REQUEST_COMPLETION cb = l->listen_cb;
+	void *ctx = l->listen_ctx;
+	NTSTATUS status = STATUS_SUCCESS;
+	int err;
+
+	err = rdma_bind_addr(l->id, (struct sockaddr *)&l->addr);
+	if (err == -EADDRINUSE)
+		status = STATUS_SHARING_VIOLATION;
+	else if (err == -EADDRNOTAVAIL || err == -ENODEV)
+		status = STATUS_INVALID_ADDRESS;
+	else if (err)
+		status = ndk_status_from_errno(err);
+	else if (l->id->device && l->id->device != l->obj.adapter->ibdev)
+		status = STATUS_INVALID_ADDRESS;
+	if (!status) {
+		err = rdma_listen(l->id, 128);
+		status = err == -EADDRINUSE ? STATUS_SHARING_VIOLATION :
+					      ndk_status_from_errno(err);
+	}
+	cb(ctx, status);
+	ndk_obj_put(&l->obj);
+}
+
+static NTSTATUS ndk_listen(NDK_LISTENER *pNdkListener,
+			   const PSOCKADDR pAddress, ULONG AddressLength,
+			   NDK_FN_REQUEST_COMPLETION RequestCompletion,
+			   PVOID RequestContext)
+{
+	struct ndk_listener *l = to_listener(pNdkListener);
+	ULONG len = ndk_addr_len(pAddress, AddressLength);
+
+	if (!RequestCompletion || !len)
+		return STATUS_INVALID_PARAMETER;
+	if (l->listen_cb)
+		return STATUS_INVALID_DEVICE_STATE;
+	memcpy(&l->addr, pAddress, len);
+	l->listen_cb = RequestCompletion;
+	l->listen_ctx = RequestContext;
+	ndk_obj_get(&l->obj);
+	queue_work(ndk_wq, &l->work);
+	return STATUS_PENDING;
+}
+
+static NTSTATUS ndk_listener_get_local_address(NDK_LISTENER *pNdkListener,
+					       PSOCKADDR pAddress,
+					       ULONG *pAddressLength)
+{
+	struct ndk_listener *l = to_listener(pNdkListener);
+
+	return ndk_copy_addr((struct sockaddr *)&l->id->route.addr.src_addr,
+			     pAddress, pAddressLength);
+}
+
+/* While paused, requests are refused as if nobody listened. */
+static void ndk_control_connect_events(NDK_LISTENER *pNdkListener,
+				       BOOLEAN Pause)
+{
+	WRITE_ONCE(to_listener(pNdkListener)->paused, !!Pause);
+}
+
+static const NDK_LISTENER_DISPATCH ndk_listener_dispatch = {
+	.NdkCloseListener = ndk_close_object,
+	.NdkQueryExtension = ndk_query_extension,
+	.NdkListen = ndk_listen,
+	.NdkGetLocalAddress = ndk_listener_get_local_address,
+	.NdkControlConnectEvents = ndk_control_connect_events,
+};
+
+NDK_OBJ_CHECK_LAYOUT(struct ndk_listener);
+
+/* Refuse new requests at once, even while accepted ones keep it alive. */
+static void ndk_listener_close(struct ndk_obj *obj)
+{
+	WRITE_ONCE(container_of(obj, struct ndk_listener, obj)->closing, true);
+}
+
+static int ndk_listener_create(struct ndk_obj *obj)
+{
+	struct ndk_listener *l = container_of(obj, struct ndk_listener, obj);
+	struct rdma_cm_id *id;
+
+	id = rdma_create_id(&init_net, ndk_cm_handler, l, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	l->id = id;
+	return 0;
+}
+
+static void ndk_listener_destroy(struct ndk_obj *obj)
+{
+	struct ndk_listener *l = container_of(obj, struct ndk_listener, obj);
+
+	if (l->id)
+		rdma_destroy_id(l->id);
+}
+
+static void ndk_listener_free(struct ndk_obj *obj)
+{
+	kfree(container_of(obj, struct ndk_listener, obj));
+}
+
+static const struct ndk_obj_ops ndk_listener_ops = {
+	.close = ndk_listener_close,
+	.create = ndk_listener_create,
+	.destroy = ndk_listener_destroy,
+	.free = ndk_listener_free,
+};
+
+/**
+ * ndk_create_listener() - NdkCreateListener
+ * @pNdkAdapter: the adapter
+ * @ConnectEvent: called with a new connector for each incoming request
+ * @ConnectEventContext: its context
+ * @CreateCompletion: called with the new listener, from ndk_wq
+ * @RequestContext: passed back to @CreateCompletion
+ * @ppNdkListener: unused; creation always completes asynchronously
+ *
+ * Callable from atomic context.
+ *
+ * Return: STATUS_PENDING, STATUS_INVALID_PARAMETER or
+ * STATUS_INSUFFICIENT_RESOURCES.
+ */
+NTSTATUS ndk_create_listener(NDK_ADAPTER *pNdkAdapter,
+			     NDK_FN_CONNECT_EVENT_CALLBACK ConnectEvent,
+			     PVOID ConnectEventContext,
+			     NDK_FN_CREATE_COMPLETION CreateCompletion,
+			     PVOID RequestContext,
+			     NDK_LISTENER **ppNdkListener)
+{
+	struct ndk_adapter *adapter;
+	struct ndk_listener *l;
+
+	if (!pNdkAdapter || !ConnectEvent || !CreateCompletion)
+		return STATUS_INVALID_PARAMETER;
+	adapter = container_of(pNdkAdapter, struct ndk_adapter, ndk);
+	l = kzalloc(sizeof(*l), GFP_ATOMIC);
+	if (!l)
+		return STATUS_INSUFFICIENT_RESOURCES;
+	l->ndk.Dispatch = &ndk_listener_dispatch;
+	l->event_cb = ConnectEvent;
+	l->event_ctx = ConnectEventContext;
+	INIT_WORK(&l->work, ndk_listen_work);
+	ndk_obj_init(&l->obj, &l->ndk.Header, NdkObjectTypeListener,
+		     &ndk_listener_ops, &adapter->obj);
+	return ndk_obj_create_async(&l->obj, CreateCompletion,
+				    RequestContext);
+}

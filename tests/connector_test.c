@@ -1,0 +1,529 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ndk_connector: connections over rdma_cm between two QPs of the same
+ * adapter (loopback through rxe): the NDK handshake, private data and
+ * read limits, reject, refusal, disconnect, and listener lifetime.
+ */
+#include <linux/delay.h>
+#include <linux/inetdevice.h>
+#include <linux/netdevice.h>
+#include <net/net_namespace.h>
+#include "ndk_tests.h"
+
+#define NDK_TEST_PORT	18515
+
+struct ndk_cenv {
+	NDK_ADAPTER *a;
+	NDK_PD *pd;
+	NDK_CQ *cq;
+	NDK_LISTENER *listener;
+	struct sockaddr_in addr;	/* the adapter's IPv4 address, port 0 */
+	/* the connector the listener handed over, and when */
+	NDK_CONNECTOR *incoming;
+	struct completion incoming_done;
+	/* what the connect event callback does with the request */
+	bool reject;
+	int disconnects;
+};
+
+static void ndk_conn_event_cb(PVOID ConnectEventContext,
+			      NDK_CONNECTOR *pNdkConnector)
+{
+	struct ndk_cenv *e = ConnectEventContext;
+
+	e->incoming = pNdkConnector;
+	if (e->reject)
+		pNdkConnector->Dispatch->NdkReject(pNdkConnector, "no thanks",
+						   10);
+	complete(&e->incoming_done);
+}
+
+static void ndk_disc_cb(PVOID DisconnectEventContext)
+{
+	struct ndk_cenv *e = DisconnectEventContext;
+
+	e->disconnects++;
+}
+
+static NDK_OBJECT_HEADER *ndk_create_with(struct kunit *test, NTSTATUS st,
+					  struct ndk_wait *w)
+{
+	KUNIT_ASSERT_EQ(test, st, STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(w));
+	KUNIT_ASSERT_EQ(test, w->status, STATUS_SUCCESS);
+	return w->obj;
+}
+
+static NDK_QP *ndk_cenv_qp(struct kunit *test, struct ndk_cenv *e)
+{
+	NDK_QP *unused = NULL;
+	struct ndk_wait w;
+
+	ndk_wait_init(&w);
+	return container_of(ndk_create_with(test,
+		e->pd->Dispatch->NdkCreateQp(e->pd, e->cq, e->cq, e, 8, 8, 1, 1,
+					     0, ndk_test_create_cb, &w,
+					     &unused), &w),
+		NDK_QP, Header);
+}
+
+static NDK_CONNECTOR *ndk_cenv_connector(struct kunit *test,
+					 struct ndk_cenv *e)
+{
+	NDK_CONNECTOR *unused = NULL;
+	struct ndk_wait w;
+
+	ndk_wait_init(&w);
+	return container_of(ndk_create_with(test,
+		e->a->Dispatch->NdkCreateConnector(e->a, ndk_test_create_cb, &w,
+						   &unused), &w),
+		NDK_CONNECTOR, Header);
+}
+
+/* Listen on the adapter's address at @port; returns the listen status. */
+static NTSTATUS ndk_cenv_listen(struct kunit *test, struct ndk_cenv *e,
+				NDK_LISTENER *l, u16 port)
+{
+	struct sockaddr_in sin = e->addr;
+	struct ndk_wait w;
+
+	sin.sin_port = htons(port);
+	ndk_wait_init(&w);
+	KUNIT_ASSERT_EQ(test, l->Dispatch->NdkListen(l, (PSOCKADDR)&sin,
+						     sizeof(sin),
+						     ndk_test_request_cb, &w),
+			STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
+	return w.status;
+}
+
+static NDK_LISTENER *ndk_cenv_listener(struct kunit *test, struct ndk_cenv *e)
+{
+	NDK_LISTENER *unused = NULL;
+	struct ndk_wait w;
+
+	ndk_wait_init(&w);
+	return container_of(ndk_create_with(test,
+		e->a->Dispatch->NdkCreateListener(e->a, ndk_conn_event_cb, e,
+						  ndk_test_create_cb, &w,
+						  &unused), &w),
+		NDK_LISTENER, Header);
+}
+
+static int ndk_conn_init_test(struct kunit *test)
+{
+	struct ndk_cenv *e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
+	struct net_device *ndev;
+
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	test->priv = e;
+	init_completion(&e->incoming_done);
+	e->a = ndk_test_open(test);
+	e->pd = container_of(ndk_test_create_pd(test, e->a), NDK_PD, Header);
+	e->cq = container_of(ndk_test_create_cq(test, e->a, 64), NDK_CQ,
+			     Header);
+	ndev = dev_get_by_index(&init_net, ndk_test_ifindex(test));
+	KUNIT_ASSERT_NOT_NULL(test, ndev);
+	e->addr.sin_family = AF_INET;
+	e->addr.sin_addr.s_addr = inet_select_addr(ndev, 0, RT_SCOPE_UNIVERSE);
+	dev_put(ndev);
+	KUNIT_ASSERT_NE(test, e->addr.sin_addr.s_addr, 0U);
+	e->listener = ndk_cenv_listener(test, e);
+	KUNIT_ASSERT_EQ(test, ndk_cenv_listen(test, e, e->listener,
+					      NDK_TEST_PORT),
+			STATUS_SUCCESS);
+	return 0;
+}
+
+static void ndk_conn_exit_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+
+	if (!e || !e->a)
+		return;
+	if (e->listener)
+		ndk_test_close(test, &e->listener->Header,
+			       e->listener->Dispatch->NdkCloseListener);
+	if (e->cq)
+		ndk_test_close(test, &e->cq->Header, e->cq->Dispatch->NdkCloseCq);
+	if (e->pd)
+		ndk_test_close(test, &e->pd->Header, e->pd->Dispatch->NdkClosePd);
+	ndk_close_adapter(e->a);
+}
+
+/* Start NdkConnect to the test listener from the adapter's address. */
+static NTSTATUS ndk_cenv_connect(struct ndk_cenv *e, NDK_CONNECTOR *c,
+				 NDK_QP *qp, u16 port, const void *pdata,
+				 ULONG len, struct ndk_wait *w)
+{
+	struct sockaddr_in src = e->addr, dst = e->addr;
+
+	dst.sin_port = htons(port);
+	return c->Dispatch->NdkConnect(c, qp, (PSOCKADDR)&src, sizeof(src),
+				       (PSOCKADDR)&dst, sizeof(dst), 4, 4,
+				       (PVOID)pdata, len, ndk_test_request_cb,
+				       w);
+}
+
+static void ndk_close_all(struct kunit *test, NDK_CONNECTOR *c, NDK_QP *qp)
+{
+	if (c)
+		ndk_test_close(test, &c->Header, c->Dispatch->NdkCloseConnector);
+	if (qp)
+		ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
+}
+
+/* Send @len bytes from @from's QP to @to's QP with raw verbs and reap. */
+static void ndk_conn_traffic(struct kunit *test, struct ndk_cenv *e,
+			     NDK_QP *from, NDK_QP *to)
+{
+	struct ib_qp *sq = container_of(from, struct ndk_qp, ndk)->ibqp;
+	struct ib_qp *rq = container_of(to, struct ndk_qp, ndk)->ibqp;
+	struct ib_device *dev = sq->device;
+	u8 *buf = kunit_kzalloc(test, 64, GFP_KERNEL);
+	struct ib_sge ssge, rsge;
+	struct ib_send_wr swr = {};
+	struct ib_recv_wr rwr = {};
+	unsigned long end;
+	NDK_RESULT r[2];
+	u64 dma;
+	ULONG n = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	memcpy(buf, "ndk says hi", 12);
+	dma = ib_dma_map_single(dev, buf, 64, DMA_BIDIRECTIONAL);
+	KUNIT_ASSERT_FALSE(test, ib_dma_mapping_error(dev, dma));
+	rsge = (struct ib_sge){ dma + 32, 32, sq->pd->local_dma_lkey };
+	ssge = (struct ib_sge){ dma, 12, sq->pd->local_dma_lkey };
+	rwr.wr_id = 1;
+	rwr.sg_list = &rsge;
+	rwr.num_sge = 1;
+	swr.wr_id = 2;
+	swr.sg_list = &ssge;
+	swr.num_sge = 1;
+	swr.opcode = IB_WR_SEND;
+	swr.send_flags = IB_SEND_SIGNALED;
+	KUNIT_ASSERT_EQ(test, ib_post_recv(rq, &rwr, NULL), 0);
+	KUNIT_ASSERT_EQ(test, ib_post_send(sq, &swr, NULL), 0);
+	end = jiffies + NDK_TEST_TIMEOUT;
+	while (n < 2 && time_before(jiffies, end)) {
+		n += e->cq->Dispatch->NdkGetCqResults(e->cq, r + n, 2 - n);
+		if (n < 2)
+			msleep(5);
+	}
+	ib_dma_unmap_single(dev, dma, 64, DMA_BIDIRECTIONAL);
+	KUNIT_ASSERT_EQ(test, n, 2U);
+	KUNIT_EXPECT_EQ(test, r[0].Status, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, r[1].Status, STATUS_SUCCESS);
+	NDK_EXPECT_MEMEQ(test, buf + 32, "ndk says hi", 12);
+}
+
+/*
+ * The whole NDK handshake: Connect completes when the peer accepted,
+ * both sides read the other's private data and the effective limits,
+ * CompleteConnect and Accept complete, data flows, and a disconnect
+ * from the active side reaches the passive side's callback once.
+ */
+static void ndk_conn_connect_accept_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_CONNECTOR *c = ndk_cenv_connector(test, e);
+	NDK_QP *aqp = ndk_cenv_qp(test, e), *pqp = ndk_cenv_qp(test, e);
+	struct ndk_wait cw, aw, ccw, dw;
+	struct sockaddr_in local, peer;
+	ULONG ird = 0, ord = 0, len;
+	NDK_CONNECTOR *in;
+	u8 *pdata = kunit_kzalloc(test, 256, GFP_KERNEL);
+
+	ndk_wait_init(&cw);
+	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c, aqp, NDK_TEST_PORT,
+					       "hello", 6, &cw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&e->incoming_done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	in = e->incoming;
+	KUNIT_EXPECT_EQ(test, in->Header.ObjectType, NdkObjectTypeConnector);
+
+	/* The request's private data, padded to what the CM REQ carries. */
+	KUNIT_ASSERT_NOT_NULL(test, pdata);
+	len = 256;
+	KUNIT_ASSERT_EQ(test, in->Dispatch->NdkGetConnectionData(in, &ird,
+								 &ord, pdata,
+								 &len),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, len, 56U);
+	NDK_EXPECT_MEMEQ(test, pdata, "hello", 6);
+	KUNIT_EXPECT_EQ(test, ird, 4U);
+	KUNIT_EXPECT_EQ(test, ord, 4U);
+
+	ndk_wait_init(&aw);
+	KUNIT_ASSERT_EQ(test, in->Dispatch->NdkAccept(in, pqp, 2, 8, "world", 6,
+						      ndk_disc_cb, e,
+						      ndk_test_request_cb, &aw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw));
+	KUNIT_ASSERT_EQ(test, cw.status, STATUS_SUCCESS);
+
+	len = 256;
+	KUNIT_ASSERT_EQ(test, c->Dispatch->NdkGetConnectionData(c, &ird, &ord,
+								pdata, &len),
+			STATUS_SUCCESS);
+	NDK_EXPECT_MEMEQ(test, pdata, "world", 6);
+	/* Our ORD is capped by the peer's IRD of 2, our IRD by its ORD. */
+	KUNIT_EXPECT_EQ(test, ord, 2U);
+	KUNIT_EXPECT_EQ(test, ird, 4U);
+
+	ndk_wait_init(&ccw);
+	KUNIT_ASSERT_EQ(test, c->Dispatch->NdkCompleteConnect(c, NULL, NULL,
+							      ndk_test_request_cb,
+							      &ccw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&ccw));
+	KUNIT_EXPECT_EQ(test, ccw.status, STATUS_SUCCESS);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&aw));
+	KUNIT_EXPECT_EQ(test, aw.status, STATUS_SUCCESS);
+
+	len = sizeof(local);
+	KUNIT_EXPECT_EQ(test, c->Dispatch->NdkGetLocalAddress(c,
+							      (PSOCKADDR)&local,
+							      &len),
+			STATUS_SUCCESS);
+	len = sizeof(peer);
+	KUNIT_EXPECT_EQ(test, c->Dispatch->NdkGetPeerAddress(c,
+							     (PSOCKADDR)&peer,
+							     &len),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ntohs(peer.sin_port), NDK_TEST_PORT);
+	KUNIT_EXPECT_NE(test, local.sin_port, 0);
+
+	ndk_conn_traffic(test, e, aqp, pqp);
+	ndk_conn_traffic(test, e, pqp, aqp);
+
+	ndk_wait_init(&dw);
+	KUNIT_ASSERT_EQ(test, c->Dispatch->NdkDisconnect(c, ndk_test_request_cb,
+							 &dw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&dw));
+	KUNIT_EXPECT_EQ(test, dw.status, STATUS_SUCCESS);
+	msleep(200);
+	KUNIT_EXPECT_EQ(test, e->disconnects, 1);
+
+	ndk_close_all(test, in, pqp);
+	ndk_close_all(test, c, aqp);
+}
+
+/* nd_conn_reject: the active side reads the reject's private data. */
+static void nd_conn_reject(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_CONNECTOR *c = ndk_cenv_connector(test, e);
+	NDK_QP *qp = ndk_cenv_qp(test, e);
+	struct ndk_wait cw;
+	u8 pdata[256];
+	ULONG len = sizeof(pdata);
+
+	e->reject = true;
+	ndk_wait_init(&cw);
+	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c, qp, NDK_TEST_PORT, NULL,
+					       0, &cw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw));
+	KUNIT_EXPECT_EQ(test, cw.status, STATUS_CONNECTION_REFUSED);
+	KUNIT_EXPECT_EQ(test, c->Dispatch->NdkGetConnectionData(c, NULL, NULL,
+								pdata, &len),
+			STATUS_SUCCESS);
+	NDK_EXPECT_MEMEQ(test, pdata, "no thanks", 10);
+	ndk_close_all(test, e->incoming, NULL);
+	ndk_close_all(test, c, qp);
+}
+
+/* Nobody listens on the port: the peer's CM refuses. */
+static void ndk_conn_refused_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_CONNECTOR *c = ndk_cenv_connector(test, e);
+	NDK_QP *qp = ndk_cenv_qp(test, e);
+	struct ndk_wait cw;
+
+	ndk_wait_init(&cw);
+	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c, qp, NDK_TEST_PORT + 1,
+					       NULL, 0, &cw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw));
+	KUNIT_EXPECT_EQ(test, cw.status, STATUS_CONNECTION_REFUSED);
+	ndk_close_all(test, c, qp);
+}
+
+/* nd_large_private_data: the largest allowed is sent; one more fails. */
+static void nd_large_private_data(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_CONNECTOR *c = ndk_cenv_connector(test, e);
+	NDK_QP *qp = ndk_cenv_qp(test, e);
+	NDK_ADAPTER_INFO info;
+	ULONG size = sizeof(info), len;
+	struct ndk_wait cw;
+	u8 *big = kunit_kzalloc(test, 300, GFP_KERNEL);
+	u8 *got = kunit_kzalloc(test, 300, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, big);
+	KUNIT_ASSERT_NOT_NULL(test, got);
+	KUNIT_ASSERT_EQ(test, e->a->Dispatch->NdkQueryAdapterInfo(e->a, &info,
+								  &size),
+			STATUS_SUCCESS);
+	memset(big, 0x5a, 300);
+	ndk_wait_init(&cw);
+	KUNIT_EXPECT_EQ(test, ndk_cenv_connect(e, c, qp, NDK_TEST_PORT, big,
+					       info.MaxCallerData + 1, &cw),
+			STATUS_INVALID_BUFFER_SIZE);
+	e->reject = true;
+	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c, qp, NDK_TEST_PORT, big,
+					       info.MaxCallerData, &cw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&e->incoming_done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw));
+	len = 0;
+	/* RDS first: NULL buffer, zero length. */
+	KUNIT_EXPECT_EQ(test, e->incoming->Dispatch->NdkGetConnectionData(
+				e->incoming, NULL, NULL, NULL, &len),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, len, info.MaxCallerData);
+	len = 8;
+	KUNIT_EXPECT_EQ(test, e->incoming->Dispatch->NdkGetConnectionData(
+				e->incoming, NULL, NULL, got, &len),
+			STATUS_BUFFER_TOO_SMALL);
+	KUNIT_EXPECT_EQ(test, len, info.MaxCallerData);
+	NDK_EXPECT_MEMEQ(test, got, big, 8);
+	len = 300;
+	KUNIT_EXPECT_EQ(test, e->incoming->Dispatch->NdkGetConnectionData(
+				e->incoming, NULL, NULL, got, &len),
+			STATUS_SUCCESS);
+	NDK_EXPECT_MEMEQ(test, got, big, info.MaxCallerData);
+	ndk_close_all(test, e->incoming, NULL);
+	ndk_close_all(test, c, qp);
+}
+
+/* nd_dual_listen: a second listen on the same address and port fails. */
+static void nd_dual_listen(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_LISTENER *l = ndk_cenv_listener(test, e);
+
+	KUNIT_EXPECT_EQ(test, ndk_cenv_listen(test, e, l, NDK_TEST_PORT),
+			STATUS_SHARING_VIOLATION);
+	ndk_test_close(test, &l->Header, l->Dispatch->NdkCloseListener);
+}
+
+struct ndk_cic {
+	struct ndk_wait close;
+	NDK_CONNECTOR *c;
+	NTSTATUS status, close_status;
+	struct completion done;
+};
+
+static void ndk_cic_cb(PVOID Context, NTSTATUS Status)
+{
+	struct ndk_cic *t = Context;
+
+	t->status = Status;
+	t->close_status = t->c->Dispatch->NdkCloseConnector(&t->c->Header,
+							    ndk_test_close_cb,
+							    &t->close);
+	complete(&t->done);
+}
+
+/* The consumer may close the connector inside its connect completion. */
+static void ndk_conn_close_in_connect_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_QP *qp = ndk_cenv_qp(test, e);
+	struct sockaddr_in src = e->addr, dst = e->addr;
+	struct ndk_cic t = {};
+
+	t.c = ndk_cenv_connector(test, e);
+	ndk_wait_init(&t.close);
+	init_completion(&t.done);
+	dst.sin_port = htons(NDK_TEST_PORT + 1);
+	KUNIT_ASSERT_EQ(test, t.c->Dispatch->NdkConnect(t.c, qp,
+							(PSOCKADDR)&src,
+							sizeof(src),
+							(PSOCKADDR)&dst,
+							sizeof(dst), 1, 1,
+							NULL, 0, ndk_cic_cb,
+							&t),
+			STATUS_PENDING);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&t.done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	KUNIT_EXPECT_EQ(test, t.status, STATUS_CONNECTION_REFUSED);
+	KUNIT_EXPECT_EQ(test, t.close_status, STATUS_PENDING);
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&t.close));
+	ndk_close_all(test, NULL, qp);
+}
+
+/*
+ * A listener's close waits for the connectors it handed out, and refuses
+ * new requests from the moment it starts.
+ */
+static void ndk_conn_listener_close_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_CONNECTOR *c = ndk_cenv_connector(test, e);
+	NDK_CONNECTOR *c2 = ndk_cenv_connector(test, e);
+	NDK_QP *qp = ndk_cenv_qp(test, e), *qp2 = ndk_cenv_qp(test, e);
+	struct ndk_wait cw, cw2, lw;
+
+	ndk_wait_init(&cw);
+	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c, qp, NDK_TEST_PORT, NULL,
+					       0, &cw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&e->incoming_done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+
+	ndk_wait_init(&lw);
+	KUNIT_ASSERT_EQ(test, e->listener->Dispatch->NdkCloseListener(
+				&e->listener->Header, ndk_test_close_cb, &lw),
+			STATUS_PENDING);
+	e->listener = NULL;
+	/* A new request is refused while the close is pending. */
+	reinit_completion(&e->incoming_done);
+	ndk_wait_init(&cw2);
+	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c2, qp2, NDK_TEST_PORT, NULL,
+					       0, &cw2),
+			STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw2));
+	KUNIT_EXPECT_EQ(test, cw2.status, STATUS_CONNECTION_REFUSED);
+	KUNIT_EXPECT_FALSE(test, completion_done(&e->incoming_done));
+	KUNIT_EXPECT_EQ(test, wait_for_completion_timeout(&lw.done, HZ / 5),
+			0UL);
+
+	/* Closing the unanswered request rejects it. */
+	ndk_close_all(test, e->incoming, NULL);
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&lw));
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw));
+	KUNIT_EXPECT_EQ(test, cw.status, STATUS_CONNECTION_REFUSED);
+	ndk_close_all(test, c, qp);
+	ndk_close_all(test, c2, qp2);
+}
+
+static struct kunit_case ndk_connector_cases[] = {
+	KUNIT_CASE(ndk_conn_connect_accept_test),
+	KUNIT_CASE(nd_conn_reject),
+	KUNIT_CASE(ndk_conn_refused_test),
+	KUNIT_CASE(nd_large_private_data),
+	KUNIT_CASE(nd_dual_listen),
+	KUNIT_CASE(ndk_conn_close_in_connect_test),
+	KUNIT_CASE(ndk_conn_listener_close_test),
+	{}
+};
+
+struct kunit_suite ndk_connector_suite = {
+	.name = "ndk_connector",
+	.init = ndk_conn_init_test,
+	.exit = ndk_conn_exit_test,
+	.test_cases = ndk_connector_cases,
+};
