@@ -18,6 +18,8 @@
  * any ndk lock held. rdma_destroy_id() runs only from the close work.
  */
 #include <linux/inet.h>
+#include <net/ip6_route.h>
+#include <net/route.h>
 #include <rdma/ib_cm.h>
 #include "ndk_priv.h"
 
@@ -80,6 +82,54 @@ NTSTATUS ndk_copy_addr(const struct sockaddr *addr, PSOCKADDR pAddress,
 	return STATUS_SUCCESS;
 }
 
+/**
+ * ndk_bind_status() - NTSTATUS of a failure to take a local address
+ * @err: errno from rdma_bind_addr() or rdma_listen()
+ *
+ * Return: STATUS_SHARING_VIOLATION for an address in use,
+ * STATUS_INVALID_ADDRESS for one this adapter does not own, else the
+ * general translation.
+ */
+NTSTATUS ndk_bind_status(int err)
+{
+	switch (err) {
+	case -EADDRINUSE:
+		return STATUS_SHARING_VIOLATION;
+	case -EADDRNOTAVAIL:
+	case -ENODEV:
+		return STATUS_INVALID_ADDRESS;
+	default:
+		return ndk_status_from_errno(err);
+	}
+}
+
+/*
+ * rdma_cm retries a destination without a route until its timeout; ask
+ * the routing table first so that the consumer hears the real reason.
+ */
+static int ndk_route_check(const struct sockaddr *dst)
+{
+	const struct sockaddr_in6 *d6 = (const struct sockaddr_in6 *)dst;
+	const struct sockaddr_in *d4 = (const struct sockaddr_in *)dst;
+	struct flowi6 fl6 = {};
+	struct dst_entry *de;
+	struct rtable *rt;
+	int err;
+
+	if (dst->sa_family == AF_INET) {
+		rt = ip_route_output(&init_net, d4->sin_addr.s_addr, 0, 0, 0);
+		if (IS_ERR(rt))
+			return PTR_ERR(rt);
+		ip_rt_put(rt);
+		return 0;
+	}
+	fl6.daddr = d6->sin6_addr;
+	de = ip6_route_output(&init_net, NULL, &fl6);
+	err = de->error;
+	dst_release(de);
+	return err;
+}
+
 /* Start a request: record its completion and keep the connector alive. */
 static NTSTATUS ndk_conn_begin(struct ndk_connector *conn,
 			       enum ndk_conn_state from,
@@ -91,7 +141,8 @@ static NTSTATUS ndk_conn_begin(struct ndk_connector *conn,
 	spin_lock_irqsave(&conn->lock, flags);
 	if (conn->state != from || conn->req_cb) {
 		spin_unlock_irqrestore(&conn->lock, flags);
-		return STATUS_CONNECTION_INVALID;
+		return conn->state == NDK_CONN_DONE ? STATUS_CONNECTION_ABORTED :
+						      STATUS_CONNECTION_INVALID;
 	}
 	conn->state = to;
 	conn->req_cb = cb;
@@ -117,7 +168,8 @@ static void ndk_conn_finish(struct ndk_connector *conn,
 	cb = conn->req_cb;
 	ctx = conn->req_ctx;
 	conn->req_cb = NULL;
-	if (cb)
+	/* A failure with nothing pending still ends the connection. */
+	if (cb || state == NDK_CONN_DONE)
 		conn->state = state;
 	spin_unlock_irqrestore(&conn->lock, flags);
 	if (!cb)
@@ -233,7 +285,10 @@ static void ndk_conn_drep_work(struct work_struct *work)
 	struct ndk_connector *conn = container_of(work, struct ndk_connector,
 						  drep_work);
 
-	rdma_disconnect(conn->id);
+	mutex_lock(&conn->id_lock);
+	if (conn->id)
+		rdma_disconnect(conn->id);
+	mutex_unlock(&conn->id_lock);
 	ndk_obj_put(&conn->obj);
 }
 
@@ -241,6 +296,7 @@ static void ndk_conn_event(struct ndk_connector *conn, struct rdma_cm_id *id,
 			   struct rdma_cm_event *ev)
 {
 	enum ndk_conn_state state = READ_ONCE(conn->state);
+	unsigned long flags;
 	const void *rej;
 	u8 rej_len = 0;
 	int err;
@@ -282,6 +338,14 @@ static void ndk_conn_event(struct ndk_connector *conn, struct rdma_cm_id *id,
 				ndk_status_from_errno(err));
 		break;
 	case RDMA_CM_EVENT_REJECTED:
+		if (state == NDK_CONN_REQUESTED) {
+			/* The peer gave up before the consumer answered. */
+			spin_lock_irqsave(&conn->lock, flags);
+			if (conn->state == NDK_CONN_REQUESTED)
+				conn->state = NDK_CONN_DONE;
+			spin_unlock_irqrestore(&conn->lock, flags);
+			break;
+		}
 		rej = rdma_consumer_reject_data(id, ev, &rej_len);
 		if (rej) {
 			memcpy(conn->peer_pdata, rej, rej_len);
@@ -345,16 +409,15 @@ static void ndk_conn_work(struct work_struct *work)
 		if (!err && conn->id->device != conn->obj.adapter->ibdev)
 			err = -EADDRNOTAVAIL;
 		if (!err)
+			err = ndk_route_check((struct sockaddr *)&conn->dst);
+		if (!err)
 			err = rdma_resolve_addr(conn->id,
 						(struct sockaddr *)&conn->src,
 						(struct sockaddr *)&conn->dst,
 						NDK_CM_TIMEOUT_MS);
-		if (err == -EADDRINUSE)
+		if (err)
 			ndk_conn_finish(conn, NDK_CONN_DONE,
-					STATUS_SHARING_VIOLATION);
-		else if (err)
-			ndk_conn_finish(conn, NDK_CONN_DONE,
-					ndk_status_from_errno(err));
+					ndk_bind_status(err));
 		return;
 	case NDK_CONN_COMPLETING:
 		if (!conn->iwarp) {
@@ -411,7 +474,8 @@ static NTSTATUS ndk_conn_prepare(struct ndk_connector *conn, NDK_QP *pNdkQp,
 	if (!pNdkQp || pNdkQp->Header.ObjectType != NdkObjectTypeQp)
 		return STATUS_INVALID_PARAMETER;
 	qp = container_of(pNdkQp, struct ndk_qp, ndk);
-	if (qp->obj.adapter != conn->obj.adapter || conn->qp)
+	if (qp->obj.adapter != conn->obj.adapter || conn->qp ||
+	    READ_ONCE(qp->obj.state) != NDK_OBJ_LIVE || READ_ONCE(qp->conn))
 		return STATUS_INVALID_PARAMETER;
 	if (pdata_len > pdata_max || (pdata_len && !pdata))
 		return STATUS_INVALID_BUFFER_SIZE;
@@ -431,10 +495,14 @@ static NTSTATUS ndk_conn_prepare(struct ndk_connector *conn, NDK_QP *pNdkQp,
 	return STATUS_SUCCESS;
 }
 
-/* Associate the QP with the connection for as long as the connector lives. */
+/*
+ * Associate the QP with the connection for as long as the connector
+ * lives; a QP serves one connection at a time.
+ */
 static void ndk_conn_take_qp(struct ndk_connector *conn, NDK_QP *pNdkQp)
 {
 	conn->qp = container_of(pNdkQp, struct ndk_qp, ndk);
+	WRITE_ONCE(conn->qp->conn, conn);
 	ndk_obj_get(&conn->qp->obj);
 }
 
@@ -501,14 +569,15 @@ static NTSTATUS ndk_complete_connect_common(struct ndk_connector *conn,
 
 	if (!RequestCompletion)
 		return STATUS_INVALID_PARAMETER;
+	status = ndk_conn_begin(conn, NDK_CONN_CONNECTED, NDK_CONN_COMPLETING,
+				RequestCompletion, RequestContext);
+	if (status != STATUS_PENDING)
+		return status;
 	conn->disc_cb = cb;
 	conn->disc_cb_ex = cb_ex;
 	conn->disc_ctx = ctx;
-	status = ndk_conn_begin(conn, NDK_CONN_CONNECTED, NDK_CONN_COMPLETING,
-				RequestCompletion, RequestContext);
-	if (status == STATUS_PENDING)
-		queue_work(ndk_wq, &conn->work);
-	return status;
+	queue_work(ndk_wq, &conn->work);
+	return STATUS_PENDING;
 }
 
 static NTSTATUS ndk_complete_connect(NDK_CONNECTOR *pNdkConnector,
@@ -549,6 +618,8 @@ static NTSTATUS ndk_accept_common(struct ndk_connector *conn, NDK_QP *pNdkQp,
 
 	if (!RequestCompletion)
 		return STATUS_INVALID_PARAMETER;
+	if (READ_ONCE(conn->state) == NDK_CONN_DONE)
+		return STATUS_CONNECTION_ABORTED;
 	if (READ_ONCE(conn->state) != NDK_CONN_REQUESTED)
 		return STATUS_CONNECTION_INVALID;
 	status = ndk_conn_prepare(conn, pNdkQp, ird, ord, pdata, pdata_len,
@@ -560,13 +631,13 @@ static NTSTATUS ndk_accept_common(struct ndk_connector *conn, NDK_QP *pNdkQp,
 	conn->ord = min(conn->ord, allow_ord);
 	conn->param.responder_resources = conn->ird;
 	conn->param.initiator_depth = conn->ord;
-	conn->disc_cb = cb;
-	conn->disc_cb_ex = cb_ex;
-	conn->disc_ctx = ctx;
 	status = ndk_conn_begin(conn, NDK_CONN_REQUESTED, NDK_CONN_ACCEPTING,
 				RequestCompletion, RequestContext);
 	if (status != STATUS_PENDING)
 		return status;
+	conn->disc_cb = cb;
+	conn->disc_cb_ex = cb_ex;
+	conn->disc_ctx = ctx;
 	ndk_conn_take_qp(conn, pNdkQp);
 	queue_work(ndk_wq, &conn->work);
 	return STATUS_PENDING;
@@ -615,7 +686,8 @@ static NTSTATUS ndk_reject(NDK_CONNECTOR *pNdkConnector,
 	spin_lock_irqsave(&conn->lock, flags);
 	if (conn->state != NDK_CONN_REQUESTED) {
 		spin_unlock_irqrestore(&conn->lock, flags);
-		return STATUS_CONNECTION_INVALID;
+		return conn->state == NDK_CONN_DONE ? STATUS_CONNECTION_ABORTED :
+						      STATUS_CONNECTION_INVALID;
 	}
 	memcpy(conn->pdata, pPrivateData, PrivateDataLength);
 	conn->param.private_data_len = PrivateDataLength;
@@ -728,10 +800,44 @@ static int ndk_conn_create(struct ndk_obj *obj)
 }
 
 /*
- * Destroying the id waits for a running event handler and cancels the
- * connection (a request never answered is rejected). Then the QP, now
- * unconnected, is flushed and released.
+ * Close cancels whatever is pending. Destroying the id waits for a
+ * running event handler and ends the connection on the wire (a request
+ * never answered is rejected, one in flight abandoned); the pending
+ * request then completes as cancelled and the QP is flushed. The close
+ * completes once that request's reference is gone too.
  */
+static void ndk_conn_cancel_work(struct work_struct *work)
+{
+	struct ndk_connector *conn = container_of(work, struct ndk_connector,
+						  cancel_work);
+	bool rejecting = READ_ONCE(conn->state) == NDK_CONN_REJECTING;
+
+	/*
+	 * Only the consumer queues @work, so once it is idle nothing but the
+	 * DREP work (serialized by @id_lock) can still use the id.
+	 */
+	if (cancel_work_sync(&conn->work) && rejecting)
+		ndk_obj_put(&conn->obj);
+	mutex_lock(&conn->id_lock);
+	if (conn->id) {
+		rdma_destroy_id(conn->id);
+		conn->id = NULL;
+	}
+	mutex_unlock(&conn->id_lock);
+	ndk_conn_flush_qp(conn);
+	ndk_conn_finish(conn, NDK_CONN_DONE, STATUS_CANCELLED);
+	ndk_obj_put(&conn->obj);
+}
+
+static void ndk_conn_close(struct ndk_obj *obj)
+{
+	struct ndk_connector *conn = container_of(obj, struct ndk_connector,
+						  obj);
+
+	ndk_obj_get(obj);
+	queue_work(ndk_wq, &conn->cancel_work);
+}
+
 static void ndk_conn_destroy(struct ndk_obj *obj)
 {
 	struct ndk_connector *conn = container_of(obj, struct ndk_connector,
@@ -741,16 +847,22 @@ static void ndk_conn_destroy(struct ndk_obj *obj)
 		rdma_destroy_id(conn->id);
 	if (conn->qp) {
 		ndk_conn_flush_qp(conn);
+		WRITE_ONCE(conn->qp->conn, NULL);
 		ndk_obj_put(&conn->qp->obj);
 	}
 }
 
 static void ndk_conn_free(struct ndk_obj *obj)
 {
-	kfree(container_of(obj, struct ndk_connector, obj));
+	struct ndk_connector *conn = container_of(obj, struct ndk_connector,
+						  obj);
+
+	mutex_destroy(&conn->id_lock);
+	kfree(conn);
 }
 
 static const struct ndk_obj_ops ndk_conn_ops = {
+	.close = ndk_conn_close,
 	.create = ndk_conn_create,
 	.destroy = ndk_conn_destroy,
 	.free = ndk_conn_free,
@@ -774,8 +886,10 @@ struct ndk_connector *ndk_connector_alloc(struct ndk_adapter *adapter,
 	conn->iwarp = rdma_protocol_iwarp(adapter->ibdev, adapter->port);
 	conn->state = NDK_CONN_IDLE;
 	spin_lock_init(&conn->lock);
+	mutex_init(&conn->id_lock);
 	INIT_WORK(&conn->work, ndk_conn_work);
 	INIT_WORK(&conn->drep_work, ndk_conn_drep_work);
+	INIT_WORK(&conn->cancel_work, ndk_conn_cancel_work);
 	ndk_obj_init(&conn->obj, &conn->ndk.Header, NdkObjectTypeConnector,
 		     &ndk_conn_ops, &adapter->obj);
 	return conn;

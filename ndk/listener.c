@@ -31,7 +31,9 @@ int ndk_listener_request(struct ndk_listener *listener,
 {
 	struct ndk_connector *conn;
 
-	if (READ_ONCE(listener->closing) || READ_ONCE(listener->paused))
+	/* A wildcard listen hears every device; take only this adapter's. */
+	if (READ_ONCE(listener->closing) || READ_ONCE(listener->paused) ||
+	    id->device != listener->obj.adapter->ibdev)
 		return -ECONNREFUSED;
 	conn = ndk_connector_alloc(listener->obj.adapter, GFP_KERNEL);
 	if (!conn)
@@ -52,19 +54,11 @@ static void ndk_listen_work(struct work_struct *work)
 	int err;
 
 	err = rdma_bind_addr(l->id, (struct sockaddr *)&l->addr);
-	if (err == -EADDRINUSE)
-		status = STATUS_SHARING_VIOLATION;
-	else if (err == -EADDRNOTAVAIL || err == -ENODEV)
-		status = STATUS_INVALID_ADDRESS;
-	else if (err)
-		status = ndk_status_from_errno(err);
-	else if (l->id->device && l->id->device != l->obj.adapter->ibdev)
-		status = STATUS_INVALID_ADDRESS;
-	if (!status) {
+	if (!err && l->id->device && l->id->device != l->obj.adapter->ibdev)
+		err = -EADDRNOTAVAIL;
+	if (!err)
 		err = rdma_listen(l->id, 128);
-		status = err == -EADDRINUSE ? STATUS_SHARING_VIOLATION :
-					      ndk_status_from_errno(err);
-	}
+	status = ndk_bind_status(err);
 	cb(ctx, status);
 	ndk_obj_put(&l->obj);
 }

@@ -258,6 +258,7 @@ NTSTATUS ndk_cq_moderation(ULONG interval, ULONG count, ULONG depth,
  * @rcq: receive CQ
  * @icq: initiator CQ
  * @init: what the QP was created with, after validation
+ * @conn: the connector using the QP, if any
  */
 struct ndk_qp {
 	NDK_QP ndk;
@@ -267,6 +268,7 @@ struct ndk_qp {
 	struct ndk_cq *rcq;
 	struct ndk_cq *icq;
 	struct ib_qp_init_attr init;
+	struct ndk_connector *conn;
 };
 
 NTSTATUS ndk_create_qp(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,
@@ -329,6 +331,7 @@ enum ndk_conn_state {
  * @obj: lifetime state; successor of the adapter (and of its listener
  *	when it came from one)
  * @id: the rdma_cm id; destroyed only from ndk_wq, never from its handler
+ * @id_lock: serializes the id's destruction at close with the DREP work
  * @iwarp: the transport has no RTU step
  * @lock: protects @state and the pending request
  * @state: enum ndk_conn_state
@@ -340,6 +343,7 @@ enum ndk_conn_state {
  * @disc_ctx: their context
  * @work: performs the pending request's steps that may sleep
  * @drep_work: answers a disconnect the peer started
+ * @cancel_work: ends everything pending when the consumer closes
  * @param: what this side sends: limits and private data
  * @pdata: private data this side sends
  * @ird: effective inbound read limit
@@ -353,6 +357,7 @@ struct ndk_connector {
 	NDK_CONNECTOR ndk;
 	struct ndk_obj obj;
 	struct rdma_cm_id *id;
+	struct mutex id_lock; /* see above */
 	bool iwarp;
 	spinlock_t lock; /* see above */
 	enum ndk_conn_state state;
@@ -364,6 +369,7 @@ struct ndk_connector {
 	void *disc_ctx;
 	struct work_struct work;
 	struct work_struct drep_work;
+	struct work_struct cancel_work;
 	struct rdma_conn_param param;
 	u8 pdata[NDK_PDATA_MAX];
 	u8 ird;
@@ -417,6 +423,7 @@ struct ndk_connector *ndk_connector_alloc(struct ndk_adapter *adapter,
 void ndk_connector_adopt(struct ndk_connector *conn, struct rdma_cm_id *id,
 			 struct rdma_cm_event *ev);
 int ndk_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
+NTSTATUS ndk_bind_status(int err);
 int ndk_listener_request(struct ndk_listener *listener,
 			 struct rdma_cm_id *id, struct rdma_cm_event *ev);
 NTSTATUS ndk_copy_addr(const struct sockaddr *addr, PSOCKADDR pAddress,

@@ -5,7 +5,9 @@
  * read limits, reject, refusal, disconnect, and listener lifetime.
  */
 #include <linux/delay.h>
+#include <linux/inet.h>
 #include <linux/inetdevice.h>
+#include <net/addrconf.h>
 #include <linux/netdevice.h>
 #include <net/net_namespace.h>
 #include "ndk_tests.h"
@@ -18,6 +20,7 @@ struct ndk_cenv {
 	NDK_CQ *cq;
 	NDK_LISTENER *listener;
 	struct sockaddr_in addr;	/* the adapter's IPv4 address, port 0 */
+	struct sockaddr_in6 addr6;	/* its global IPv6 address, if any */
 	/* the connector the listener handed over, and when */
 	NDK_CONNECTOR *incoming;
 	struct completion incoming_done;
@@ -110,6 +113,26 @@ static NDK_LISTENER *ndk_cenv_listener(struct kunit *test, struct ndk_cenv *e)
 		NDK_LISTENER, Header);
 }
 
+/* The first global IPv6 address of @ndev (fd00::15 in the test VM). */
+static void ndk_find_addr6(struct net_device *ndev, struct sockaddr_in6 *sin6)
+{
+	struct inet6_dev *idev = in6_dev_get(ndev);
+	struct inet6_ifaddr *ifa;
+
+	if (!idev)
+		return;
+	read_lock_bh(&idev->lock);
+	list_for_each_entry(ifa, &idev->addr_list, if_list) {
+		if (ipv6_addr_type(&ifa->addr) & IPV6_ADDR_LINKLOCAL)
+			continue;
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_addr = ifa->addr;
+		break;
+	}
+	read_unlock_bh(&idev->lock);
+	in6_dev_put(idev);
+}
+
 static int ndk_conn_init_test(struct kunit *test)
 {
 	struct ndk_cenv *e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
@@ -126,6 +149,7 @@ static int ndk_conn_init_test(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, ndev);
 	e->addr.sin_family = AF_INET;
 	e->addr.sin_addr.s_addr = inet_select_addr(ndev, 0, RT_SCOPE_UNIVERSE);
+	ndk_find_addr6(ndev, &e->addr6);
 	dev_put(ndev);
 	KUNIT_ASSERT_NE(test, e->addr.sin_addr.s_addr, 0U);
 	e->listener = ndk_cenv_listener(test, e);
@@ -149,6 +173,25 @@ static void ndk_conn_exit_test(struct kunit *test)
 	if (e->pd)
 		ndk_test_close(test, &e->pd->Header, e->pd->Dispatch->NdkClosePd);
 	ndk_close_adapter(e->a);
+}
+
+/* NdkConnect from @src to @dst, optionally with a spinlock held. */
+static NTSTATUS ndk_connect_to(NDK_CONNECTOR *c, NDK_QP *qp,
+			       const struct sockaddr *src,
+			       const struct sockaddr *dst, ULONG len,
+			       bool atomic, struct ndk_wait *w)
+{
+	unsigned long flags = 0;
+	NTSTATUS status;
+
+	if (atomic)
+		spin_lock_irqsave(&ndk_test_lock, flags);
+	status = c->Dispatch->NdkConnect(c, qp, (PSOCKADDR)src, len,
+					 (PSOCKADDR)dst, len, 4, 4, "hi", 3,
+					 ndk_test_request_cb, w);
+	if (atomic)
+		spin_unlock_irqrestore(&ndk_test_lock, flags);
+	return status;
 }
 
 /* Start NdkConnect to the test listener from the adapter's address. */
@@ -510,6 +553,378 @@ static void ndk_conn_listener_close_test(struct kunit *test)
 	ndk_close_all(test, c2, qp2);
 }
 
+struct ndk_pair {
+	NDK_CONNECTOR *c, *in;
+	NDK_QP *aqp, *pqp;
+};
+
+/*
+ * Connect @src to the listener at @dst and accept: every NDK call of the
+ * handshake made with a spinlock held when @atomic.
+ */
+static void ndk_establish(struct kunit *test, struct ndk_cenv *e,
+			  struct ndk_pair *p, const struct sockaddr *src,
+			  const struct sockaddr *dst, ULONG len, bool atomic)
+{
+	struct ndk_wait cw, aw, ccw;
+	unsigned long flags = 0;
+	NTSTATUS status;
+
+	p->c = ndk_cenv_connector(test, e);
+	p->aqp = ndk_cenv_qp(test, e);
+	p->pqp = ndk_cenv_qp(test, e);
+	reinit_completion(&e->incoming_done);
+	ndk_wait_init(&cw);
+	KUNIT_ASSERT_EQ(test, ndk_connect_to(p->c, p->aqp, src, dst, len,
+					     atomic, &cw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&e->incoming_done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	p->in = e->incoming;
+
+	ndk_wait_init(&aw);
+	if (atomic)
+		spin_lock_irqsave(&ndk_test_lock, flags);
+	status = p->in->Dispatch->NdkAccept(p->in, p->pqp, 4, 4, NULL, 0,
+					    ndk_disc_cb, e,
+					    ndk_test_request_cb, &aw);
+	if (atomic)
+		spin_unlock_irqrestore(&ndk_test_lock, flags);
+	KUNIT_ASSERT_EQ(test, status, STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw));
+	KUNIT_ASSERT_EQ(test, cw.status, STATUS_SUCCESS);
+
+	ndk_wait_init(&ccw);
+	if (atomic)
+		spin_lock_irqsave(&ndk_test_lock, flags);
+	status = p->c->Dispatch->NdkCompleteConnect(p->c, NULL, NULL,
+						    ndk_test_request_cb, &ccw);
+	if (atomic)
+		spin_unlock_irqrestore(&ndk_test_lock, flags);
+	KUNIT_ASSERT_EQ(test, status, STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&ccw));
+	KUNIT_ASSERT_EQ(test, ccw.status, STATUS_SUCCESS);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&aw));
+	KUNIT_ASSERT_EQ(test, aw.status, STATUS_SUCCESS);
+}
+
+static void ndk_pair_close(struct kunit *test, struct ndk_pair *p)
+{
+	ndk_close_all(test, p->in, p->pqp);
+	ndk_close_all(test, p->c, p->aqp);
+}
+
+static void ndk_listen_addr(struct ndk_cenv *e, struct sockaddr_in *sin)
+{
+	*sin = e->addr;
+	sin->sin_port = htons(NDK_TEST_PORT);
+}
+
+/* Every call of the handshake and the teardown from atomic context. */
+static void ndk_conn_atomic_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct sockaddr_in dst;
+	struct ndk_pair p;
+	struct ndk_wait dw;
+	unsigned long flags;
+	NTSTATUS status;
+	ULONG len = 0;
+
+	ndk_listen_addr(e, &dst);
+	ndk_establish(test, e, &p, (struct sockaddr *)&e->addr,
+		      (struct sockaddr *)&dst, sizeof(dst), true);
+	ndk_conn_traffic(test, e, p.aqp, p.pqp);
+
+	ndk_wait_init(&dw);
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	KUNIT_EXPECT_EQ(test, p.c->Dispatch->NdkGetConnectionData(p.c, NULL,
+								  NULL, NULL,
+								  &len),
+			STATUS_SUCCESS);
+	status = p.in->Dispatch->NdkDisconnect(p.in, ndk_test_request_cb, &dw);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	KUNIT_ASSERT_EQ(test, status, STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&dw));
+	KUNIT_EXPECT_EQ(test, dw.status, STATUS_SUCCESS);
+	ndk_pair_close(test, &p);
+}
+
+/* nd_dual_connection: two connections between the same pair of ports. */
+static void nd_dual_connection(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct sockaddr_in dst;
+	struct ndk_pair p1, p2;
+
+	ndk_listen_addr(e, &dst);
+	ndk_establish(test, e, &p1, (struct sockaddr *)&e->addr,
+		      (struct sockaddr *)&dst, sizeof(dst), false);
+	ndk_establish(test, e, &p2, (struct sockaddr *)&e->addr,
+		      (struct sockaddr *)&dst, sizeof(dst), false);
+	ndk_conn_traffic(test, e, p1.aqp, p1.pqp);
+	ndk_conn_traffic(test, e, p2.pqp, p2.aqp);
+	ndk_conn_traffic(test, e, p1.pqp, p1.aqp);
+	ndk_pair_close(test, &p1);
+	ndk_conn_traffic(test, e, p2.aqp, p2.pqp);
+	ndk_pair_close(test, &p2);
+}
+
+/* The same handshake and traffic over IPv6. */
+static void ndk_conn_ipv6_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_LISTENER *l;
+	struct sockaddr_in6 dst = e->addr6;
+	struct ndk_pair p;
+	struct ndk_wait w;
+
+	KUNIT_ASSERT_EQ_MSG(test, e->addr6.sin6_family, AF_INET6,
+			    "no global IPv6 address on the adapter");
+	l = ndk_cenv_listener(test, e);
+	dst.sin6_port = htons(NDK_TEST_PORT);
+	ndk_wait_init(&w);
+	KUNIT_ASSERT_EQ(test, l->Dispatch->NdkListen(l, (PSOCKADDR)&dst,
+						     sizeof(dst),
+						     ndk_test_request_cb, &w),
+			STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
+	KUNIT_ASSERT_EQ(test, w.status, STATUS_SUCCESS);
+	ndk_establish(test, e, &p, (struct sockaddr *)&e->addr6,
+		      (struct sockaddr *)&dst, sizeof(dst), false);
+	ndk_conn_traffic(test, e, p.aqp, p.pqp);
+	ndk_pair_close(test, &p);
+	ndk_test_close(test, &l->Header, l->Dispatch->NdkCloseListener);
+}
+
+/* A receive outstanding at disconnect completes with the flush status. */
+static void ndk_conn_disconnect_flush_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct sockaddr_in dst;
+	struct ib_recv_wr rwr = { .wr_id = 77 };
+	struct ndk_pair p;
+	struct ndk_wait dw;
+	unsigned long end;
+	NDK_RESULT r;
+	ULONG n = 0;
+
+	ndk_listen_addr(e, &dst);
+	ndk_establish(test, e, &p, (struct sockaddr *)&e->addr,
+		      (struct sockaddr *)&dst, sizeof(dst), false);
+	KUNIT_ASSERT_EQ(test, ib_post_recv(container_of(p.aqp, struct ndk_qp,
+							ndk)->ibqp,
+					   &rwr, NULL),
+			0);
+	ndk_wait_init(&dw);
+	KUNIT_ASSERT_EQ(test, p.c->Dispatch->NdkDisconnect(p.c,
+							   ndk_test_request_cb,
+							   &dw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&dw));
+	end = jiffies + NDK_TEST_TIMEOUT;
+	while (!n && time_before(jiffies, end)) {
+		n = e->cq->Dispatch->NdkGetCqResults(e->cq, &r, 1);
+		if (!n)
+			msleep(5);
+	}
+	KUNIT_ASSERT_EQ(test, n, 1U);
+	KUNIT_EXPECT_PTR_EQ(test, r.RequestContext, (void *)77);
+	KUNIT_EXPECT_EQ(test, r.Status, STATUS_CANCELLED);
+	/* The peer saw the disconnect exactly once. */
+	msleep(100);
+	KUNIT_EXPECT_EQ(test, e->disconnects, 1);
+	ndk_pair_close(test, &p);
+}
+
+struct ndk_status_case {
+	const char *name;
+	const char *src;	/* source IPv4, NULL for the adapter's */
+	const char *dst;	/* destination IPv4, NULL for the adapter's */
+	u16 src_port;
+	NTSTATUS status;
+};
+
+static const struct ndk_status_case ndk_status_cases[] = {
+	{ "source not on the adapter", "127.0.0.1", NULL, 0,
+	  STATUS_INVALID_ADDRESS },
+	{ "source port in use", NULL, NULL, NDK_TEST_PORT,
+	  STATUS_SHARING_VIOLATION },
+	{ "no route to the network", NULL, "192.0.2.1", 0,
+	  STATUS_NETWORK_UNREACHABLE },
+	{ "nobody listens", NULL, NULL, 0, STATUS_CONNECTION_REFUSED },
+};
+
+static void ndk_status_case_desc(const struct ndk_status_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(ndk_conn_status, ndk_status_cases, ndk_status_case_desc);
+
+/* NdkConnect's statuses, each from the real situation. */
+static void ndk_conn_status_test(struct kunit *test)
+{
+	const struct ndk_status_case *sc = test->param_value;
+	struct ndk_cenv *e = test->priv;
+	struct sockaddr_in src = e->addr, dst = e->addr;
+	NDK_CONNECTOR *c = ndk_cenv_connector(test, e);
+	NDK_QP *qp = ndk_cenv_qp(test, e);
+	struct ndk_wait w;
+	NTSTATUS status;
+
+	if (sc->src)
+		src.sin_addr.s_addr = in_aton(sc->src);
+	if (sc->dst)
+		dst.sin_addr.s_addr = in_aton(sc->dst);
+	src.sin_port = htons(sc->src_port);
+	dst.sin_port = htons(NDK_TEST_PORT + 2);
+	ndk_wait_init(&w);
+	status = ndk_connect_to(c, qp, (struct sockaddr *)&src,
+				(struct sockaddr *)&dst, sizeof(src), false,
+				&w);
+	if (status == STATUS_PENDING) {
+		KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
+		status = w.status;
+	}
+	KUNIT_EXPECT_EQ(test, status, sc->status);
+	ndk_close_all(test, c, qp);
+}
+
+/* Addresses that are no addresses fail inline. */
+static void ndk_conn_bad_args_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct sockaddr_in6 six = e->addr6;
+	NDK_CONNECTOR *c = ndk_cenv_connector(test, e);
+	NDK_QP *qp = ndk_cenv_qp(test, e);
+	struct ndk_wait w;
+
+	ndk_wait_init(&w);
+	six.sin6_family = AF_INET6;
+	KUNIT_EXPECT_EQ(test, ndk_connect_to(c, qp, (struct sockaddr *)&e->addr,
+					     (struct sockaddr *)&e->addr, 4,
+					     false, &w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, c->Dispatch->NdkConnect(c, qp,
+						      (PSOCKADDR)&e->addr,
+						      sizeof(e->addr),
+						      (PSOCKADDR)&six,
+						      sizeof(six), 1, 1, NULL,
+						      0, ndk_test_request_cb,
+						      &w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, c->Dispatch->NdkConnect(c, (NDK_QP *)e->cq,
+						      (PSOCKADDR)&e->addr,
+						      sizeof(e->addr),
+						      (PSOCKADDR)&e->addr,
+						      sizeof(e->addr), 1, 1,
+						      NULL, 0,
+						      ndk_test_request_cb, &w),
+			STATUS_INVALID_PARAMETER);
+	/* Nothing was sent: the handshake steps are refused too. */
+	KUNIT_EXPECT_EQ(test, c->Dispatch->NdkCompleteConnect(c, NULL, NULL,
+							      ndk_test_request_cb,
+							      &w),
+			STATUS_CONNECTION_INVALID);
+	KUNIT_EXPECT_EQ(test, c->Dispatch->NdkDisconnect(c, ndk_test_request_cb,
+							 &w),
+			STATUS_CONNECTION_INVALID);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 0);
+	ndk_close_all(test, c, qp);
+}
+
+/*
+ * nd_conn_close: the active side closes its connector while the request
+ * waits for an answer; the passive side's accept reports the abort.
+ */
+static void nd_conn_close(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_CONNECTOR *c = ndk_cenv_connector(test, e);
+	NDK_QP *aqp = ndk_cenv_qp(test, e), *pqp = ndk_cenv_qp(test, e);
+	struct ndk_wait cw, aw;
+	NTSTATUS status;
+
+	ndk_wait_init(&cw);
+	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c, aqp, NDK_TEST_PORT, NULL,
+					       0, &cw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&e->incoming_done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	ndk_close_all(test, c, NULL);
+	/* The connect completed (aborted) before the close did. */
+	KUNIT_EXPECT_TRUE(test, completion_done(&cw.done));
+	msleep(200);
+	ndk_wait_init(&aw);
+	status = e->incoming->Dispatch->NdkAccept(e->incoming, pqp, 1, 1, NULL,
+						  0, NULL, NULL,
+						  ndk_test_request_cb, &aw);
+	if (status == STATUS_PENDING) {
+		KUNIT_ASSERT_TRUE(test, ndk_wait_for(&aw));
+		status = aw.status;
+	}
+	KUNIT_EXPECT_EQ(test, status, STATUS_CONNECTION_ABORTED);
+	ndk_close_all(test, e->incoming, pqp);
+	ndk_close_all(test, NULL, aqp);
+}
+
+/* While paused the listener is as good as absent; resume restores it. */
+static void ndk_conn_pause_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_CONNECTOR *c = ndk_cenv_connector(test, e);
+	NDK_QP *qp = ndk_cenv_qp(test, e);
+	struct sockaddr_in dst;
+	struct ndk_pair p;
+	struct ndk_wait cw;
+
+	e->listener->Dispatch->NdkControlConnectEvents(e->listener, TRUE);
+	reinit_completion(&e->incoming_done);
+	ndk_wait_init(&cw);
+	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c, qp, NDK_TEST_PORT, NULL,
+					       0, &cw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw));
+	KUNIT_EXPECT_EQ(test, cw.status, STATUS_CONNECTION_REFUSED);
+	KUNIT_EXPECT_FALSE(test, completion_done(&e->incoming_done));
+	ndk_close_all(test, c, qp);
+
+	e->listener->Dispatch->NdkControlConnectEvents(e->listener, FALSE);
+	ndk_listen_addr(e, &dst);
+	ndk_establish(test, e, &p, (struct sockaddr *)&e->addr,
+		      (struct sockaddr *)&dst, sizeof(dst), false);
+	ndk_pair_close(test, &p);
+}
+
+#define NDK_CYCLES	100
+
+/* Many full connection lifetimes in a row; kmemleak checks the rest. */
+static void ndk_conn_cycles_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct sockaddr_in dst;
+	struct ndk_pair p;
+	struct ndk_wait dw;
+	int i;
+
+	ndk_listen_addr(e, &dst);
+	for (i = 0; i < NDK_CYCLES; i++) {
+		ndk_establish(test, e, &p, (struct sockaddr *)&e->addr,
+			      (struct sockaddr *)&dst, sizeof(dst), false);
+		ndk_conn_traffic(test, e, p.aqp, p.pqp);
+		ndk_wait_init(&dw);
+		KUNIT_ASSERT_EQ(test, p.c->Dispatch->NdkDisconnect(p.c,
+								   ndk_test_request_cb,
+								   &dw),
+				STATUS_PENDING);
+		KUNIT_ASSERT_TRUE(test, ndk_wait_for(&dw));
+		ndk_pair_close(test, &p);
+	}
+}
+
 static struct kunit_case ndk_connector_cases[] = {
 	KUNIT_CASE(ndk_conn_connect_accept_test),
 	KUNIT_CASE(nd_conn_reject),
@@ -518,6 +933,15 @@ static struct kunit_case ndk_connector_cases[] = {
 	KUNIT_CASE(nd_dual_listen),
 	KUNIT_CASE(ndk_conn_close_in_connect_test),
 	KUNIT_CASE(ndk_conn_listener_close_test),
+	KUNIT_CASE(ndk_conn_atomic_test),
+	KUNIT_CASE(nd_dual_connection),
+	KUNIT_CASE(ndk_conn_ipv6_test),
+	KUNIT_CASE(ndk_conn_disconnect_flush_test),
+	KUNIT_CASE_PARAM(ndk_conn_status_test, ndk_conn_status_gen_params),
+	KUNIT_CASE(ndk_conn_bad_args_test),
+	KUNIT_CASE(nd_conn_close),
+	KUNIT_CASE(ndk_conn_pause_test),
+	KUNIT_CASE(ndk_conn_cycles_test),
 	{}
 };
 

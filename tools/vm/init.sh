@@ -20,6 +20,9 @@ echo "NDK-CHECK: setup"
 ip link set lo up
 ip link set eth0 up
 ip addr add 10.0.2.15/24 dev eth0
+# No duplicate detection: the address must be usable at once.
+echo 0 >/proc/sys/net/ipv6/conf/eth0/accept_dad
+ip -6 addr add fd00::15/64 dev eth0
 modprobe rdma_rxe || echo "NDK-CHECK: modprobe rdma_rxe failed"
 rdma link add rxe0 type rxe netdev eth0 || echo "NDK-CHECK: rxe link failed"
 rdma link show

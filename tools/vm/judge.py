@@ -87,7 +87,17 @@ def main():
     problems = []
     if not parsed:
         problems.append("no KUnit results in the console log")
-    splats = [line.strip() for line in lines if SPLAT_RE.search(line)]
+    # Before the setup marker only the kernel itself has run: a splat
+    # there (seen once: an early-boot KASAN report under TCG) is shown
+    # but cannot be ndk's doing.
+    setup = next((i for i, l in enumerate(lines)
+                  if "NDK-CHECK: setup" in l), len(lines))
+    boot = [line.strip() for line in lines[:setup] if SPLAT_RE.search(line)]
+    if boot:
+        print("check: note: splat while booting, before ndk was loaded:\n  "
+              + "\n  ".join(boot[:5]))
+    splats = [line.strip() for line in lines[setup:]
+              if SPLAT_RE.search(line)]
     if splats:
         problems.append("kernel splat:\n  " + "\n  ".join(splats[:20]))
     problems += ["setup: " + line.strip() for line in lines
