@@ -141,17 +141,7 @@ static NTSTATUS ndk_query_adapter_info(NDK_ADAPTER *pNdkAdapter,
 	return STATUS_SUCCESS;
 }
 
-/* Entries whose objects arrive with later connection and memory work. */
-static NTSTATUS ndk_create_shared_endpoint(NDK_ADAPTER *pNdkAdapter,
-					   const PSOCKADDR pAddress,
-					   ULONG AddressLength,
-					   NDK_FN_CREATE_COMPLETION CreateCompletion,
-					   PVOID RequestContext,
-					   NDK_SHARED_ENDPOINT **ppNdkSharedEndpoint)
-{
-	return STATUS_NOT_SUPPORTED;
-}
-
+/* Logical address mappings arrive with the memory work. */
 static NTSTATUS ndk_build_lam(NDK_ADAPTER *pNdkAdapter, MDL *Mdl,
 			      SIZE_T Length,
 			      NDK_FN_REQUEST_COMPLETION RequestCompletion,

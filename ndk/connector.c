@@ -377,9 +377,10 @@ static void ndk_conn_event(struct ndk_connector *conn, struct rdma_cm_id *id,
  * @id: the id
  * @ev: the event
  *
- * The id's context is a listener or a connector, told apart by the
- * object header both start with. A connect request arrives on a new id
- * whose context is still the listener's.
+ * The id's context is a listener, a connector or a shared endpoint, told
+ * apart by the object header they all start with. A connect request
+ * arrives on a new id whose context is still the listener's; a shared
+ * endpoint's id only holds a port and has nothing to react to.
  *
  * Return: non-zero only to refuse a connect request, which makes rdma_cm
  * destroy the new id.
@@ -391,7 +392,8 @@ int ndk_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	if (hdr->ObjectType == NdkObjectTypeListener)
 		return ev->event == RDMA_CM_EVENT_CONNECT_REQUEST ?
 		       ndk_listener_request(id->context, id, ev) : 0;
-	ndk_conn_event(id->context, id, ev);
+	if (hdr->ObjectType == NdkObjectTypeConnector)
+		ndk_conn_event(id->context, id, ev);
 	return 0;
 }
 
@@ -506,6 +508,44 @@ static void ndk_conn_take_qp(struct ndk_connector *conn, NDK_QP *pNdkQp)
 	ndk_obj_get(&conn->qp->obj);
 }
 
+/* Start the active side: bind @src, then resolve, route and connect. */
+static NTSTATUS ndk_connect_common(struct ndk_connector *conn, NDK_QP *pNdkQp,
+				   const struct sockaddr *src, ULONG slen,
+				   const PSOCKADDR pDestAddress,
+				   ULONG DestAddressLength, ULONG ird, ULONG ord,
+				   const void *pdata, ULONG pdata_len,
+				   struct ndk_sep *sep,
+				   NDK_FN_REQUEST_COMPLETION RequestCompletion,
+				   PVOID RequestContext)
+{
+	ULONG dlen = ndk_addr_len(pDestAddress, DestAddressLength);
+	NTSTATUS status;
+
+	if (!RequestCompletion || !slen || !dlen ||
+	    src->sa_family != pDestAddress->sa_family)
+		return STATUS_INVALID_PARAMETER;
+	if (READ_ONCE(conn->state) != NDK_CONN_IDLE)
+		return STATUS_CONNECTION_INVALID;
+	status = ndk_conn_prepare(conn, pNdkQp, ird, ord, pdata, pdata_len,
+				  conn->obj.adapter->info.MaxCallerData);
+	if (status)
+		return status;
+	/* Ids of a shared endpoint's connectors share its port. */
+	if (sep && rdma_set_reuseaddr(conn->id, 1))
+		return STATUS_INVALID_DEVICE_STATE;
+	memcpy(&conn->src, src, slen);
+	memcpy(&conn->dst, pDestAddress, dlen);
+	status = ndk_conn_begin(conn, NDK_CONN_IDLE, NDK_CONN_CONNECTING,
+				RequestCompletion, RequestContext);
+	if (status != STATUS_PENDING)
+		return status;
+	if (sep)
+		ndk_obj_add_antecedent(&conn->obj, &sep->obj);
+	ndk_conn_take_qp(conn, pNdkQp);
+	queue_work(ndk_wq, &conn->work);
+	return STATUS_PENDING;
+}
+
 static NTSTATUS ndk_connect(NDK_CONNECTOR *pNdkConnector, NDK_QP *pNdkQp,
 			    const PSOCKADDR pSrcAddress, ULONG SrcAddressLength,
 			    const PSOCKADDR pDestAddress,
@@ -515,31 +555,12 @@ static NTSTATUS ndk_connect(NDK_CONNECTOR *pNdkConnector, NDK_QP *pNdkQp,
 			    NDK_FN_REQUEST_COMPLETION RequestCompletion,
 			    PVOID RequestContext)
 {
-	struct ndk_connector *conn = to_conn(pNdkConnector);
-	ULONG slen = ndk_addr_len(pSrcAddress, SrcAddressLength);
-	ULONG dlen = ndk_addr_len(pDestAddress, DestAddressLength);
-	NTSTATUS status;
-
-	if (!RequestCompletion || !slen || !dlen ||
-	    pSrcAddress->sa_family != pDestAddress->sa_family)
-		return STATUS_INVALID_PARAMETER;
-	if (READ_ONCE(conn->state) != NDK_CONN_IDLE)
-		return STATUS_CONNECTION_INVALID;
-	status = ndk_conn_prepare(conn, pNdkQp, InboundReadLimit,
-				  OutboundReadLimit, pPrivateData,
-				  PrivateDataLength,
-				  conn->obj.adapter->info.MaxCallerData);
-	if (status)
-		return status;
-	memcpy(&conn->src, pSrcAddress, slen);
-	memcpy(&conn->dst, pDestAddress, dlen);
-	status = ndk_conn_begin(conn, NDK_CONN_IDLE, NDK_CONN_CONNECTING,
-				RequestCompletion, RequestContext);
-	if (status != STATUS_PENDING)
-		return status;
-	ndk_conn_take_qp(conn, pNdkQp);
-	queue_work(ndk_wq, &conn->work);
-	return STATUS_PENDING;
+	return ndk_connect_common(to_conn(pNdkConnector), pNdkQp, pSrcAddress,
+				  ndk_addr_len(pSrcAddress, SrcAddressLength),
+				  pDestAddress, DestAddressLength,
+				  InboundReadLimit, OutboundReadLimit,
+				  pPrivateData, PrivateDataLength, NULL,
+				  RequestCompletion, RequestContext);
 }
 
 static NTSTATUS ndk_connect_with_shared_endpoint(NDK_CONNECTOR *pNdkConnector,
@@ -554,8 +575,20 @@ static NTSTATUS ndk_connect_with_shared_endpoint(NDK_CONNECTOR *pNdkConnector,
 						 NDK_FN_REQUEST_COMPLETION RequestCompletion,
 						 PVOID RequestContext)
 {
-	/* No shared endpoint can be created yet. */
-	return STATUS_NOT_SUPPORTED;
+	struct ndk_connector *conn = to_conn(pNdkConnector);
+	struct ndk_sep *sep = ndk_sep_of(pNdkSharedEndpoint,
+					 conn->obj.adapter);
+	struct sockaddr *src;
+
+	if (!sep)
+		return STATUS_INVALID_PARAMETER;
+	src = (struct sockaddr *)&sep->addr;
+	return ndk_connect_common(conn, pNdkQp, src,
+				  ndk_addr_len(src, sizeof(sep->addr)),
+				  pDestAddress, DestAddressLength,
+				  InboundReadLimit, OutboundReadLimit,
+				  pPrivateData, PrivateDataLength, sep,
+				  RequestCompletion, RequestContext);
 }
 
 static NTSTATUS ndk_complete_connect_common(struct ndk_connector *conn,
@@ -785,7 +818,7 @@ static const NDK_CONNECTOR_DISPATCH ndk_connector_dispatch = {
 
 NDK_OBJ_CHECK_LAYOUT(struct ndk_connector);
 
-static int ndk_conn_create(struct ndk_obj *obj)
+static NTSTATUS ndk_conn_create(struct ndk_obj *obj)
 {
 	struct ndk_connector *conn = container_of(obj, struct ndk_connector,
 						  obj);
@@ -794,9 +827,9 @@ static int ndk_conn_create(struct ndk_obj *obj)
 	id = rdma_create_id(&init_net, ndk_cm_handler, conn, RDMA_PS_TCP,
 			    IB_QPT_RC);
 	if (IS_ERR(id))
-		return PTR_ERR(id);
+		return ndk_status_from_errno(PTR_ERR(id));
 	conn->id = id;
-	return 0;
+	return STATUS_SUCCESS;
 }
 
 /*

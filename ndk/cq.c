@@ -383,7 +383,7 @@ int ndk_cq_pick_vector(struct ib_device *ibdev, const GROUP_AFFINITY *aff)
 }
 EXPORT_SYMBOL_NDK_TEST(ndk_cq_pick_vector);
 
-static int ndk_cq_create(struct ndk_obj *obj)
+static NTSTATUS ndk_cq_create(struct ndk_obj *obj)
 {
 	struct ndk_cq *cq = container_of(obj, struct ndk_cq, obj);
 	struct ib_cq_init_attr attr = {
@@ -395,9 +395,9 @@ static int ndk_cq_create(struct ndk_obj *obj)
 	ibcq = ib_create_cq(obj->adapter->ibdev, ndk_cq_comp_handler,
 			    ndk_cq_event_handler, cq, &attr);
 	if (IS_ERR(ibcq))
-		return PTR_ERR(ibcq);
+		return ndk_status_from_errno(PTR_ERR(ibcq));
 	cq->ibcq = ibcq;
-	return 0;
+	return STATUS_SUCCESS;
 }
 
 static void ndk_cq_destroy(struct ndk_obj *obj)

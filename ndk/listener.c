@@ -59,6 +59,9 @@ static void ndk_listen_work(struct work_struct *work)
 	if (!err)
 		err = rdma_listen(l->id, 128);
 	status = ndk_bind_status(err);
+	/* A listen that failed may be tried again. */
+	if (status)
+		WRITE_ONCE(l->listen_cb, NULL);
 	cb(ctx, status);
 	ndk_obj_put(&l->obj);
 }
@@ -116,7 +119,7 @@ static void ndk_listener_close(struct ndk_obj *obj)
 	WRITE_ONCE(container_of(obj, struct ndk_listener, obj)->closing, true);
 }
 
-static int ndk_listener_create(struct ndk_obj *obj)
+static NTSTATUS ndk_listener_create(struct ndk_obj *obj)
 {
 	struct ndk_listener *l = container_of(obj, struct ndk_listener, obj);
 	struct rdma_cm_id *id;
@@ -124,9 +127,9 @@ static int ndk_listener_create(struct ndk_obj *obj)
 	id = rdma_create_id(&init_net, ndk_cm_handler, l, RDMA_PS_TCP,
 			    IB_QPT_RC);
 	if (IS_ERR(id))
-		return PTR_ERR(id);
+		return ndk_status_from_errno(PTR_ERR(id));
 	l->id = id;
-	return 0;
+	return STATUS_SUCCESS;
 }
 
 static void ndk_listener_destroy(struct ndk_obj *obj)

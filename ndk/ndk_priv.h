@@ -57,14 +57,15 @@ struct ndk_obj;
  * @close: optional; runs at NdkCloseObject time, in the caller's
  *	(possibly atomic) context, for side effects the close must have at
  *	once, such as a listener refusing new requests
- * @create: allocate the verbs resources; may sleep; runs on ndk_wq
+ * @create: allocate the verbs resources and return the NTSTATUS of the
+ *	creation; may sleep; runs on ndk_wq
  * @destroy: release them; may sleep; also called after a failed @create,
  *	so it must cope with partly created objects
  * @free: free the containing structure
  */
 struct ndk_obj_ops {
 	void (*close)(struct ndk_obj *obj);
-	int (*create)(struct ndk_obj *obj);
+	NTSTATUS (*create)(struct ndk_obj *obj);
 	void (*destroy)(struct ndk_obj *obj);
 	void (*free)(struct ndk_obj *obj);
 };
@@ -408,6 +409,29 @@ struct ndk_listener {
 	struct work_struct work;
 };
 
+/**
+ * struct ndk_sep - an NDK_SHARED_ENDPOINT
+ * @ndk: the public object
+ * @obj: lifetime state; connectors over it are its successors
+ * @id: rdma_cm id bound with address reuse, holding the port
+ * @addr: the bound address (with the port actually taken)
+ * @list: entry in the list of shared endpoints
+ */
+struct ndk_sep {
+	NDK_SHARED_ENDPOINT ndk;
+	struct ndk_obj obj;
+	struct rdma_cm_id *id;
+	struct sockaddr_storage addr;
+	struct list_head list;
+};
+
+NTSTATUS ndk_create_shared_endpoint(NDK_ADAPTER *pNdkAdapter,
+				    const PSOCKADDR pAddress,
+				    ULONG AddressLength,
+				    NDK_FN_CREATE_COMPLETION CreateCompletion,
+				    PVOID RequestContext,
+				    NDK_SHARED_ENDPOINT **ppNdkSharedEndpoint);
+struct ndk_sep *ndk_sep_of(NDK_SHARED_ENDPOINT *s, struct ndk_adapter *adapter);
 NTSTATUS ndk_create_connector(NDK_ADAPTER *pNdkAdapter,
 			      NDK_FN_CREATE_COMPLETION CreateCompletion,
 			      PVOID RequestContext,

@@ -112,14 +112,14 @@ static void ndk_obj_finish_create(struct ndk_obj *obj)
 	struct ndk_obj *extra[ARRAY_SIZE(obj->extra)];
 	void *ctx = obj->cb_ctx;
 	struct ndk_obj *parent = obj->parent;
-	int err;
+	NTSTATUS status;
 
-	err = obj->ops->create(obj);
-	if (err) {
+	status = obj->ops->create(obj);
+	if (status) {
 		memcpy(extra, obj->extra, sizeof(extra));
 		obj->ops->destroy(obj);
 		obj->ops->free(obj);
-		cb(ctx, ndk_status_from_errno(err), NULL);
+		cb(ctx, status, NULL);
 		ndk_obj_put_antecedents(parent, extra, ARRAY_SIZE(extra));
 		return;
 	}

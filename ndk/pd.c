@@ -10,16 +10,16 @@ static struct ndk_pd *to_ndk_pd(NDK_PD *pd)
 	return container_of(pd, struct ndk_pd, ndk);
 }
 
-static int ndk_pd_create(struct ndk_obj *obj)
+static NTSTATUS ndk_pd_create(struct ndk_obj *obj)
 {
 	struct ndk_pd *pd = container_of(obj, struct ndk_pd, obj);
 	struct ib_pd *ibpd;
 
 	ibpd = ib_alloc_pd(obj->adapter->ibdev, 0);
 	if (IS_ERR(ibpd))
-		return PTR_ERR(ibpd);
+		return ndk_status_from_errno(PTR_ERR(ibpd));
 	pd->ibpd = ibpd;
-	return 0;
+	return STATUS_SUCCESS;
 }
 
 static void ndk_pd_destroy(struct ndk_obj *obj)

@@ -12,7 +12,7 @@ static struct ndk_cq *ndk_cq_of(NDK_CQ *cq)
 	return container_of(cq, struct ndk_cq, ndk);
 }
 
-static int ndk_qp_create(struct ndk_obj *obj)
+static NTSTATUS ndk_qp_create(struct ndk_obj *obj)
 {
 	struct ndk_qp *qp = container_of(obj, struct ndk_qp, obj);
 	struct ndk_pd *pd = container_of(obj->parent, struct ndk_pd, obj);
@@ -22,9 +22,9 @@ static int ndk_qp_create(struct ndk_obj *obj)
 	qp->init.recv_cq = qp->rcq->ibcq;
 	ibqp = ib_create_qp(pd->ibpd, &qp->init);
 	if (IS_ERR(ibqp))
-		return PTR_ERR(ibqp);
+		return ndk_status_from_errno(PTR_ERR(ibqp));
 	qp->ibqp = ibqp;
-	return 0;
+	return STATUS_SUCCESS;
 }
 
 static void ndk_qp_destroy(struct ndk_obj *obj)

@@ -925,6 +925,149 @@ static void ndk_conn_cycles_test(struct kunit *test)
 	}
 }
 
+static NDK_SHARED_ENDPOINT *ndk_cenv_sep(struct kunit *test,
+					 struct ndk_cenv *e, u16 port,
+					 NTSTATUS *status)
+{
+	struct sockaddr_in sin = e->addr;
+	NDK_SHARED_ENDPOINT *unused = NULL;
+	struct ndk_wait w;
+
+	sin.sin_port = htons(port);
+	ndk_wait_init(&w);
+	KUNIT_EXPECT_EQ(test,
+			e->a->Dispatch->NdkCreateSharedEndpoint(e->a,
+								(PSOCKADDR)&sin,
+								sizeof(sin),
+								ndk_test_create_cb,
+								&w, &unused),
+			STATUS_PENDING);
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&w));
+	*status = w.status;
+	return w.obj ? container_of(w.obj, NDK_SHARED_ENDPOINT, Header) : NULL;
+}
+
+/*
+ * Two connections from one shared endpoint's port; the port stays taken
+ * until the endpoint and both connectors are closed, and the endpoint's
+ * close waits for them.
+ */
+static void ndk_endpoint_shared_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	const u16 port = NDK_TEST_PORT + 3;
+	struct sockaddr_in dst, local;
+	NDK_SHARED_ENDPOINT *sep, *dup;
+	struct ndk_pair p[2];
+	struct ndk_wait cw, aw, ccw, sw;
+	NDK_LISTENER *l;
+	NTSTATUS status;
+	ULONG len;
+	int i;
+
+	sep = ndk_cenv_sep(test, e, port, &status);
+	KUNIT_ASSERT_EQ(test, status, STATUS_SUCCESS);
+	len = sizeof(local);
+	KUNIT_EXPECT_EQ(test, sep->Dispatch->NdkGetLocalAddress(sep,
+								(PSOCKADDR)&local,
+								&len),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ntohs(local.sin_port), port);
+	/* The address is the endpoint's alone. */
+	dup = ndk_cenv_sep(test, e, port, &status);
+	KUNIT_EXPECT_EQ(test, status, STATUS_SHARING_VIOLATION);
+	KUNIT_EXPECT_NULL(test, dup);
+
+	ndk_listen_addr(e, &dst);
+	for (i = 0; i < 2; i++) {
+		p[i].c = ndk_cenv_connector(test, e);
+		p[i].aqp = ndk_cenv_qp(test, e);
+		p[i].pqp = ndk_cenv_qp(test, e);
+		reinit_completion(&e->incoming_done);
+		ndk_wait_init(&cw);
+		KUNIT_ASSERT_EQ(test, p[i].c->Dispatch->NdkConnectWithSharedEndpoint(
+					p[i].c, p[i].aqp, sep, (PSOCKADDR)&dst,
+					sizeof(dst), 2, 2, NULL, 0,
+					ndk_test_request_cb, &cw),
+				STATUS_PENDING);
+		KUNIT_ASSERT_NE(test,
+				wait_for_completion_timeout(&e->incoming_done,
+							    NDK_TEST_TIMEOUT),
+				0UL);
+		p[i].in = e->incoming;
+		ndk_wait_init(&aw);
+		KUNIT_ASSERT_EQ(test, p[i].in->Dispatch->NdkAccept(p[i].in,
+								   p[i].pqp, 2,
+								   2, NULL, 0,
+								   NULL, NULL,
+								   ndk_test_request_cb,
+								   &aw),
+				STATUS_PENDING);
+		KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw));
+		KUNIT_ASSERT_EQ(test, cw.status, STATUS_SUCCESS);
+		ndk_wait_init(&ccw);
+		KUNIT_ASSERT_EQ(test, p[i].c->Dispatch->NdkCompleteConnect(
+					p[i].c, NULL, NULL,
+					ndk_test_request_cb, &ccw),
+				STATUS_PENDING);
+		KUNIT_ASSERT_TRUE(test, ndk_wait_for(&ccw));
+		KUNIT_ASSERT_TRUE(test, ndk_wait_for(&aw));
+		len = sizeof(local);
+		KUNIT_EXPECT_EQ(test, p[i].c->Dispatch->NdkGetLocalAddress(
+					p[i].c, (PSOCKADDR)&local, &len),
+				STATUS_SUCCESS);
+		KUNIT_EXPECT_EQ(test, ntohs(local.sin_port), port);
+		ndk_conn_traffic(test, e, p[i].aqp, p[i].pqp);
+	}
+
+	ndk_wait_init(&sw);
+	KUNIT_ASSERT_EQ(test, sep->Dispatch->NdkCloseSharedEndpoint(
+				&sep->Header, ndk_test_close_cb, &sw),
+			STATUS_PENDING);
+	l = ndk_cenv_listener(test, e);
+	for (i = 0; i < 2; i++) {
+		/* The port is still taken: a listen on it fails. */
+		KUNIT_EXPECT_EQ(test, ndk_cenv_listen(test, e, l, port),
+				STATUS_SHARING_VIOLATION);
+		KUNIT_EXPECT_FALSE(test, completion_done(&sw.done));
+		ndk_pair_close(test, &p[i]);
+	}
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&sw));
+	KUNIT_EXPECT_EQ(test, ndk_cenv_listen(test, e, l, port),
+			STATUS_SUCCESS);
+	ndk_test_close(test, &l->Header, l->Dispatch->NdkCloseListener);
+}
+
+/*
+ * The implicit endpoint of a listener: after the listener closed, its
+ * port stays taken until the last accepted connector is closed.
+ */
+static void ndk_endpoint_listener_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct sockaddr_in dst;
+	struct ndk_wait lw;
+	struct ndk_pair p;
+	NDK_LISTENER *l;
+
+	ndk_listen_addr(e, &dst);
+	ndk_establish(test, e, &p, (struct sockaddr *)&e->addr,
+		      (struct sockaddr *)&dst, sizeof(dst), false);
+	ndk_wait_init(&lw);
+	KUNIT_ASSERT_EQ(test, e->listener->Dispatch->NdkCloseListener(
+				&e->listener->Header, ndk_test_close_cb, &lw),
+			STATUS_PENDING);
+	e->listener = NULL;
+	l = ndk_cenv_listener(test, e);
+	KUNIT_EXPECT_EQ(test, ndk_cenv_listen(test, e, l, NDK_TEST_PORT),
+			STATUS_SHARING_VIOLATION);
+	ndk_pair_close(test, &p);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&lw));
+	KUNIT_EXPECT_EQ(test, ndk_cenv_listen(test, e, l, NDK_TEST_PORT),
+			STATUS_SUCCESS);
+	e->listener = l;
+}
+
 static struct kunit_case ndk_connector_cases[] = {
 	KUNIT_CASE(ndk_conn_connect_accept_test),
 	KUNIT_CASE(nd_conn_reject),
@@ -942,6 +1085,8 @@ static struct kunit_case ndk_connector_cases[] = {
 	KUNIT_CASE(nd_conn_close),
 	KUNIT_CASE(ndk_conn_pause_test),
 	KUNIT_CASE(ndk_conn_cycles_test),
+	KUNIT_CASE(ndk_endpoint_shared_test),
+	KUNIT_CASE(ndk_endpoint_listener_test),
 	{}
 };
 

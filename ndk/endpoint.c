@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * NDK_SHARED_ENDPOINT: a local address and port that several connectors
+ * connect from. An rdma_cm id bound with address reuse holds the port;
+ * each connector binds its own id to the same address with reuse. The
+ * connectors are successors of the endpoint, so the port stays taken
+ * until the endpoint and every connector over it are closed.
+ *
+ * rdma_cm lets any number of reusing ids share a port, so ndk keeps its
+ * own list to refuse a second shared endpoint on a taken address.
+ */
+#include "ndk_priv.h"
+
+static DEFINE_SPINLOCK(ndk_sep_lock);
+static LIST_HEAD(ndk_seps);
+
+static struct ndk_sep *to_sep(NDK_SHARED_ENDPOINT *s)
+{
+	return container_of(s, struct ndk_sep, ndk);
+}
+
+static bool ndk_sep_same_addr(const struct sockaddr *a,
+			      const struct sockaddr *b)
+{
+	const struct sockaddr_in6 *a6 = (const void *)a, *b6 = (const void *)b;
+	const struct sockaddr_in *a4 = (const void *)a, *b4 = (const void *)b;
+
+	if (a->sa_family != b->sa_family)
+		return false;
+	if (a->sa_family == AF_INET)
+		return a4->sin_port == b4->sin_port &&
+		       a4->sin_addr.s_addr == b4->sin_addr.s_addr;
+	return a6->sin6_port == b6->sin6_port &&
+	       ipv6_addr_equal(&a6->sin6_addr, &b6->sin6_addr);
+}
+
+static NTSTATUS ndk_sep_create(struct ndk_obj *obj)
+{
+	struct ndk_sep *sep = container_of(obj, struct ndk_sep, obj);
+	struct sockaddr *bound;
+	struct ndk_sep *other;
+	struct rdma_cm_id *id;
+	int err;
+
+	id = rdma_create_id(&init_net, ndk_cm_handler, sep, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id))
+		return ndk_status_from_errno(PTR_ERR(id));
+	sep->id = id;
+	err = rdma_set_reuseaddr(id, 1);
+	if (!err)
+		err = rdma_bind_addr(id, (struct sockaddr *)&sep->addr);
+	if (!err && id->device != obj->adapter->ibdev)
+		err = -EADDRNOTAVAIL;
+	if (err)
+		return ndk_bind_status(err);
+
+	bound = (struct sockaddr *)&id->route.addr.src_addr;
+	spin_lock(&ndk_sep_lock);
+	list_for_each_entry(other, &ndk_seps, list) {
+		if (ndk_sep_same_addr((struct sockaddr *)&other->addr, bound)) {
+			spin_unlock(&ndk_sep_lock);
+			return STATUS_SHARING_VIOLATION;
+		}
+	}
+	memcpy(&sep->addr, bound, sizeof(sep->addr));
+	list_add(&sep->list, &ndk_seps);
+	spin_unlock(&ndk_sep_lock);
+	return STATUS_SUCCESS;
+}
+
+static void ndk_sep_destroy(struct ndk_obj *obj)
+{
+	struct ndk_sep *sep = container_of(obj, struct ndk_sep, obj);
+
+	spin_lock(&ndk_sep_lock);
+	if (!list_empty(&sep->list))
+		list_del(&sep->list);
+	spin_unlock(&ndk_sep_lock);
+	if (sep->id)
+		rdma_destroy_id(sep->id);
+}
+
+static void ndk_sep_free(struct ndk_obj *obj)
+{
+	kfree(container_of(obj, struct ndk_sep, obj));
+}
+
+static const struct ndk_obj_ops ndk_sep_ops = {
+	.create = ndk_sep_create,
+	.destroy = ndk_sep_destroy,
+	.free = ndk_sep_free,
+};
+
+static NTSTATUS ndk_sep_get_local_address(NDK_SHARED_ENDPOINT *pNdkSharedEndpoint,
+					  PSOCKADDR pAddress,
+					  ULONG *pAddressLength)
+{
+	return ndk_copy_addr((struct sockaddr *)&to_sep(pNdkSharedEndpoint)->addr,
+			     pAddress, pAddressLength);
+}
+
+static const NDK_SHARED_ENDPOINT_DISPATCH ndk_sep_dispatch = {
+	.NdkCloseSharedEndpoint = ndk_close_object,
+	.NdkQueryExtension = ndk_query_extension,
+	.NdkGetLocalAddress = ndk_sep_get_local_address,
+};
+
+NDK_OBJ_CHECK_LAYOUT(struct ndk_sep);
+
+/**
+ * ndk_sep_of() - the live shared endpoint behind a consumer's pointer
+ * @s: the consumer's pointer
+ * @adapter: the adapter it must belong to
+ *
+ * Return: the endpoint, or NULL if @s is none of @adapter's.
+ */
+struct ndk_sep *ndk_sep_of(NDK_SHARED_ENDPOINT *s, struct ndk_adapter *adapter)
+{
+	if (!s || s->Header.ObjectType != NdkObjectTypeSharedEndpoint)
+		return NULL;
+	if (to_sep(s)->obj.adapter != adapter ||
+	    READ_ONCE(to_sep(s)->obj.state) != NDK_OBJ_LIVE)
+		return NULL;
+	return to_sep(s);
+}
+
+/**
+ * ndk_create_shared_endpoint() - NdkCreateSharedEndpoint
+ * @pNdkAdapter: the adapter
+ * @pAddress: local address; port 0 takes an ephemeral port
+ * @AddressLength: its size
+ * @CreateCompletion: called with the new endpoint, from ndk_wq
+ * @RequestContext: passed back to @CreateCompletion
+ * @ppNdkSharedEndpoint: unused; creation always completes asynchronously
+ *
+ * Callable from atomic context.
+ *
+ * Return: STATUS_PENDING, STATUS_INVALID_PARAMETER or
+ * STATUS_INSUFFICIENT_RESOURCES; the completion reports
+ * STATUS_SHARING_VIOLATION for an address in use and
+ * STATUS_INVALID_ADDRESS for one that is not the adapter's.
+ */
+NTSTATUS ndk_create_shared_endpoint(NDK_ADAPTER *pNdkAdapter,
+				    const PSOCKADDR pAddress,
+				    ULONG AddressLength,
+				    NDK_FN_CREATE_COMPLETION CreateCompletion,
+				    PVOID RequestContext,
+				    NDK_SHARED_ENDPOINT **ppNdkSharedEndpoint)
+{
+	ULONG len = ndk_addr_len(pAddress, AddressLength);
+	struct ndk_adapter *adapter;
+	struct ndk_sep *sep;
+
+	if (!pNdkAdapter || !CreateCompletion || !len)
+		return STATUS_INVALID_PARAMETER;
+	adapter = container_of(pNdkAdapter, struct ndk_adapter, ndk);
+	sep = kzalloc(sizeof(*sep), GFP_ATOMIC);
+	if (!sep)
+		return STATUS_INSUFFICIENT_RESOURCES;
+	sep->ndk.Dispatch = &ndk_sep_dispatch;
+	INIT_LIST_HEAD(&sep->list);
+	memcpy(&sep->addr, pAddress, len);
+	ndk_obj_init(&sep->obj, &sep->ndk.Header, NdkObjectTypeSharedEndpoint,
+		     &ndk_sep_ops, &adapter->obj);
+	return ndk_obj_create_async(&sep->obj, CreateCompletion,
+				    RequestContext);
+}
