@@ -233,8 +233,7 @@ static NTSTATUS ndk_cm_status(const struct rdma_cm_event *ev)
 						  STATUS_HOST_UNREACHABLE;
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:
-		if (ev->status == -ETIMEDOUT)
-			return STATUS_IO_TIMEOUT;
+		/* No neighbour answered: the host, not the CM, is silent. */
 		if (ev->status == -ENETUNREACH || ev->status == -ENODEV)
 			return STATUS_NETWORK_UNREACHABLE;
 		return STATUS_HOST_UNREACHABLE;

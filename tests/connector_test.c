@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * ndk_connector: connections over rdma_cm between two QPs of the same
- * adapter (loopback through rxe): the NDK handshake, private data and
- * read limits, reject, refusal, disconnect, and listener lifetime.
+ * ndk_connector, ndk_listener, ndk_endpoint: connections over rdma_cm
+ * between two QPs of the same adapter (loopback through rxe): the NDK
+ * handshake, private data and read limits, reject, refusal, statuses,
+ * disconnect; listeners; and the reference counting of endpoints.
  */
 #include <linux/delay.h>
 #include <linux/inet.h>
@@ -508,10 +509,10 @@ static void ndk_conn_close_in_connect_test(struct kunit *test)
 }
 
 /*
- * A listener's close waits for the connectors it handed out, and refuses
- * new requests from the moment it starts.
+ * nd_conn_listen_closing: a listener's close waits for the connectors it
+ * handed out, and requests that arrive while it closes are refused.
  */
-static void ndk_conn_listener_close_test(struct kunit *test)
+static void nd_conn_listen_closing(struct kunit *test)
 {
 	struct ndk_cenv *e = test->priv;
 	NDK_CONNECTOR *c = ndk_cenv_connector(test, e);
@@ -754,6 +755,8 @@ static const struct ndk_status_case ndk_status_cases[] = {
 	{ "no route to the network", NULL, "192.0.2.1", 0,
 	  STATUS_NETWORK_UNREACHABLE },
 	{ "nobody listens", NULL, NULL, 0, STATUS_CONNECTION_REFUSED },
+	/* nd_invalid_ip: on the subnet, but no such host answers. */
+	{ "nd_invalid_ip", NULL, "10.0.2.99", 0, STATUS_HOST_UNREACHABLE },
 };
 
 static void ndk_status_case_desc(const struct ndk_status_case *c, char *desc)
@@ -1073,9 +1076,7 @@ static struct kunit_case ndk_connector_cases[] = {
 	KUNIT_CASE(nd_conn_reject),
 	KUNIT_CASE(ndk_conn_refused_test),
 	KUNIT_CASE(nd_large_private_data),
-	KUNIT_CASE(nd_dual_listen),
 	KUNIT_CASE(ndk_conn_close_in_connect_test),
-	KUNIT_CASE(ndk_conn_listener_close_test),
 	KUNIT_CASE(ndk_conn_atomic_test),
 	KUNIT_CASE(nd_dual_connection),
 	KUNIT_CASE(ndk_conn_ipv6_test),
@@ -1083,10 +1084,7 @@ static struct kunit_case ndk_connector_cases[] = {
 	KUNIT_CASE_PARAM(ndk_conn_status_test, ndk_conn_status_gen_params),
 	KUNIT_CASE(ndk_conn_bad_args_test),
 	KUNIT_CASE(nd_conn_close),
-	KUNIT_CASE(ndk_conn_pause_test),
 	KUNIT_CASE(ndk_conn_cycles_test),
-	KUNIT_CASE(ndk_endpoint_shared_test),
-	KUNIT_CASE(ndk_endpoint_listener_test),
 	{}
 };
 
@@ -1095,4 +1093,31 @@ struct kunit_suite ndk_connector_suite = {
 	.init = ndk_conn_init_test,
 	.exit = ndk_conn_exit_test,
 	.test_cases = ndk_connector_cases,
+};
+
+static struct kunit_case ndk_listener_cases[] = {
+	KUNIT_CASE(nd_dual_listen),
+	KUNIT_CASE(nd_conn_listen_closing),
+	KUNIT_CASE(ndk_conn_pause_test),
+	{}
+};
+
+struct kunit_suite ndk_listener_suite = {
+	.name = "ndk_listener",
+	.init = ndk_conn_init_test,
+	.exit = ndk_conn_exit_test,
+	.test_cases = ndk_listener_cases,
+};
+
+static struct kunit_case ndk_endpoint_cases[] = {
+	KUNIT_CASE(ndk_endpoint_shared_test),
+	KUNIT_CASE(ndk_endpoint_listener_test),
+	{}
+};
+
+struct kunit_suite ndk_endpoint_suite = {
+	.name = "ndk_endpoint",
+	.init = ndk_conn_init_test,
+	.exit = ndk_conn_exit_test,
+	.test_cases = ndk_endpoint_cases,
 };

@@ -19,6 +19,8 @@ extern struct kunit_suite ndk_pd_suite;
 extern struct kunit_suite ndk_cq_suite;
 extern struct kunit_suite ndk_qp_suite;
 extern struct kunit_suite ndk_connector_suite;
+extern struct kunit_suite ndk_listener_suite;
+extern struct kunit_suite ndk_endpoint_suite;
 
 /* KUNIT_EXPECT_MEMEQ arrived after 6.1. */
 #define NDK_EXPECT_MEMEQ(test, a, b, n)					\
