@@ -93,7 +93,7 @@ static NTSTATUS ndk_cenv_listen(struct kunit *test, struct ndk_cenv *e,
 
 	sin.sin_port = htons(port);
 	ndk_wait_init(&w);
-	KUNIT_ASSERT_EQ(test, l->Dispatch->NdkListen(l, (PSOCKADDR)&sin,
+	KUNIT_ASSERT_EQ(test, l->Dispatch->NdkListen(l, (struct sockaddr *)&sin,
 						     sizeof(sin),
 						     ndk_test_request_cb, &w),
 			STATUS_PENDING);
@@ -203,10 +203,15 @@ static NTSTATUS ndk_cenv_connect(struct ndk_cenv *e, NDK_CONNECTOR *c,
 	struct sockaddr_in src = e->addr, dst = e->addr;
 
 	dst.sin_port = htons(port);
-	return c->Dispatch->NdkConnect(c, qp, (PSOCKADDR)&src, sizeof(src),
-				       (PSOCKADDR)&dst, sizeof(dst), 4, 4,
+	return c->Dispatch->NdkConnect(c, qp, (struct sockaddr *)&src, sizeof(src),
+				       (struct sockaddr *)&dst, sizeof(dst), 4, 4,
 				       (PVOID)pdata, len, ndk_test_request_cb,
 				       w);
+}
+
+static NTSTATUS ndk_listener_close(NDK_LISTENER *l, struct ndk_wait *w)
+{
+	return l->Dispatch->NdkCloseListener(&l->Header, ndk_test_close_cb, w);
 }
 
 static void ndk_close_all(struct kunit *test, NDK_CONNECTOR *c, NDK_QP *qp)
@@ -253,7 +258,7 @@ static void ndk_conn_traffic(struct kunit *test, struct ndk_cenv *e,
 	while (n < 2 && time_before(jiffies, end)) {
 		n += e->cq->Dispatch->NdkGetCqResults(e->cq, r + n, 2 - n);
 		if (n < 2)
-			msleep(5);
+			usleep_range(5000, 10000);
 	}
 	ib_dma_unmap_single(dev, dma, 64, DMA_BIDIRECTIONAL);
 	KUNIT_ASSERT_EQ(test, n, 2U);
@@ -330,12 +335,12 @@ static void ndk_conn_connect_accept_test(struct kunit *test)
 
 	len = sizeof(local);
 	KUNIT_EXPECT_EQ(test, c->Dispatch->NdkGetLocalAddress(c,
-							      (PSOCKADDR)&local,
+							      (struct sockaddr *)&local,
 							      &len),
 			STATUS_SUCCESS);
 	len = sizeof(peer);
 	KUNIT_EXPECT_EQ(test, c->Dispatch->NdkGetPeerAddress(c,
-							     (PSOCKADDR)&peer,
+							     (struct sockaddr *)&peer,
 							     &len),
 			STATUS_SUCCESS);
 	KUNIT_EXPECT_EQ(test, ntohs(peer.sin_port), NDK_TEST_PORT);
@@ -408,6 +413,8 @@ static void nd_large_private_data(struct kunit *test)
 	NDK_ADAPTER_INFO info;
 	ULONG size = sizeof(info), len;
 	struct ndk_wait cw;
+	NDK_CONNECTOR *in;
+	NTSTATUS st;
 	u8 *big = kunit_kzalloc(test, 300, GFP_KERNEL);
 	u8 *got = kunit_kzalloc(test, 300, GFP_KERNEL);
 
@@ -429,22 +436,20 @@ static void nd_large_private_data(struct kunit *test)
 							  NDK_TEST_TIMEOUT),
 			0UL);
 	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw));
+	in = e->incoming;
 	len = 0;
 	/* RDS first: NULL buffer, zero length. */
-	KUNIT_EXPECT_EQ(test, e->incoming->Dispatch->NdkGetConnectionData(
-				e->incoming, NULL, NULL, NULL, &len),
-			STATUS_SUCCESS);
+	st = in->Dispatch->NdkGetConnectionData(in, NULL, NULL, NULL, &len);
+	KUNIT_EXPECT_EQ(test, st, STATUS_SUCCESS);
 	KUNIT_EXPECT_EQ(test, len, info.MaxCallerData);
 	len = 8;
-	KUNIT_EXPECT_EQ(test, e->incoming->Dispatch->NdkGetConnectionData(
-				e->incoming, NULL, NULL, got, &len),
-			STATUS_BUFFER_TOO_SMALL);
+	st = in->Dispatch->NdkGetConnectionData(in, NULL, NULL, got, &len);
+	KUNIT_EXPECT_EQ(test, st, STATUS_BUFFER_TOO_SMALL);
 	KUNIT_EXPECT_EQ(test, len, info.MaxCallerData);
 	NDK_EXPECT_MEMEQ(test, got, big, 8);
 	len = 300;
-	KUNIT_EXPECT_EQ(test, e->incoming->Dispatch->NdkGetConnectionData(
-				e->incoming, NULL, NULL, got, &len),
-			STATUS_SUCCESS);
+	st = in->Dispatch->NdkGetConnectionData(in, NULL, NULL, got, &len);
+	KUNIT_EXPECT_EQ(test, st, STATUS_SUCCESS);
 	NDK_EXPECT_MEMEQ(test, got, big, info.MaxCallerData);
 	ndk_close_all(test, e->incoming, NULL);
 	ndk_close_all(test, c, qp);
@@ -492,9 +497,9 @@ static void ndk_conn_close_in_connect_test(struct kunit *test)
 	init_completion(&t.done);
 	dst.sin_port = htons(NDK_TEST_PORT + 1);
 	KUNIT_ASSERT_EQ(test, t.c->Dispatch->NdkConnect(t.c, qp,
-							(PSOCKADDR)&src,
+							(struct sockaddr *)&src,
 							sizeof(src),
-							(PSOCKADDR)&dst,
+							(struct sockaddr *)&dst,
 							sizeof(dst), 1, 1,
 							NULL, 0, ndk_cic_cb,
 							&t),
@@ -529,8 +534,7 @@ static void nd_conn_listen_closing(struct kunit *test)
 			0UL);
 
 	ndk_wait_init(&lw);
-	KUNIT_ASSERT_EQ(test, e->listener->Dispatch->NdkCloseListener(
-				&e->listener->Header, ndk_test_close_cb, &lw),
+	KUNIT_ASSERT_EQ(test, ndk_listener_close(e->listener, &lw),
 			STATUS_PENDING);
 	e->listener = NULL;
 	/* A new request is refused while the close is pending. */
@@ -686,7 +690,7 @@ static void ndk_conn_ipv6_test(struct kunit *test)
 	l = ndk_cenv_listener(test, e);
 	dst.sin6_port = htons(NDK_TEST_PORT);
 	ndk_wait_init(&w);
-	KUNIT_ASSERT_EQ(test, l->Dispatch->NdkListen(l, (PSOCKADDR)&dst,
+	KUNIT_ASSERT_EQ(test, l->Dispatch->NdkListen(l, (struct sockaddr *)&dst,
 						     sizeof(dst),
 						     ndk_test_request_cb, &w),
 			STATUS_PENDING);
@@ -728,7 +732,7 @@ static void ndk_conn_disconnect_flush_test(struct kunit *test)
 	while (!n && time_before(jiffies, end)) {
 		n = e->cq->Dispatch->NdkGetCqResults(e->cq, &r, 1);
 		if (!n)
-			msleep(5);
+			usleep_range(5000, 10000);
 	}
 	KUNIT_ASSERT_EQ(test, n, 1U);
 	KUNIT_EXPECT_PTR_EQ(test, r.RequestContext, (void *)77);
@@ -811,17 +815,17 @@ static void ndk_conn_bad_args_test(struct kunit *test)
 					     false, &w),
 			STATUS_INVALID_PARAMETER);
 	KUNIT_EXPECT_EQ(test, c->Dispatch->NdkConnect(c, qp,
-						      (PSOCKADDR)&e->addr,
+						      (struct sockaddr *)&e->addr,
 						      sizeof(e->addr),
-						      (PSOCKADDR)&six,
+						      (struct sockaddr *)&six,
 						      sizeof(six), 1, 1, NULL,
 						      0, ndk_test_request_cb,
 						      &w),
 			STATUS_INVALID_PARAMETER);
 	KUNIT_EXPECT_EQ(test, c->Dispatch->NdkConnect(c, (NDK_QP *)e->cq,
-						      (PSOCKADDR)&e->addr,
+						      (struct sockaddr *)&e->addr,
 						      sizeof(e->addr),
-						      (PSOCKADDR)&e->addr,
+						      (struct sockaddr *)&e->addr,
 						      sizeof(e->addr), 1, 1,
 						      NULL, 0,
 						      ndk_test_request_cb, &w),
@@ -940,7 +944,7 @@ static NDK_SHARED_ENDPOINT *ndk_cenv_sep(struct kunit *test,
 	ndk_wait_init(&w);
 	KUNIT_EXPECT_EQ(test,
 			e->a->Dispatch->NdkCreateSharedEndpoint(e->a,
-								(PSOCKADDR)&sin,
+								(struct sockaddr *)&sin,
 								sizeof(sin),
 								ndk_test_create_cb,
 								&w, &unused),
@@ -961,6 +965,7 @@ static void ndk_endpoint_shared_test(struct kunit *test)
 	const u16 port = NDK_TEST_PORT + 3;
 	struct sockaddr_in dst, local;
 	NDK_SHARED_ENDPOINT *sep, *dup;
+	const NDK_CONNECTOR_DISPATCH *d;
 	struct ndk_pair p[2];
 	struct ndk_wait cw, aw, ccw, sw;
 	NDK_LISTENER *l;
@@ -972,7 +977,7 @@ static void ndk_endpoint_shared_test(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, status, STATUS_SUCCESS);
 	len = sizeof(local);
 	KUNIT_EXPECT_EQ(test, sep->Dispatch->NdkGetLocalAddress(sep,
-								(PSOCKADDR)&local,
+								(struct sockaddr *)&local,
 								&len),
 			STATUS_SUCCESS);
 	KUNIT_EXPECT_EQ(test, ntohs(local.sin_port), port);
@@ -988,11 +993,14 @@ static void ndk_endpoint_shared_test(struct kunit *test)
 		p[i].pqp = ndk_cenv_qp(test, e);
 		reinit_completion(&e->incoming_done);
 		ndk_wait_init(&cw);
-		KUNIT_ASSERT_EQ(test, p[i].c->Dispatch->NdkConnectWithSharedEndpoint(
-					p[i].c, p[i].aqp, sep, (PSOCKADDR)&dst,
-					sizeof(dst), 2, 2, NULL, 0,
-					ndk_test_request_cb, &cw),
-				STATUS_PENDING);
+		d = p[i].c->Dispatch;
+		status = d->NdkConnectWithSharedEndpoint(p[i].c, p[i].aqp, sep,
+							 (struct sockaddr *)&dst,
+							 sizeof(dst), 2, 2,
+							 NULL, 0,
+							 ndk_test_request_cb,
+							 &cw);
+		KUNIT_ASSERT_EQ(test, status, STATUS_PENDING);
 		KUNIT_ASSERT_NE(test,
 				wait_for_completion_timeout(&e->incoming_done,
 							    NDK_TEST_TIMEOUT),
@@ -1009,24 +1017,23 @@ static void ndk_endpoint_shared_test(struct kunit *test)
 		KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw));
 		KUNIT_ASSERT_EQ(test, cw.status, STATUS_SUCCESS);
 		ndk_wait_init(&ccw);
-		KUNIT_ASSERT_EQ(test, p[i].c->Dispatch->NdkCompleteConnect(
-					p[i].c, NULL, NULL,
-					ndk_test_request_cb, &ccw),
-				STATUS_PENDING);
+		status = d->NdkCompleteConnect(p[i].c, NULL, NULL,
+					       ndk_test_request_cb, &ccw);
+		KUNIT_ASSERT_EQ(test, status, STATUS_PENDING);
 		KUNIT_ASSERT_TRUE(test, ndk_wait_for(&ccw));
 		KUNIT_ASSERT_TRUE(test, ndk_wait_for(&aw));
 		len = sizeof(local);
-		KUNIT_EXPECT_EQ(test, p[i].c->Dispatch->NdkGetLocalAddress(
-					p[i].c, (PSOCKADDR)&local, &len),
-				STATUS_SUCCESS);
+		status = d->NdkGetLocalAddress(p[i].c,
+					       (struct sockaddr *)&local, &len);
+		KUNIT_EXPECT_EQ(test, status, STATUS_SUCCESS);
 		KUNIT_EXPECT_EQ(test, ntohs(local.sin_port), port);
 		ndk_conn_traffic(test, e, p[i].aqp, p[i].pqp);
 	}
 
 	ndk_wait_init(&sw);
-	KUNIT_ASSERT_EQ(test, sep->Dispatch->NdkCloseSharedEndpoint(
-				&sep->Header, ndk_test_close_cb, &sw),
-			STATUS_PENDING);
+	status = sep->Dispatch->NdkCloseSharedEndpoint(&sep->Header,
+						       ndk_test_close_cb, &sw);
+	KUNIT_ASSERT_EQ(test, status, STATUS_PENDING);
 	l = ndk_cenv_listener(test, e);
 	for (i = 0; i < 2; i++) {
 		/* The port is still taken: a listen on it fails. */
@@ -1057,8 +1064,7 @@ static void ndk_endpoint_listener_test(struct kunit *test)
 	ndk_establish(test, e, &p, (struct sockaddr *)&e->addr,
 		      (struct sockaddr *)&dst, sizeof(dst), false);
 	ndk_wait_init(&lw);
-	KUNIT_ASSERT_EQ(test, e->listener->Dispatch->NdkCloseListener(
-				&e->listener->Header, ndk_test_close_cb, &lw),
+	KUNIT_ASSERT_EQ(test, ndk_listener_close(e->listener, &lw),
 			STATUS_PENDING);
 	e->listener = NULL;
 	l = ndk_cenv_listener(test, e);

@@ -435,7 +435,7 @@ static ULONG ndk_poll_n(NDK_CQ *cq, NDK_RESULT_EX *r, ULONG n, bool ex)
 			got += k;
 		}
 		if (got < n)
-			msleep(5);
+			usleep_range(5000, 10000);
 	}
 	return got;
 }

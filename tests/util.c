@@ -162,10 +162,10 @@ struct ndk_test_lqp *ndk_test_loopback_qp(struct kunit *test,
 
 	for (i = 0; i < 16 && !gattr; i++) {
 		gattr = rdma_get_gid_attr(ibdev, a->port, i);
-		if (IS_ERR(gattr))
+		if (IS_ERR(gattr)) {
 			gattr = NULL;
-		else if (gattr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP ||
-			 !ipv6_addr_v4mapped((struct in6_addr *)gattr->gid.raw)) {
+		} else if (gattr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP ||
+			   !ipv6_addr_v4mapped((struct in6_addr *)gattr->gid.raw)) {
 			rdma_put_gid_attr(gattr);
 			gattr = NULL;
 		}
