@@ -534,10 +534,18 @@ static NTSTATUS ndk_connect_common(struct ndk_connector *conn, NDK_QP *pNdkQp,
 		return STATUS_INVALID_DEVICE_STATE;
 	memcpy(&conn->src, src, slen);
 	memcpy(&conn->dst, pDestAddress, dlen);
+	if (sep) {
+		status = ndk_sep_add_conn(sep, conn);
+		if (status)
+			return status;
+	}
 	status = ndk_conn_begin(conn, NDK_CONN_IDLE, NDK_CONN_CONNECTING,
 				RequestCompletion, RequestContext);
-	if (status != STATUS_PENDING)
+	if (status != STATUS_PENDING) {
+		ndk_sep_del_conn(conn);
+		conn->sep = NULL;
 		return status;
+	}
 	if (sep)
 		ndk_obj_add_antecedent(&conn->obj, &sep->obj);
 	ndk_conn_take_qp(conn, pNdkQp);
@@ -877,6 +885,7 @@ static void ndk_conn_destroy(struct ndk_obj *obj)
 
 	if (conn->id)
 		rdma_destroy_id(conn->id);
+	ndk_sep_del_conn(conn);
 	if (conn->qp) {
 		ndk_conn_flush_qp(conn);
 		WRITE_ONCE(conn->qp->conn, NULL);

@@ -7,7 +7,8 @@
  * until the endpoint and every connector over it are closed.
  *
  * rdma_cm lets any number of reusing ids share a port, so ndk keeps its
- * own list to refuse a second shared endpoint on a taken address.
+ * own lists: to refuse a second shared endpoint on a taken address, and
+ * a second connection from one endpoint to the same destination.
  */
 #include "ndk_priv.h"
 
@@ -19,8 +20,14 @@ static struct ndk_sep *to_sep(NDK_SHARED_ENDPOINT *s)
 	return container_of(s, struct ndk_sep, ndk);
 }
 
-static bool ndk_sep_same_addr(const struct sockaddr *a,
-			      const struct sockaddr *b)
+/**
+ * ndk_sep_same_addr() - equal IP address and port
+ * @a: an AF_INET or AF_INET6 address
+ * @b: another
+ *
+ * Return: true if family, address and port match.
+ */
+bool ndk_sep_same_addr(const struct sockaddr *a, const struct sockaddr *b)
 {
 	const struct sockaddr_in6 *a6 = (const void *)a, *b6 = (const void *)b;
 	const struct sockaddr_in *a4 = (const void *)a, *b4 = (const void *)b;
@@ -32,6 +39,50 @@ static bool ndk_sep_same_addr(const struct sockaddr *a,
 		       a4->sin_addr.s_addr == b4->sin_addr.s_addr;
 	return a6->sin6_port == b6->sin6_port &&
 	       ipv6_addr_equal(&a6->sin6_addr, &b6->sin6_addr);
+}
+
+/**
+ * ndk_sep_add_conn() - a connector starts connecting from @sep
+ * @sep: the shared endpoint
+ * @conn: the connector, its destination already set
+ *
+ * Two connections from one endpoint to one destination would have the
+ * same four-tuple. Atomic context is fine.
+ *
+ * Return: STATUS_SUCCESS or STATUS_ADDRESS_ALREADY_EXISTS.
+ */
+NTSTATUS ndk_sep_add_conn(struct ndk_sep *sep, struct ndk_connector *conn)
+{
+	struct ndk_connector *other;
+	unsigned long flags;
+
+	spin_lock_irqsave(&ndk_sep_lock, flags);
+	list_for_each_entry(other, &sep->conns, sep_node) {
+		if (ndk_sep_same_addr((struct sockaddr *)&other->dst,
+				      (struct sockaddr *)&conn->dst)) {
+			spin_unlock_irqrestore(&ndk_sep_lock, flags);
+			return STATUS_ADDRESS_ALREADY_EXISTS;
+		}
+	}
+	conn->sep = sep;
+	list_add(&conn->sep_node, &sep->conns);
+	spin_unlock_irqrestore(&ndk_sep_lock, flags);
+	return STATUS_SUCCESS;
+}
+
+/**
+ * ndk_sep_del_conn() - the connector is going away
+ * @conn: a connector, over a shared endpoint or not
+ */
+void ndk_sep_del_conn(struct ndk_connector *conn)
+{
+	unsigned long flags;
+
+	if (!conn->sep)
+		return;
+	spin_lock_irqsave(&ndk_sep_lock, flags);
+	list_del(&conn->sep_node);
+	spin_unlock_irqrestore(&ndk_sep_lock, flags);
 }
 
 static NTSTATUS ndk_sep_create(struct ndk_obj *obj)
@@ -56,16 +107,16 @@ static NTSTATUS ndk_sep_create(struct ndk_obj *obj)
 		return ndk_bind_status(err);
 
 	bound = (struct sockaddr *)&id->route.addr.src_addr;
-	spin_lock(&ndk_sep_lock);
+	spin_lock_irq(&ndk_sep_lock);
 	list_for_each_entry(other, &ndk_seps, list) {
 		if (ndk_sep_same_addr((struct sockaddr *)&other->addr, bound)) {
-			spin_unlock(&ndk_sep_lock);
+			spin_unlock_irq(&ndk_sep_lock);
 			return STATUS_SHARING_VIOLATION;
 		}
 	}
 	memcpy(&sep->addr, bound, sizeof(sep->addr));
 	list_add(&sep->list, &ndk_seps);
-	spin_unlock(&ndk_sep_lock);
+	spin_unlock_irq(&ndk_sep_lock);
 	return STATUS_SUCCESS;
 }
 
@@ -73,10 +124,10 @@ static void ndk_sep_destroy(struct ndk_obj *obj)
 {
 	struct ndk_sep *sep = container_of(obj, struct ndk_sep, obj);
 
-	spin_lock(&ndk_sep_lock);
+	spin_lock_irq(&ndk_sep_lock);
 	if (!list_empty(&sep->list))
 		list_del(&sep->list);
-	spin_unlock(&ndk_sep_lock);
+	spin_unlock_irq(&ndk_sep_lock);
 	if (sep->id)
 		rdma_destroy_id(sep->id);
 }
@@ -160,6 +211,7 @@ NTSTATUS ndk_create_shared_endpoint(NDK_ADAPTER *pNdkAdapter,
 		return STATUS_INSUFFICIENT_RESOURCES;
 	sep->ndk.Dispatch = &ndk_sep_dispatch;
 	INIT_LIST_HEAD(&sep->list);
+	INIT_LIST_HEAD(&sep->conns);
 	memcpy(&sep->addr, pAddress, len);
 	ndk_obj_init(&sep->obj, &sep->ndk.Header, NdkObjectTypeSharedEndpoint,
 		     &ndk_sep_ops, &adapter->obj);

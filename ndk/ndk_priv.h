@@ -353,6 +353,8 @@ enum ndk_conn_state {
  * @rds: size of @peer_pdata the transport delivered
  * @src: source address of NdkConnect
  * @dst: destination address of NdkConnect
+ * @sep: shared endpoint it connects from, if any
+ * @sep_node: entry in @sep's list of connectors
  */
 struct ndk_connector {
 	NDK_CONNECTOR ndk;
@@ -379,6 +381,8 @@ struct ndk_connector {
 	u32 rds;
 	struct sockaddr_storage src;
 	struct sockaddr_storage dst;
+	struct ndk_sep *sep;
+	struct list_head sep_node;
 };
 
 /**
@@ -416,6 +420,7 @@ struct ndk_listener {
  * @id: rdma_cm id bound with address reuse, holding the port
  * @addr: the bound address (with the port actually taken)
  * @list: entry in the list of shared endpoints
+ * @conns: connectors over it, to keep their destinations distinct
  */
 struct ndk_sep {
 	NDK_SHARED_ENDPOINT ndk;
@@ -423,6 +428,7 @@ struct ndk_sep {
 	struct rdma_cm_id *id;
 	struct sockaddr_storage addr;
 	struct list_head list;
+	struct list_head conns;
 };
 
 NTSTATUS ndk_create_shared_endpoint(NDK_ADAPTER *pNdkAdapter,
@@ -432,6 +438,9 @@ NTSTATUS ndk_create_shared_endpoint(NDK_ADAPTER *pNdkAdapter,
 				    PVOID RequestContext,
 				    NDK_SHARED_ENDPOINT **ppNdkSharedEndpoint);
 struct ndk_sep *ndk_sep_of(NDK_SHARED_ENDPOINT *s, struct ndk_adapter *adapter);
+bool ndk_sep_same_addr(const struct sockaddr *a, const struct sockaddr *b);
+NTSTATUS ndk_sep_add_conn(struct ndk_sep *sep, struct ndk_connector *conn);
+void ndk_sep_del_conn(struct ndk_connector *conn);
 NTSTATUS ndk_create_connector(NDK_ADAPTER *pNdkAdapter,
 			      NDK_FN_CREATE_COMPLETION CreateCompletion,
 			      PVOID RequestContext,

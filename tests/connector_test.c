@@ -955,9 +955,10 @@ static NDK_SHARED_ENDPOINT *ndk_cenv_sep(struct kunit *test,
 }
 
 /*
- * Two connections from one shared endpoint's port; the port stays taken
- * until the endpoint and both connectors are closed, and the endpoint's
- * close waits for them.
+ * Two connections from one shared endpoint's port to two destinations; a
+ * third to a destination already used would repeat a four-tuple. The port
+ * stays taken until the endpoint and its connectors are closed, and the
+ * endpoint's close waits for them.
  */
 static void ndk_endpoint_shared_test(struct kunit *test)
 {
@@ -968,7 +969,9 @@ static void ndk_endpoint_shared_test(struct kunit *test)
 	const NDK_CONNECTOR_DISPATCH *d;
 	struct ndk_pair p[2];
 	struct ndk_wait cw, aw, ccw, sw;
-	NDK_LISTENER *l;
+	NDK_LISTENER *l, *l2;
+	NDK_CONNECTOR *c3;
+	NDK_QP *qp3;
 	NTSTATUS status;
 	ULONG len;
 	int i;
@@ -986,8 +989,14 @@ static void ndk_endpoint_shared_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, status, STATUS_SHARING_VIOLATION);
 	KUNIT_EXPECT_NULL(test, dup);
 
-	ndk_listen_addr(e, &dst);
+	/* Two destinations: one endpoint connects once to each. */
+	l2 = ndk_cenv_listener(test, e);
+	KUNIT_ASSERT_EQ(test, ndk_cenv_listen(test, e, l2, NDK_TEST_PORT + 4),
+			STATUS_SUCCESS);
 	for (i = 0; i < 2; i++) {
+		ndk_listen_addr(e, &dst);
+		if (i)
+			dst.sin_port = htons(NDK_TEST_PORT + 4);
 		p[i].c = ndk_cenv_connector(test, e);
 		p[i].aqp = ndk_cenv_qp(test, e);
 		p[i].pqp = ndk_cenv_qp(test, e);
@@ -1030,6 +1039,20 @@ static void ndk_endpoint_shared_test(struct kunit *test)
 		ndk_conn_traffic(test, e, p[i].aqp, p[i].pqp);
 	}
 
+	/* A second connection to the first destination: same four-tuple. */
+	c3 = ndk_cenv_connector(test, e);
+	qp3 = ndk_cenv_qp(test, e);
+	ndk_listen_addr(e, &dst);
+	ndk_wait_init(&cw);
+	status = c3->Dispatch->NdkConnectWithSharedEndpoint(c3, qp3, sep,
+							    (struct sockaddr *)&dst,
+							    sizeof(dst), 2, 2,
+							    NULL, 0,
+							    ndk_test_request_cb,
+							    &cw);
+	KUNIT_EXPECT_EQ(test, status, STATUS_ADDRESS_ALREADY_EXISTS);
+	ndk_close_all(test, c3, qp3);
+
 	ndk_wait_init(&sw);
 	status = sep->Dispatch->NdkCloseSharedEndpoint(&sep->Header,
 						       ndk_test_close_cb, &sw);
@@ -1046,6 +1069,7 @@ static void ndk_endpoint_shared_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ndk_cenv_listen(test, e, l, port),
 			STATUS_SUCCESS);
 	ndk_test_close(test, &l->Header, l->Dispatch->NdkCloseListener);
+	ndk_test_close(test, &l2->Header, l2->Dispatch->NdkCloseListener);
 }
 
 /*
