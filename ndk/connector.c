@@ -200,8 +200,10 @@ static void ndk_conn_flush_qp(struct ndk_connector *conn)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 
-	if (conn->qp)
-		ib_modify_qp(conn->qp->ibqp, &attr, IB_QP_STATE);
+	if (!conn->qp)
+		return;
+	WRITE_ONCE(conn->qp->connected, false);
+	ib_modify_qp(conn->qp->ibqp, &attr, IB_QP_STATE);
 }
 
 /* Keep what the peer sent: private data and its read limits. */
@@ -333,6 +335,7 @@ static void ndk_conn_event(struct ndk_connector *conn, struct rdma_cm_id *id,
 			break;
 		}
 		err = conn->iwarp ? 0 : ndk_conn_modify_qp(conn, IB_QPS_RTS);
+		WRITE_ONCE(conn->qp->connected, !err);
 		ndk_conn_finish(conn, err ? NDK_CONN_DONE : NDK_CONN_ESTABLISHED,
 				ndk_status_from_errno(err));
 		break;
@@ -431,6 +434,7 @@ static void ndk_conn_work(struct work_struct *work)
 				rdma_unlock_handler(conn->id);
 			}
 		}
+		WRITE_ONCE(conn->qp->connected, !err);
 		ndk_conn_finish(conn, err ? NDK_CONN_DONE : NDK_CONN_ESTABLISHED,
 				ndk_status_from_errno(err));
 		return;

@@ -260,6 +260,13 @@ NTSTATUS ndk_cq_moderation(ULONG interval, ULONG count, ULONG depth,
  * @icq: initiator CQ
  * @init: what the QP was created with, after validation
  * @conn: the connector using the QP, if any
+ * @connected: the connection is established; sends may be posted
+ * @max_rsge: SGEs per receive, as the consumer asked
+ * @max_isge: SGEs per initiator request, as the consumer asked
+ * @inline_size: inline bytes per request, as the consumer asked
+ * @rsge: receive SGE array; the consumer serializes the receive queue
+ * @isge: initiator SGE array; the consumer serializes the initiator queue
+ * @flush_work: moves the QP to the error state for NdkFlush
  */
 struct ndk_qp {
 	NDK_QP ndk;
@@ -270,6 +277,13 @@ struct ndk_qp {
 	struct ndk_cq *icq;
 	struct ib_qp_init_attr init;
 	struct ndk_connector *conn;
+	bool connected;
+	u32 max_rsge;
+	u32 max_isge;
+	u32 inline_size;
+	struct ib_sge *rsge;
+	struct ib_sge *isge;
+	struct work_struct flush_work;
 };
 
 NTSTATUS ndk_create_qp(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,

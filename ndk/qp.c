@@ -2,14 +2,36 @@
 /*
  * NDK_QP: a reliable-connected queue pair. It is a successor of its PD
  * and of both of its CQs, so none of them completes its close while the
- * QP lives. Connectors move it through its states; the posting functions
- * arrive with the data path.
+ * QP lives. Connectors move it through its states. Send, receive and
+ * flush are here; the other requests arrive with the data path.
  */
 #include "ndk_priv.h"
 
 static struct ndk_cq *ndk_cq_of(NDK_CQ *cq)
 {
 	return container_of(cq, struct ndk_cq, ndk);
+}
+
+/*
+ * Consumers post receives before they connect. IB and RoCE accept that
+ * from INIT on, so the QP starts there; the connection moves it on.
+ * iWARP QPs take receives in their idle state already.
+ */
+static int ndk_qp_to_init(struct ndk_qp *qp)
+{
+	struct ndk_adapter *adapter = qp->obj.adapter;
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_INIT,
+		.port_num = adapter->port,
+		.qp_access_flags = IB_ACCESS_LOCAL_WRITE |
+				   IB_ACCESS_REMOTE_READ |
+				   IB_ACCESS_REMOTE_WRITE,
+	};
+
+	if (rdma_protocol_iwarp(adapter->ibdev, adapter->port))
+		return 0;
+	return ib_modify_qp(qp->ibqp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			    IB_QP_PORT | IB_QP_ACCESS_FLAGS);
 }
 
 static NTSTATUS ndk_qp_create(struct ndk_obj *obj)
@@ -20,11 +42,17 @@ static NTSTATUS ndk_qp_create(struct ndk_obj *obj)
 
 	qp->init.send_cq = qp->icq->ibcq;
 	qp->init.recv_cq = qp->rcq->ibcq;
+	qp->isge = kcalloc(max(qp->max_isge, 1U), sizeof(*qp->isge),
+			   GFP_KERNEL);
+	qp->rsge = kcalloc(max(qp->max_rsge, 1U), sizeof(*qp->rsge),
+			   GFP_KERNEL);
+	if (!qp->isge || !qp->rsge)
+		return STATUS_INSUFFICIENT_RESOURCES;
 	ibqp = ib_create_qp(pd->ibpd, &qp->init);
 	if (IS_ERR(ibqp))
 		return ndk_status_from_errno(PTR_ERR(ibqp));
 	qp->ibqp = ibqp;
-	return STATUS_SUCCESS;
+	return ndk_status_from_errno(ndk_qp_to_init(qp));
 }
 
 static void ndk_qp_destroy(struct ndk_obj *obj)
@@ -37,7 +65,11 @@ static void ndk_qp_destroy(struct ndk_obj *obj)
 
 static void ndk_qp_free(struct ndk_obj *obj)
 {
-	kfree(container_of(obj, struct ndk_qp, obj));
+	struct ndk_qp *qp = container_of(obj, struct ndk_qp, obj);
+
+	kfree(qp->isge);
+	kfree(qp->rsge);
+	kfree(qp);
 }
 
 static const struct ndk_obj_ops ndk_qp_ops = {
@@ -46,24 +78,126 @@ static const struct ndk_obj_ops ndk_qp_ops = {
 	.free = ndk_qp_free,
 };
 
+static struct ndk_qp *to_ndk_qp(NDK_QP *qp)
+{
+	return container_of(qp, struct ndk_qp, ndk);
+}
+
 /*
- * Posting arrives with the data path. Until then nothing can be posted,
- * and nothing is outstanding for NdkFlush to cancel.
+ * NDK_SGE to ib_sge. An SGE's address is a virtual address inside a
+ * region registered at that address, or a device address with the
+ * privileged token: either way the 64 bits go to the device unchanged.
+ */
+static NTSTATUS ndk_qp_sges(const NDK_SGE *sgl, ULONG n, ULONG max,
+			    struct ib_sge *out, u64 *total)
+{
+	ULONG i;
+
+	if (n > max || (n && !sgl))
+		return STATUS_INVALID_PARAMETER;
+	*total = 0;
+	for (i = 0; i < n; i++) {
+		out[i].addr = sgl[i].LogicalAddress;
+		out[i].length = sgl[i].Length;
+		out[i].lkey = sgl[i].MemoryRegionToken;
+		*total += sgl[i].Length;
+	}
+	return STATUS_SUCCESS;
+}
+
+/* A posting failure as the consumer sees it; nothing will complete. */
+static NTSTATUS ndk_post_status(int err)
+{
+	return err == -ENOMEM ? STATUS_INSUFFICIENT_RESOURCES :
+				ndk_status_from_errno(err);
+}
+
+static void ndk_qp_flush_work(struct work_struct *work)
+{
+	struct ndk_qp *qp = container_of(work, struct ndk_qp, flush_work);
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+	WRITE_ONCE(qp->connected, false);
+	ib_modify_qp(qp->ibqp, &attr, IB_QP_STATE);
+	ndk_obj_put(&qp->obj);
+}
+
+/*
+ * NdkFlush: outstanding requests complete as cancelled. Moving the QP to
+ * the error state may sleep in the driver, so it happens on ndk_wq.
  */
 static void ndk_flush(NDK_QP *pNdkQp)
 {
+	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
+
+	ndk_obj_get(&qp->obj);
+	if (!queue_work(ndk_wq, &qp->flush_work))
+		ndk_obj_put(&qp->obj);
 }
 
+#define NDK_SEND_FLAGS	(NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | \
+			 NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT |		  \
+			 NDK_OP_FLAG_INLINE | NDK_OP_FLAG_DEFER)
+
+/*
+ * NdkSend. The consumer serializes the initiator queue, so the per-QP
+ * SGE array needs no lock and nothing is allocated. A deferred request
+ * is posted at once, which the deferral rules allow.
+ */
 static NTSTATUS ndk_send(NDK_QP *pNdkQp, PVOID RequestContext,
 			 const NDK_SGE *pSgl, ULONG nSge, ULONG Flags)
 {
-	return STATUS_NOT_SUPPORTED;
+	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
+	struct ib_send_wr wr = {
+		.wr_id = (uintptr_t)RequestContext,
+		.sg_list = qp->isge,
+		.num_sge = nSge,
+		.opcode = IB_WR_SEND,
+	};
+	NTSTATUS status;
+	u64 total;
+
+	if (!READ_ONCE(qp->connected))
+		return STATUS_CONNECTION_INVALID;
+	if (Flags & ~NDK_SEND_FLAGS)
+		return STATUS_INVALID_PARAMETER;
+	status = ndk_qp_sges(pSgl, nSge, qp->max_isge, qp->isge, &total);
+	if (status)
+		return status;
+	if (total > qp->obj.adapter->info.MaxTransferLength)
+		return STATUS_INVALID_BUFFER_SIZE;
+	if ((Flags & NDK_OP_FLAG_INLINE) && total > qp->inline_size)
+		return STATUS_INVALID_PARAMETER;
+	if (!(Flags & NDK_OP_FLAG_SILENT_SUCCESS))
+		wr.send_flags |= IB_SEND_SIGNALED;
+	if (Flags & NDK_OP_FLAG_READ_FENCE)
+		wr.send_flags |= IB_SEND_FENCE;
+	if (Flags & NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT)
+		wr.send_flags |= IB_SEND_SOLICITED;
+	if (Flags & NDK_OP_FLAG_INLINE)
+		wr.send_flags |= IB_SEND_INLINE;
+	return ndk_post_status(ib_post_send(qp->ibqp, &wr, NULL));
 }
 
+/* NdkReceive: allowed before the QP is connected. */
 static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
 			    const NDK_SGE *pSgl, ULONG nSge)
 {
-	return STATUS_NOT_SUPPORTED;
+	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
+	struct ib_recv_wr wr = {
+		.wr_id = (uintptr_t)RequestContext,
+		.sg_list = qp->rsge,
+		.num_sge = nSge,
+	};
+	NTSTATUS status;
+	u64 total;
+
+	status = ndk_qp_sges(pSgl, nSge, qp->max_rsge, qp->rsge, &total);
+	if (status)
+		return status;
+	if (total > qp->obj.adapter->info.MaxTransferLength)
+		return STATUS_INVALID_BUFFER_SIZE;
+	return ndk_post_status(ib_post_recv(qp->ibqp, &wr, NULL));
 }
 
 static NTSTATUS ndk_bind(NDK_QP *pNdkQp, PVOID RequestContext, NDK_MR *pMr,
@@ -198,6 +332,10 @@ NTSTATUS ndk_create_qp(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,
 	qp->init.cap.max_recv_sge = MaxReceiveRequestSge;
 	qp->init.cap.max_send_sge = MaxInitiatorRequestSge;
 	qp->init.cap.max_inline_data = InlineDataSize;
+	qp->max_rsge = MaxReceiveRequestSge;
+	qp->max_isge = MaxInitiatorRequestSge;
+	qp->inline_size = InlineDataSize;
+	INIT_WORK(&qp->flush_work, ndk_qp_flush_work);
 	ndk_obj_init(&qp->obj, &qp->ndk.Header, NdkObjectTypeQp, &ndk_qp_ops,
 		     &pd->obj);
 	ndk_obj_add_antecedent(&qp->obj, &rcq->obj);

@@ -567,17 +567,24 @@ struct ndk_pair {
  * Connect @src to the listener at @dst and accept: every NDK call of the
  * handshake made with a spinlock held when @atomic.
  */
-static void ndk_establish(struct kunit *test, struct ndk_cenv *e,
-			  struct ndk_pair *p, const struct sockaddr *src,
-			  const struct sockaddr *dst, ULONG len, bool atomic)
+static void ndk_pair_init(struct kunit *test, struct ndk_cenv *e,
+			  struct ndk_pair *p)
+{
+	p->c = ndk_cenv_connector(test, e);
+	p->aqp = ndk_cenv_qp(test, e);
+	p->pqp = ndk_cenv_qp(test, e);
+}
+
+/* As ndk_establish(), with the objects of @p already created. */
+static void ndk_establish_pair(struct kunit *test, struct ndk_cenv *e,
+			       struct ndk_pair *p, const struct sockaddr *src,
+			       const struct sockaddr *dst, ULONG len,
+			       bool atomic)
 {
 	struct ndk_wait cw, aw, ccw;
 	unsigned long flags = 0;
 	NTSTATUS status;
 
-	p->c = ndk_cenv_connector(test, e);
-	p->aqp = ndk_cenv_qp(test, e);
-	p->pqp = ndk_cenv_qp(test, e);
 	reinit_completion(&e->incoming_done);
 	ndk_wait_init(&cw);
 	KUNIT_ASSERT_EQ(test, ndk_connect_to(p->c, p->aqp, src, dst, len,
@@ -612,6 +619,14 @@ static void ndk_establish(struct kunit *test, struct ndk_cenv *e,
 	KUNIT_ASSERT_EQ(test, ccw.status, STATUS_SUCCESS);
 	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&aw));
 	KUNIT_ASSERT_EQ(test, aw.status, STATUS_SUCCESS);
+}
+
+static void ndk_establish(struct kunit *test, struct ndk_cenv *e,
+			  struct ndk_pair *p, const struct sockaddr *src,
+			  const struct sockaddr *dst, ULONG len, bool atomic)
+{
+	ndk_pair_init(test, e, p);
+	ndk_establish_pair(test, e, p, src, dst, len, atomic);
 }
 
 static void ndk_pair_close(struct kunit *test, struct ndk_pair *p)
@@ -740,6 +755,122 @@ static void ndk_conn_disconnect_flush_test(struct kunit *test)
 	/* The peer saw the disconnect exactly once. */
 	msleep(100);
 	KUNIT_EXPECT_EQ(test, e->disconnects, 1);
+	ndk_pair_close(test, &p);
+}
+
+/* Poll until @n results arrived or the timeout passed; returns how many. */
+static ULONG ndk_poll_results(NDK_CQ *cq, NDK_RESULT *r, ULONG n)
+{
+	unsigned long end = jiffies + NDK_TEST_TIMEOUT;
+	ULONG got = 0;
+
+	while (got < n && time_before(jiffies, end)) {
+		got += cq->Dispatch->NdkGetCqResults(cq, r + got, n - got);
+		if (got < n)
+			usleep_range(5000, 10000);
+	}
+	return got;
+}
+
+static NDK_RESULT *ndk_find_result(NDK_RESULT *r, ULONG n, uintptr_t ctx)
+{
+	ULONG i;
+
+	for (i = 0; i < n; i++)
+		if (r[i].RequestContext == (void *)ctx)
+			return &r[i];
+	return NULL;
+}
+
+/*
+ * The NDK data path over a connection: receives posted before the
+ * connection exists, sends after it, a silent send that completes
+ * nothing, the inline checks, and NdkFlush cancelling a receive.
+ */
+static void ndk_conn_send_receive_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	u8 *buf = kunit_kzalloc(test, 128, GFP_KERNEL);
+	struct sockaddr_in dst;
+	struct ib_device *dev;
+	NDK_RESULT r[4], *x;
+	NDK_SGE rs[3], ss, two[2];
+	struct ndk_pair p;
+	UINT32 tok;
+	u64 dma;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	e->pd->Dispatch->NdkGetPrivilegedMemoryRegionToken(e->pd, &tok);
+	dev = container_of(e->pd, struct ndk_pd, ndk)->ibpd->device;
+	memcpy(buf, "ndk data path", 14);
+	dma = ib_dma_map_single(dev, buf, 128, DMA_BIDIRECTIONAL);
+	KUNIT_ASSERT_FALSE(test, ib_dma_mapping_error(dev, dma));
+	ss = (NDK_SGE){ .LogicalAddress = dma, .Length = 14,
+			.MemoryRegionToken = tok };
+	for (i = 0; i < 3; i++)
+		rs[i] = (NDK_SGE){ .LogicalAddress = dma + 32 * (i + 1),
+				   .Length = 32, .MemoryRegionToken = tok };
+
+	ndk_pair_init(test, e, &p);
+	KUNIT_EXPECT_EQ(test, p.aqp->Dispatch->NdkSend(p.aqp, (void *)1, &ss,
+						       1, 0),
+			STATUS_CONNECTION_INVALID);
+	for (i = 0; i < 3; i++)
+		KUNIT_ASSERT_EQ(test,
+				p.pqp->Dispatch->NdkReceive(p.pqp,
+							    (void *)(uintptr_t)(10 + i),
+							    &rs[i], 1),
+				STATUS_SUCCESS);
+	ndk_listen_addr(e, &dst);
+	ndk_establish_pair(test, e, &p, (struct sockaddr *)&e->addr,
+			   (struct sockaddr *)&dst, sizeof(dst), false);
+
+	two[0] = ss;
+	two[1] = ss;
+	KUNIT_EXPECT_EQ(test, p.aqp->Dispatch->NdkSend(p.aqp, (void *)1, two,
+						       2, 0),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, p.aqp->Dispatch->NdkSend(p.aqp, (void *)1, &ss,
+						       1, NDK_OP_FLAG_INLINE),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, p.aqp->Dispatch->NdkSend(p.aqp, (void *)1, &ss,
+						       1, 0x100000),
+			STATUS_INVALID_PARAMETER);
+
+	KUNIT_ASSERT_EQ(test, p.aqp->Dispatch->NdkSend(p.aqp, (void *)20, &ss,
+						       1, 0),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, p.aqp->Dispatch->NdkSend(p.aqp, (void *)21, &ss,
+						       1,
+						       NDK_OP_FLAG_SILENT_SUCCESS),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, ndk_poll_results(e->cq, r, 3), 3U);
+	msleep(100);
+	/* The silent send completes nothing. */
+	KUNIT_EXPECT_EQ(test, e->cq->Dispatch->NdkGetCqResults(e->cq, &r[3], 1),
+			0U);
+	KUNIT_EXPECT_NULL(test, ndk_find_result(r, 3, 21));
+	x = ndk_find_result(r, 3, 20);
+	KUNIT_ASSERT_NOT_NULL(test, x);
+	KUNIT_EXPECT_EQ(test, x->Status, STATUS_SUCCESS);
+	KUNIT_EXPECT_PTR_EQ(test, x->QPContext, (void *)e);
+	for (i = 0; i < 2; i++) {
+		x = ndk_find_result(r, 3, 10 + i);
+		KUNIT_ASSERT_NOT_NULL(test, x);
+		KUNIT_EXPECT_EQ(test, x->Status, STATUS_SUCCESS);
+		KUNIT_EXPECT_EQ(test, x->BytesTransferred, 14U);
+	}
+	ib_dma_sync_single_for_cpu(dev, dma, 128, DMA_BIDIRECTIONAL);
+	NDK_EXPECT_MEMEQ(test, buf + 32, "ndk data path", 14);
+	NDK_EXPECT_MEMEQ(test, buf + 64, "ndk data path", 14);
+
+	/* The third receive is still outstanding: a flush cancels it. */
+	p.pqp->Dispatch->NdkFlush(p.pqp);
+	KUNIT_ASSERT_EQ(test, ndk_poll_results(e->cq, r, 1), 1U);
+	KUNIT_EXPECT_PTR_EQ(test, r[0].RequestContext, (void *)12);
+	KUNIT_EXPECT_EQ(test, r[0].Status, STATUS_CANCELLED);
+	ib_dma_unmap_single(dev, dma, 128, DMA_BIDIRECTIONAL);
 	ndk_pair_close(test, &p);
 }
 
@@ -1111,6 +1242,7 @@ static struct kunit_case ndk_connector_cases[] = {
 	KUNIT_CASE(nd_dual_connection),
 	KUNIT_CASE(ndk_conn_ipv6_test),
 	KUNIT_CASE(ndk_conn_disconnect_flush_test),
+	KUNIT_CASE(ndk_conn_send_receive_test),
 	KUNIT_CASE_PARAM(ndk_conn_status_test, ndk_conn_status_gen_params),
 	KUNIT_CASE(ndk_conn_bad_args_test),
 	KUNIT_CASE(nd_conn_close),
