@@ -31,9 +31,13 @@ check:
 check-selftest:
 	bash tools/vm/check-selftest.sh
 
+# Works without a kernel tree too (the host's may not exist).
 clean:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
-	rm -rf build
+	if [ -d $(KDIR) ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
+	find ndk tests \( -name '*.o' -o -name '*.ko' -o -name '*.mod' \
+		-o -name '*.mod.c' -o -name '.*.cmd' -o -name modules.order \) \
+		-delete
+	rm -rf build Module.symvers modules.order .tmp_versions
 
 .PHONY: all modules modules_install install headers_install check \
 	check-selftest clean

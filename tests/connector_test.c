@@ -806,11 +806,14 @@ static void ndk_conn_send_receive_test(struct kunit *test)
 	memcpy(buf, "ndk data path", 14);
 	dma = ib_dma_map_single(dev, buf, 128, DMA_BIDIRECTIONAL);
 	KUNIT_ASSERT_FALSE(test, ib_dma_mapping_error(dev, dma));
-	ss = (NDK_SGE){ .LogicalAddress = dma, .Length = 14,
-			.MemoryRegionToken = tok };
-	for (i = 0; i < 3; i++)
-		rs[i] = (NDK_SGE){ .LogicalAddress = dma + 32 * (i + 1),
-				   .Length = 32, .MemoryRegionToken = tok };
+	ss.LogicalAddress = dma;
+	ss.Length = 14;
+	ss.MemoryRegionToken = tok;
+	for (i = 0; i < 3; i++) {
+		rs[i].LogicalAddress = dma + 32 * (i + 1);
+		rs[i].Length = 32;
+		rs[i].MemoryRegionToken = tok;
+	}
 
 	ndk_pair_init(test, e, &p);
 	KUNIT_EXPECT_EQ(test, p.aqp->Dispatch->NdkSend(p.aqp, (void *)1, &ss,
