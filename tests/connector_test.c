@@ -89,14 +89,18 @@ static NTSTATUS ndk_cenv_listen(struct kunit *test, struct ndk_cenv *e,
 				NDK_LISTENER *l, u16 port)
 {
 	struct sockaddr_in sin = e->addr;
+	unsigned long flags;
 	struct ndk_wait w;
+	NTSTATUS status;
 
 	sin.sin_port = htons(port);
 	ndk_wait_init(&w);
-	KUNIT_ASSERT_EQ(test, l->Dispatch->NdkListen(l, (struct sockaddr *)&sin,
-						     sizeof(sin),
-						     ndk_test_request_cb, &w),
-			STATUS_PENDING);
+	/* Listen is callable from atomic context; every listen checks it. */
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	status = l->Dispatch->NdkListen(l, (struct sockaddr *)&sin, sizeof(sin),
+					ndk_test_request_cb, &w);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	KUNIT_ASSERT_EQ(test, status, STATUS_PENDING);
 	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
 	return w.status;
 }
@@ -796,6 +800,8 @@ static void ndk_conn_send_receive_test(struct kunit *test)
 	NDK_RESULT r[4], *x;
 	NDK_SGE rs[3], ss, two[2];
 	struct ndk_pair p;
+	unsigned long flags;
+	NTSTATUS st;
 	UINT32 tok;
 	u64 dma;
 	int i;
@@ -819,12 +825,15 @@ static void ndk_conn_send_receive_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, p.aqp->Dispatch->NdkSend(p.aqp, (void *)1, &ss,
 						       1, 0),
 			STATUS_CONNECTION_INVALID);
-	for (i = 0; i < 3; i++)
-		KUNIT_ASSERT_EQ(test,
-				p.pqp->Dispatch->NdkReceive(p.pqp,
-							    (void *)(uintptr_t)(10 + i),
-							    &rs[i], 1),
-				STATUS_SUCCESS);
+	for (i = 0; i < 3; i++) {
+		/* Posting is callable from atomic context. */
+		spin_lock_irqsave(&ndk_test_lock, flags);
+		st = p.pqp->Dispatch->NdkReceive(p.pqp,
+						 (void *)(uintptr_t)(10 + i),
+						 &rs[i], 1);
+		spin_unlock_irqrestore(&ndk_test_lock, flags);
+		KUNIT_ASSERT_EQ(test, st, STATUS_SUCCESS);
+	}
 	ndk_listen_addr(e, &dst);
 	ndk_establish_pair(test, e, &p, (struct sockaddr *)&e->addr,
 			   (struct sockaddr *)&dst, sizeof(dst), false);
@@ -841,9 +850,10 @@ static void ndk_conn_send_receive_test(struct kunit *test)
 						       1, 0x100000),
 			STATUS_INVALID_PARAMETER);
 
-	KUNIT_ASSERT_EQ(test, p.aqp->Dispatch->NdkSend(p.aqp, (void *)20, &ss,
-						       1, 0),
-			STATUS_SUCCESS);
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	st = p.aqp->Dispatch->NdkSend(p.aqp, (void *)20, &ss, 1, 0);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	KUNIT_ASSERT_EQ(test, st, STATUS_SUCCESS);
 	KUNIT_ASSERT_EQ(test, p.aqp->Dispatch->NdkSend(p.aqp, (void *)21, &ss,
 						       1,
 						       NDK_OP_FLAG_SILENT_SUCCESS),
@@ -869,7 +879,9 @@ static void ndk_conn_send_receive_test(struct kunit *test)
 	NDK_EXPECT_MEMEQ(test, buf + 64, "ndk data path", 14);
 
 	/* The third receive is still outstanding: a flush cancels it. */
+	spin_lock_irqsave(&ndk_test_lock, flags);
 	p.pqp->Dispatch->NdkFlush(p.pqp);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
 	KUNIT_ASSERT_EQ(test, ndk_poll_results(e->cq, r, 1), 1U);
 	KUNIT_EXPECT_PTR_EQ(test, r[0].RequestContext, (void *)12);
 	KUNIT_EXPECT_EQ(test, r[0].Status, STATUS_CANCELLED);
@@ -1016,13 +1028,16 @@ static void nd_conn_close(struct kunit *test)
 static void ndk_conn_pause_test(struct kunit *test)
 {
 	struct ndk_cenv *e = test->priv;
+	unsigned long flags;
 	NDK_CONNECTOR *c = ndk_cenv_connector(test, e);
 	NDK_QP *qp = ndk_cenv_qp(test, e);
 	struct sockaddr_in dst;
 	struct ndk_pair p;
 	struct ndk_wait cw;
 
+	spin_lock_irqsave(&ndk_test_lock, flags);
 	e->listener->Dispatch->NdkControlConnectEvents(e->listener, TRUE);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
 	reinit_completion(&e->incoming_done);
 	ndk_wait_init(&cw);
 	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c, qp, NDK_TEST_PORT, NULL,
@@ -1072,17 +1087,20 @@ static NDK_SHARED_ENDPOINT *ndk_cenv_sep(struct kunit *test,
 {
 	struct sockaddr_in sin = e->addr;
 	NDK_SHARED_ENDPOINT *unused = NULL;
+	unsigned long flags;
 	struct ndk_wait w;
+	NTSTATUS st;
 
 	sin.sin_port = htons(port);
 	ndk_wait_init(&w);
-	KUNIT_EXPECT_EQ(test,
-			e->a->Dispatch->NdkCreateSharedEndpoint(e->a,
-								(struct sockaddr *)&sin,
-								sizeof(sin),
-								ndk_test_create_cb,
-								&w, &unused),
-			STATUS_PENDING);
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	st = e->a->Dispatch->NdkCreateSharedEndpoint(e->a,
+						     (struct sockaddr *)&sin,
+						     sizeof(sin),
+						     ndk_test_create_cb, &w,
+						     &unused);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	KUNIT_EXPECT_EQ(test, st, STATUS_PENDING);
 	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&w));
 	*status = w.status;
 	return w.obj ? container_of(w.obj, NDK_SHARED_ENDPOINT, Header) : NULL;
