@@ -829,18 +829,33 @@ static const NDK_CONNECTOR_DISPATCH ndk_connector_dispatch = {
 
 NDK_OBJ_CHECK_LAYOUT(struct ndk_connector);
 
+/**
+ * ndk_cm_create_id() - an RC rdma_cm id in init_net for an ndk object
+ * @ctx: the object, whose public header starts it (see ndk_cm_handler())
+ * @idp: receives the id
+ *
+ * May sleep.
+ *
+ * Return: STATUS_SUCCESS or the failure's NTSTATUS.
+ */
+NTSTATUS ndk_cm_create_id(void *ctx, struct rdma_cm_id **idp)
+{
+	struct rdma_cm_id *id;
+
+	id = rdma_create_id(&init_net, ndk_cm_handler, ctx, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id))
+		return ndk_status_from_errno(PTR_ERR(id));
+	*idp = id;
+	return STATUS_SUCCESS;
+}
+
 static NTSTATUS ndk_conn_create(struct ndk_obj *obj)
 {
 	struct ndk_connector *conn = container_of(obj, struct ndk_connector,
 						  obj);
-	struct rdma_cm_id *id;
 
-	id = rdma_create_id(&init_net, ndk_cm_handler, conn, RDMA_PS_TCP,
-			    IB_QPT_RC);
-	if (IS_ERR(id))
-		return ndk_status_from_errno(PTR_ERR(id));
-	conn->id = id;
-	return STATUS_SUCCESS;
+	return ndk_cm_create_id(conn, &conn->id);
 }
 
 /*

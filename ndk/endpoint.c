@@ -91,13 +91,13 @@ static NTSTATUS ndk_sep_create(struct ndk_obj *obj)
 	struct sockaddr *bound;
 	struct ndk_sep *other;
 	struct rdma_cm_id *id;
+	NTSTATUS status;
 	int err;
 
-	id = rdma_create_id(&init_net, ndk_cm_handler, sep, RDMA_PS_TCP,
-			    IB_QPT_RC);
-	if (IS_ERR(id))
-		return ndk_status_from_errno(PTR_ERR(id));
-	sep->id = id;
+	status = ndk_cm_create_id(sep, &sep->id);
+	if (status)
+		return status;
+	id = sep->id;
 	err = rdma_set_reuseaddr(id, 1);
 	if (!err)
 		err = rdma_bind_addr(id, (struct sockaddr *)&sep->addr);

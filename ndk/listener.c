@@ -122,14 +122,8 @@ static void ndk_listener_close(struct ndk_obj *obj)
 static NTSTATUS ndk_listener_create(struct ndk_obj *obj)
 {
 	struct ndk_listener *l = container_of(obj, struct ndk_listener, obj);
-	struct rdma_cm_id *id;
 
-	id = rdma_create_id(&init_net, ndk_cm_handler, l, RDMA_PS_TCP,
-			    IB_QPT_RC);
-	if (IS_ERR(id))
-		return ndk_status_from_errno(PTR_ERR(id));
-	l->id = id;
-	return STATUS_SUCCESS;
+	return ndk_cm_create_id(l, &l->id);
 }
 
 static void ndk_listener_destroy(struct ndk_obj *obj)

@@ -470,6 +470,7 @@ struct ndk_connector *ndk_connector_alloc(struct ndk_adapter *adapter,
 void ndk_connector_adopt(struct ndk_connector *conn, struct rdma_cm_id *id,
 			 struct rdma_cm_event *ev);
 int ndk_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
+NTSTATUS ndk_cm_create_id(void *ctx, struct rdma_cm_id **idp);
 NTSTATUS ndk_bind_status(int err);
 int ndk_listener_request(struct ndk_listener *listener,
 			 struct rdma_cm_id *id, struct rdma_cm_event *ev);
