@@ -105,6 +105,21 @@ static NTSTATUS ndk_qp_sges(const NDK_SGE *sgl, ULONG n, ULONG max,
 	return STATUS_SUCCESS;
 }
 
+/*
+ * Inline data is copied by the CPU from the SGE address, which must then
+ * be a kernel virtual address; with the privileged token it is a device
+ * address instead.
+ */
+static bool ndk_qp_sges_privileged(struct ndk_qp *qp, ULONG n)
+{
+	ULONG i;
+
+	for (i = 0; i < n; i++)
+		if (qp->isge[i].lkey == qp->ibqp->pd->local_dma_lkey)
+			return true;
+	return false;
+}
+
 /* A posting failure as the consumer sees it; nothing will complete. */
 static NTSTATUS ndk_post_status(int err)
 {
@@ -166,7 +181,8 @@ static NTSTATUS ndk_send(NDK_QP *pNdkQp, PVOID RequestContext,
 		return status;
 	if (total > qp->obj.adapter->info.MaxTransferLength)
 		return STATUS_INVALID_BUFFER_SIZE;
-	if ((Flags & NDK_OP_FLAG_INLINE) && total > qp->inline_size)
+	if ((Flags & NDK_OP_FLAG_INLINE) &&
+	    (total > qp->inline_size || ndk_qp_sges_privileged(qp, nSge)))
 		return STATUS_INVALID_PARAMETER;
 	if (!(Flags & NDK_OP_FLAG_SILENT_SUCCESS))
 		wr.send_flags |= IB_SEND_SIGNALED;
