@@ -195,15 +195,11 @@ static int ndk_conn_modify_qp(struct ndk_connector *conn,
 	return ib_modify_qp(conn->qp->ibqp, &attr, mask);
 }
 
-/* Push the QP into the error state: outstanding requests flush. */
+/* The connection's QP, if it has one yet, stops and flushes. */
 static void ndk_conn_flush_qp(struct ndk_connector *conn)
 {
-	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
-
-	if (!conn->qp)
-		return;
-	WRITE_ONCE(conn->qp->connected, false);
-	ib_modify_qp(conn->qp->ibqp, &attr, IB_QP_STATE);
+	if (conn->qp)
+		ndk_qp_set_error(conn->qp);
 }
 
 /* Keep what the peer sent: private data and its read limits. */
@@ -404,7 +400,6 @@ static void ndk_conn_work(struct work_struct *work)
 {
 	struct ndk_connector *conn = container_of(work, struct ndk_connector,
 						  work);
-	struct rdma_conn_param accept = conn->param;
 	int err = 0;
 
 	switch (READ_ONCE(conn->state)) {
@@ -443,9 +438,8 @@ static void ndk_conn_work(struct work_struct *work)
 		if (!err && !conn->iwarp)
 			err = ndk_conn_modify_qp(conn, IB_QPS_RTR);
 		if (!err) {
-			accept.qp_num = conn->qp->ibqp->qp_num;
 			rdma_lock_handler(conn->id);
-			err = rdma_accept(conn->id, &accept);
+			err = rdma_accept(conn->id, &conn->param);
 			rdma_unlock_handler(conn->id);
 		}
 		if (err)
@@ -897,16 +891,17 @@ static void ndk_conn_close(struct ndk_obj *obj)
 	queue_work(ndk_wq, &conn->cancel_work);
 }
 
+/*
+ * The close's cancel work has already destroyed the id and flushed the
+ * QP; a connector whose creation failed never had either.
+ */
 static void ndk_conn_destroy(struct ndk_obj *obj)
 {
 	struct ndk_connector *conn = container_of(obj, struct ndk_connector,
 						  obj);
 
-	if (conn->id)
-		rdma_destroy_id(conn->id);
 	ndk_sep_del_conn(conn);
 	if (conn->qp) {
-		ndk_conn_flush_qp(conn);
 		WRITE_ONCE(conn->qp->conn, NULL);
 		ndk_obj_put(&conn->qp->obj);
 	}

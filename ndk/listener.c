@@ -50,7 +50,7 @@ static void ndk_listen_work(struct work_struct *work)
 	struct ndk_listener *l = container_of(work, struct ndk_listener, work);
 	NDK_FN_REQUEST_COMPLETION cb = l->listen_cb;
 	void *ctx = l->listen_ctx;
-	NTSTATUS status = STATUS_SUCCESS;
+	NTSTATUS status;
 	int err;
 
 	err = rdma_bind_addr(l->id, (struct sockaddr *)&l->addr);

@@ -286,6 +286,7 @@ struct ndk_qp {
 	struct work_struct flush_work;
 };
 
+void ndk_qp_set_error(struct ndk_qp *qp);
 NTSTATUS ndk_create_qp(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,
 		       NDK_CQ *pInitiatorCq, PVOID QPContext,
 		       ULONG ReceiveQueueDepth, ULONG InitiatorQueueDepth,

@@ -127,13 +127,26 @@ static NTSTATUS ndk_post_status(int err)
 				ndk_status_from_errno(err);
 }
 
-static void ndk_qp_flush_work(struct work_struct *work)
+/**
+ * ndk_qp_set_error() - stop sends and flush what is outstanding
+ * @qp: the QP
+ *
+ * Outstanding requests complete with the flush status. May sleep: some
+ * drivers modify QPs by firmware command.
+ */
+void ndk_qp_set_error(struct ndk_qp *qp)
 {
-	struct ndk_qp *qp = container_of(work, struct ndk_qp, flush_work);
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 
 	WRITE_ONCE(qp->connected, false);
 	ib_modify_qp(qp->ibqp, &attr, IB_QP_STATE);
+}
+
+static void ndk_qp_flush_work(struct work_struct *work)
+{
+	struct ndk_qp *qp = container_of(work, struct ndk_qp, flush_work);
+
+	ndk_qp_set_error(qp);
 	ndk_obj_put(&qp->obj);
 }
 
