@@ -18,6 +18,7 @@
  * any ndk lock held. rdma_destroy_id() runs only from the close work.
  */
 #include <linux/inet.h>
+#include <net/addrconf.h>
 #include <net/ip6_route.h>
 #include <net/route.h>
 #include <rdma/ib_cm.h>
@@ -84,18 +85,43 @@ NTSTATUS ndk_copy_addr(const struct sockaddr *addr, PSOCKADDR pAddress,
 
 /**
  * ndk_bind_status() - NTSTATUS of a failure to take a local address
+ * @addr: the local address asked for
  * @err: errno from rdma_bind_addr() or rdma_listen()
  *
+ * rdma_bind_addr() says EADDRNOTAVAIL both for an address this host does
+ * not own and for an exhausted ephemeral port range; only the second can
+ * happen to a local or wildcard address with port 0. Callers report an
+ * address on another RDMA device as ENODEV.
+ *
  * Return: STATUS_SHARING_VIOLATION for an address in use,
- * STATUS_INVALID_ADDRESS for one this adapter does not own, else the
- * general translation.
+ * STATUS_TOO_MANY_ADDRESSES when no ephemeral port was free,
+ * STATUS_INVALID_ADDRESS for an address this adapter does not own, else
+ * the general translation.
  */
-NTSTATUS ndk_bind_status(int err)
+NTSTATUS ndk_bind_status(const struct sockaddr *addr, int err)
 {
+	const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)addr;
+	const struct sockaddr_in *a4 = (const struct sockaddr_in *)addr;
+	bool local;
+
 	switch (err) {
 	case -EADDRINUSE:
 		return STATUS_SHARING_VIOLATION;
 	case -EADDRNOTAVAIL:
+		/* sin_port and sin6_port share their offset */
+		if (a4->sin_port)
+			return STATUS_INVALID_ADDRESS;
+		/* A wildcard address is always ours. */
+		if (addr->sa_family == AF_INET)
+			local = !a4->sin_addr.s_addr ||
+				inet_addr_type(&init_net, a4->sin_addr.s_addr) ==
+				RTN_LOCAL;
+		else
+			local = ipv6_addr_any(&a6->sin6_addr) ||
+				ipv6_chk_addr(&init_net, &a6->sin6_addr, NULL,
+					      0);
+		return local ? STATUS_TOO_MANY_ADDRESSES :
+			       STATUS_INVALID_ADDRESS;
 	case -ENODEV:
 		return STATUS_INVALID_ADDRESS;
 	default:
@@ -406,7 +432,7 @@ static void ndk_conn_work(struct work_struct *work)
 	case NDK_CONN_CONNECTING:
 		err = rdma_bind_addr(conn->id, (struct sockaddr *)&conn->src);
 		if (!err && conn->id->device != conn->obj.adapter->ibdev)
-			err = -EADDRNOTAVAIL;
+			err = -ENODEV;
 		if (!err)
 			err = ndk_route_check((struct sockaddr *)&conn->dst);
 		if (!err)
@@ -416,7 +442,8 @@ static void ndk_conn_work(struct work_struct *work)
 						NDK_CM_TIMEOUT_MS);
 		if (err)
 			ndk_conn_finish(conn, NDK_CONN_DONE,
-					ndk_bind_status(err));
+					ndk_bind_status((struct sockaddr *)&conn->src,
+							err));
 		return;
 	case NDK_CONN_COMPLETING:
 		if (!conn->iwarp) {

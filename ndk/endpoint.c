@@ -102,9 +102,9 @@ static NTSTATUS ndk_sep_create(struct ndk_obj *obj)
 	if (!err)
 		err = rdma_bind_addr(id, (struct sockaddr *)&sep->addr);
 	if (!err && id->device != obj->adapter->ibdev)
-		err = -EADDRNOTAVAIL;
+		err = -ENODEV;
 	if (err)
-		return ndk_bind_status(err);
+		return ndk_bind_status((struct sockaddr *)&sep->addr, err);
 
 	bound = (struct sockaddr *)&id->route.addr.src_addr;
 	spin_lock_irq(&ndk_sep_lock);

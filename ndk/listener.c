@@ -55,10 +55,10 @@ static void ndk_listen_work(struct work_struct *work)
 
 	err = rdma_bind_addr(l->id, (struct sockaddr *)&l->addr);
 	if (!err && l->id->device && l->id->device != l->obj.adapter->ibdev)
-		err = -EADDRNOTAVAIL;
+		err = -ENODEV;
 	if (!err)
 		err = rdma_listen(l->id, 128);
-	status = ndk_bind_status(err);
+	status = ndk_bind_status((struct sockaddr *)&l->addr, err);
 	/* A listen that failed may be tried again. */
 	if (status)
 		WRITE_ONCE(l->listen_cb, NULL);

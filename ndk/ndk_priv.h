@@ -472,7 +472,7 @@ void ndk_connector_adopt(struct ndk_connector *conn, struct rdma_cm_id *id,
 			 struct rdma_cm_event *ev);
 int ndk_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 NTSTATUS ndk_cm_create_id(void *ctx, struct rdma_cm_id **idp);
-NTSTATUS ndk_bind_status(int err);
+NTSTATUS ndk_bind_status(const struct sockaddr *addr, int err);
 int ndk_listener_request(struct ndk_listener *listener,
 			 struct rdma_cm_id *id, struct rdma_cm_event *ev);
 NTSTATUS ndk_copy_addr(const struct sockaddr *addr, PSOCKADDR pAddress,

@@ -6,11 +6,14 @@
  * disconnect; listeners; and the reference counting of endpoints.
  */
 #include <linux/delay.h>
+#include <linux/fs.h>
 #include <linux/inet.h>
 #include <linux/inetdevice.h>
 #include <net/addrconf.h>
 #include <linux/netdevice.h>
 #include <net/net_namespace.h>
+#include <rdma/ib_cm.h>
+#include <rdma/rdma_cm.h>
 #include "ndk_tests.h"
 
 #define NDK_TEST_PORT	18515
@@ -1059,6 +1062,174 @@ static void ndk_conn_pause_test(struct kunit *test)
 	ndk_pair_close(test, &p);
 }
 
+/*
+ * rdma_cm gives a REQ 16 tries of about 6 s each on RoCE: 98 s plus the
+ * slowness of TCG.
+ */
+#define NDK_CM_GIVE_UP	(150 * HZ)
+
+/*
+ * A connect to a host that answers ARP but runs no RDMA (QEMU's user-mode
+ * gateway, 10.0.2.2) waits out rdma_cm's whole REQ retry budget.
+ */
+static void ndk_conn_connect_timeout_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct sockaddr_in gw = e->addr;
+	NDK_CONNECTOR *c = ndk_cenv_connector(test, e);
+	NDK_QP *qp = ndk_cenv_qp(test, e);
+	struct ndk_wait w;
+
+	gw.sin_addr.s_addr = in_aton("10.0.2.2");
+	gw.sin_port = htons(NDK_TEST_PORT);
+	ndk_wait_init(&w);
+	KUNIT_EXPECT_EQ(test, ndk_connect_to(c, qp, (struct sockaddr *)&e->addr,
+					     (struct sockaddr *)&gw, sizeof(gw),
+					     false, &w),
+			STATUS_PENDING);
+	KUNIT_EXPECT_NE(test, wait_for_completion_timeout(&w.done,
+							  NDK_CM_GIVE_UP),
+			0UL);
+	KUNIT_EXPECT_EQ(test, w.status, STATUS_IO_TIMEOUT);
+	ndk_close_all(test, c, qp);
+}
+
+/* An active side speaking ib_cm directly, so it can stay silent. */
+struct ndk_mute_peer {
+	struct rdma_cm_id *route;	/* resolves the path only */
+	struct completion resolved;
+	int event;
+	struct ib_cm_id *cm;
+};
+
+static int ndk_mute_route_handler(struct rdma_cm_id *id,
+				  struct rdma_cm_event *ev)
+{
+	struct ndk_mute_peer *m = id->context;
+
+	m->event = ev->event;
+	complete(&m->resolved);
+	return 0;
+}
+
+static int ndk_mute_cm_handler(struct ib_cm_id *cm_id,
+			       const struct ib_cm_event *ev)
+{
+	return 0;
+}
+
+/* rdma_cm's private-data header, which its listeners match requests by. */
+struct ndk_cma_hdr {
+	u8 version;
+	u8 ip_version;
+	__be16 port;
+	__be32 src_pad[3];
+	__be32 src;
+	__be32 dst_pad[3];
+	__be32 dst;
+};
+
+/*
+ * Send a REQ to @dst that asks for an answer to the REP within 4 ms, one
+ * retry, and then never answers: no MRA, no RTU.
+ */
+static void ndk_mute_connect(struct kunit *test, struct ndk_mute_peer *m,
+			     const struct sockaddr_in *src,
+			     const struct sockaddr_in *dst)
+{
+	struct ndk_cma_hdr hdr = {};
+	struct ib_cm_req_param req = {};
+	struct sockaddr_in *bound;
+
+	init_completion(&m->resolved);
+	m->route = rdma_create_id(&init_net, ndk_mute_route_handler, m,
+				  RDMA_PS_TCP, IB_QPT_RC);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(m->route));
+	KUNIT_ASSERT_EQ(test, rdma_resolve_addr(m->route,
+						(struct sockaddr *)src,
+						(struct sockaddr *)dst, 2000),
+			0);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&m->resolved,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	KUNIT_ASSERT_EQ(test, m->event, RDMA_CM_EVENT_ADDR_RESOLVED);
+	reinit_completion(&m->resolved);
+	KUNIT_ASSERT_EQ(test, rdma_resolve_route(m->route, 2000), 0);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&m->resolved,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	KUNIT_ASSERT_EQ(test, m->event, RDMA_CM_EVENT_ROUTE_RESOLVED);
+
+	m->cm = ib_create_cm_id(m->route->device, ndk_mute_cm_handler, m);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(m->cm));
+	bound = (struct sockaddr_in *)&m->route->route.addr.src_addr;
+	hdr.ip_version = 4 << 4;
+	hdr.port = bound->sin_port;
+	hdr.src = bound->sin_addr.s_addr;
+	hdr.dst = dst->sin_addr.s_addr;
+	req.primary_path = &m->route->route.path_rec[0];
+	req.ppath_sgid_attr = m->route->route.addr.dev_addr.sgid_attr;
+	req.service_id = rdma_get_service_id(m->route,
+					     (struct sockaddr *)dst);
+	req.qp_num = 0x77;
+	req.qp_type = IB_QPT_RC;
+	req.starting_psn = 1;
+	req.private_data = &hdr;
+	req.private_data_len = sizeof(hdr);
+	req.responder_resources = 1;
+	req.initiator_depth = 1;
+	req.remote_cm_response_timeout = 20;
+	req.local_cm_response_timeout = 10;
+	req.retry_count = 7;
+	req.rnr_retry_count = 7;
+	req.max_cm_retries = 1;
+	KUNIT_ASSERT_EQ(test, ib_send_cm_req(m->cm, &req), 0);
+}
+
+static void ndk_mute_free(struct ndk_mute_peer *m)
+{
+	if (!IS_ERR_OR_NULL(m->cm))
+		ib_destroy_cm_id(m->cm);
+	if (!IS_ERR_OR_NULL(m->route))
+		rdma_destroy_id(m->route);
+}
+
+/*
+ * The peer never completes the handshake: no RTU, no MRA. The accept
+ * reports STATUS_IO_TIMEOUT once the REP has run out of retries.
+ */
+static void ndk_conn_accept_timeout_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_mute_peer m = {};
+	NDK_QP *qp = ndk_cenv_qp(test, e);
+	struct sockaddr_in dst;
+	struct ndk_wait aw;
+	unsigned long got;
+
+	ndk_listen_addr(e, &dst);
+	reinit_completion(&e->incoming_done);
+	ndk_mute_connect(test, &m, &e->addr, &dst);
+	got = wait_for_completion_timeout(&e->incoming_done, NDK_TEST_TIMEOUT);
+	KUNIT_EXPECT_NE(test, got, 0UL);
+	ndk_wait_init(&aw);
+	if (got) {
+		KUNIT_EXPECT_EQ(test,
+				e->incoming->Dispatch->NdkAccept(e->incoming,
+								 qp, 1, 1,
+								 NULL, 0, NULL,
+								 NULL,
+								 ndk_test_request_cb,
+								 &aw),
+				STATUS_PENDING);
+		KUNIT_EXPECT_TRUE(test, ndk_wait_for(&aw));
+		KUNIT_EXPECT_EQ(test, aw.status, STATUS_IO_TIMEOUT);
+		ndk_close_all(test, e->incoming, NULL);
+	}
+	ndk_close_all(test, NULL, qp);
+	ndk_mute_free(&m);
+}
+
 #define NDK_CYCLES	100
 
 /* Many full connection lifetimes in a row; kmemleak checks the rest. */
@@ -1108,6 +1279,92 @@ static NDK_SHARED_ENDPOINT *ndk_cenv_sep(struct kunit *test,
 	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&w));
 	*status = w.status;
 	return w.obj ? container_of(w.obj, NDK_SHARED_ENDPOINT, Header) : NULL;
+}
+
+#define NDK_PORT_RANGE	"/proc/sys/net/ipv4/ip_local_port_range"
+
+/* Read (@buf of @len bytes) or write net.ipv4.ip_local_port_range. */
+static int ndk_port_range(char *buf, size_t len, bool write)
+{
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+
+	f = filp_open(NDK_PORT_RANGE, write ? O_WRONLY : O_RDONLY, 0);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	if (write) {
+		n = kernel_write(f, buf, strlen(buf), &pos);
+	} else {
+		n = kernel_read(f, buf, len - 1, &pos);
+		if (n >= 0)
+			buf[n] = '\0';
+	}
+	filp_close(f, NULL);
+	return n < 0 ? n : 0;
+}
+
+static int ndk_idle_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	return 0;
+}
+
+/*
+ * With the ephemeral range down to one port and that port taken, NdkConnect,
+ * NdkListen and NdkCreateSharedEndpoint asked for port 0 all report
+ * STATUS_TOO_MANY_ADDRESSES. Only EXPECTs until the range is restored.
+ */
+static void ndk_endpoint_no_port_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct sockaddr_in src = e->addr, dst;
+	NDK_CONNECTOR *c = ndk_cenv_connector(test, e);
+	NDK_LISTENER *l = ndk_cenv_listener(test, e);
+	NDK_QP *qp = ndk_cenv_qp(test, e);
+	char old[32], one[] = "61000 61000";
+	NDK_SHARED_ENDPOINT *sep;
+	struct rdma_cm_id *id;
+	struct ndk_wait cw, lw;
+	NTSTATUS st;
+
+	id = rdma_create_id(&init_net, ndk_idle_cm_handler, NULL, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(id));
+	src.sin_port = htons(61000);
+	KUNIT_EXPECT_EQ(test, rdma_bind_addr(id, (struct sockaddr *)&src), 0);
+	src.sin_port = 0;
+	ndk_listen_addr(e, &dst);
+	KUNIT_EXPECT_EQ(test, ndk_port_range(old, sizeof(old), false), 0);
+	KUNIT_EXPECT_EQ(test, ndk_port_range(one, 0, true), 0);
+
+	ndk_wait_init(&cw);
+	st = ndk_connect_to(c, qp, (struct sockaddr *)&src,
+			    (struct sockaddr *)&dst, sizeof(dst), true, &cw);
+	if (st == STATUS_PENDING && ndk_wait_for(&cw))
+		st = cw.status;
+	KUNIT_EXPECT_EQ(test, st, STATUS_TOO_MANY_ADDRESSES);
+
+	ndk_wait_init(&lw);
+	st = l->Dispatch->NdkListen(l, (struct sockaddr *)&src, sizeof(src),
+				    ndk_test_request_cb, &lw);
+	if (st == STATUS_PENDING && ndk_wait_for(&lw))
+		st = lw.status;
+	KUNIT_EXPECT_EQ(test, st, STATUS_TOO_MANY_ADDRESSES);
+
+	sep = ndk_cenv_sep(test, e, 0, &st);
+	KUNIT_EXPECT_EQ(test, st, STATUS_TOO_MANY_ADDRESSES);
+	KUNIT_EXPECT_NULL(test, sep);
+
+	KUNIT_EXPECT_EQ(test, ndk_port_range(old, 0, true), 0);
+	rdma_destroy_id(id);
+	ndk_test_close(test, &l->Header, l->Dispatch->NdkCloseListener);
+	ndk_close_all(test, c, qp);
+	/* The range is back: port 0 works again. */
+	sep = ndk_cenv_sep(test, e, 0, &st);
+	KUNIT_EXPECT_EQ(test, st, STATUS_SUCCESS);
+	if (sep)
+		ndk_test_close(test, &sep->Header,
+			       sep->Dispatch->NdkCloseSharedEndpoint);
 }
 
 /*
@@ -1272,6 +1529,8 @@ static struct kunit_case ndk_connector_cases[] = {
 	KUNIT_CASE(ndk_conn_bad_args_test),
 	KUNIT_CASE(nd_conn_close),
 	KUNIT_CASE(ndk_conn_cycles_test),
+	KUNIT_CASE(ndk_conn_accept_timeout_test),
+	KUNIT_CASE(ndk_conn_connect_timeout_test),
 	{}
 };
 
@@ -1299,6 +1558,7 @@ struct kunit_suite ndk_listener_suite = {
 static struct kunit_case ndk_endpoint_cases[] = {
 	KUNIT_CASE(ndk_endpoint_shared_test),
 	KUNIT_CASE(ndk_endpoint_listener_test),
+	KUNIT_CASE(ndk_endpoint_no_port_test),
 	{}
 };
 

@@ -26,6 +26,9 @@ ip -6 addr add fd00::15/64 dev eth0
 modprobe rdma_rxe || echo "NDK-CHECK: modprobe rdma_rxe failed"
 rdma link add rxe0 type rxe netdev eth0 || echo "NDK-CHECK: rxe link failed"
 rdma link show
+# insmod waits in D state while a suite runs; the CM timeout cases take
+# over 100 s, so report only tasks stuck longer than any case may take.
+echo 240 >/proc/sys/kernel/hung_task_timeout_secs
 
 # Forget whatever the boot itself leaked; only ndk's leaks matter here.
 echo scan >/sys/kernel/debug/kmemleak
