@@ -83,7 +83,15 @@ static void ndk_fill_info(struct ndk_adapter *adapter, u32 max_inline)
 	info->Version = adapter->ndk.Header.Version;
 	info->VendorId = a->vendor_id;
 	info->DeviceId = a->vendor_part_id;
-	info->MaxRegistrationSize = a->max_mr_size;
+	/*
+	 * NdkRegisterMr goes through a fast-register MR: a region may take
+	 * one page more than its length because it need not start on a
+	 * page boundary.
+	 */
+	info->MaxRegistrationSize =
+		min_t(u64, a->max_mr_size,
+		      (u64)max(a->max_fast_reg_page_list_len, 1U) * PAGE_SIZE -
+		      PAGE_SIZE);
 	/* Memory windows and SRQs are not offered yet: zero says so. */
 	info->MaxWindowSize = 0;
 	info->FRMRPageCount = a->max_fast_reg_page_list_len;
@@ -114,6 +122,10 @@ static void ndk_fill_info(struct ndk_adapter *adapter, u32 max_inline)
 	if (!iwarp)
 		info->AdapterFlags |=
 			NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED;
+	/* Only iWARP verbs have a read that invalidates its sink. */
+	else
+		info->AdapterFlags |=
+			NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED;
 	if (ibdev->ops.modify_cq)
 		info->AdapterFlags |=
 			NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED;
@@ -139,22 +151,6 @@ static NTSTATUS ndk_query_adapter_info(NDK_ADAPTER *pNdkAdapter,
 	memcpy(pInfo, &adapter->info, sizeof(adapter->info));
 	*pBufferSize = sizeof(adapter->info);
 	return STATUS_SUCCESS;
-}
-
-/* Logical address mappings arrive with the memory work. */
-static NTSTATUS ndk_build_lam(NDK_ADAPTER *pNdkAdapter, MDL *Mdl,
-			      SIZE_T Length,
-			      NDK_FN_REQUEST_COMPLETION RequestCompletion,
-			      PVOID RequestContext,
-			      NDK_LOGICAL_ADDRESS_MAPPING *pNdkLAM,
-			      ULONG *pLAMSize, ULONG *pFBO)
-{
-	return STATUS_NOT_SUPPORTED;
-}
-
-static void ndk_release_lam(NDK_ADAPTER *pNdkAdapter,
-			    NDK_LOGICAL_ADDRESS_MAPPING *pNdkLAM)
-{
 }
 
 static const NDK_ADAPTER_DISPATCH ndk_adapter_dispatch = {

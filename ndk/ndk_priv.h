@@ -180,15 +180,38 @@ struct module *ndk_module(void);
 /* PD and CQ (pd.c, cq.c)                                             */
 
 /**
+ * struct ndk_reg - a PD's path for memory registration
+ * @lock: serializes the requests; each waits for its completion
+ * @cq: completion queue of @qp
+ * @qp: RC QP connected to itself, created at the first registration
+ * @cqe: completion of the request in flight
+ * @done: completed with @status
+ * @status: work completion status of the request in flight
+ *
+ * Kernel verbs make a region valid only through a work request posted on
+ * a QP of its PD, so each PD that registers memory owns one such QP.
+ */
+struct ndk_reg {
+	struct mutex lock; /* one registration request at a time */
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	struct ib_cqe cqe;
+	struct completion done;
+	enum ib_wc_status status;
+};
+
+/**
  * struct ndk_pd - an NDK_PD
  * @ndk: the public object
  * @obj: lifetime state
  * @ibpd: the verbs protection domain
+ * @reg: the registration path, for NdkRegisterMr
  */
 struct ndk_pd {
 	NDK_PD ndk;
 	struct ndk_obj obj;
 	struct ib_pd *ibpd;
+	struct ndk_reg reg;
 };
 
 /* Completions polled from the device per call into NdkGetCqResults. */
@@ -285,6 +308,64 @@ struct ndk_qp {
 	struct ib_sge *isge;
 	struct work_struct flush_work;
 };
+
+/**
+ * struct ndk_mr - an NDK_MR
+ * @ndk: the public object
+ * @obj: lifetime state
+ * @pd: its PD
+ * @fast: created for fast registration
+ * @busy: a register, deregister or initialize request is pending
+ * @ibmr: the verbs region: registered memory, or the fast-register MR
+ * @sgt: the pages of registered memory, DMA-mapped
+ * @mapped: @sgt is mapped
+ * @remote: fast-register MR initialized for remote access
+ * @max_pages: pages a fast registration may use
+ * @frsg: @max_pages entries the fast-register posting path fills
+ * @work: runs the pending request
+ * @cb: its completion
+ * @ctx: and its context
+ * @mdl: register: the memory
+ * @length: register: bytes
+ * @access: register: IB access flags
+ */
+struct ndk_mr {
+	NDK_MR ndk;
+	struct ndk_obj obj;
+	struct ndk_pd *pd;
+	bool fast;
+	atomic_t busy;
+	struct ib_mr *ibmr;
+	struct sg_table sgt;
+	bool mapped;
+	bool remote;
+	u32 max_pages;
+	struct scatterlist *frsg;
+	struct work_struct work;
+	NDK_FN_REQUEST_COMPLETION cb;
+	void *ctx;
+	const struct ndk_mdl *mdl;
+	u64 length;
+	int access;
+};
+
+NTSTATUS ndk_create_mr(NDK_PD *pNdkPd, BOOLEAN FastRegister,
+		       NDK_FN_CREATE_COMPLETION CreateCompletion,
+		       PVOID RequestContext, NDK_MR **ppNdkMr);
+void ndk_reg_init(struct ndk_reg *reg);
+void ndk_reg_destroy(struct ndk_reg *reg);
+int ndk_loopback_connect(struct ib_qp *qp, u32 port);
+NTSTATUS ndk_build_lam(NDK_ADAPTER *pNdkAdapter, MDL *Mdl, SIZE_T Length,
+		       NDK_FN_REQUEST_COMPLETION RequestCompletion,
+		       PVOID RequestContext,
+		       NDK_LOGICAL_ADDRESS_MAPPING *pNdkLAM, ULONG *pLAMSize,
+		       ULONG *pFBO);
+void ndk_release_lam(NDK_ADAPTER *pNdkAdapter,
+		     NDK_LOGICAL_ADDRESS_MAPPING *pNdkLAM);
+NTSTATUS ndk_qp_fast_register(struct ndk_qp *qp, PVOID RequestContext,
+			      struct ndk_mr *mr, ULONG AdapterPageCount,
+			      const NDK_LOGICAL_ADDRESS *AdapterPageArray,
+			      ULONG FBO, SIZE_T Length, u64 va, ULONG Flags);
 
 void ndk_qp_set_error(struct ndk_qp *qp);
 NTSTATUS ndk_create_qp(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,

@@ -19,6 +19,7 @@ static NTSTATUS ndk_pd_create(struct ndk_obj *obj)
 	if (IS_ERR(ibpd))
 		return ndk_status_from_errno(PTR_ERR(ibpd));
 	pd->ibpd = ibpd;
+	ndk_reg_init(&pd->reg);
 	return STATUS_SUCCESS;
 }
 
@@ -26,8 +27,10 @@ static void ndk_pd_destroy(struct ndk_obj *obj)
 {
 	struct ndk_pd *pd = container_of(obj, struct ndk_pd, obj);
 
-	if (pd->ibpd)
-		ib_dealloc_pd(pd->ibpd);
+	if (!pd->ibpd)
+		return;
+	ndk_reg_destroy(&pd->reg);
+	ib_dealloc_pd(pd->ibpd);
 }
 
 static void ndk_pd_free(struct ndk_obj *obj)
@@ -50,14 +53,10 @@ static void ndk_get_privileged_mr_token(NDK_PD *pNdkPd, UINT32 *pToken)
 	*pToken = to_ndk_pd(pNdkPd)->ibpd->local_dma_lkey;
 }
 
-/* Entries whose objects arrive with the connection and memory work. */
-static NTSTATUS ndk_create_mr(NDK_PD *pNdkPd, BOOLEAN FastRegister,
-			      NDK_FN_CREATE_COMPLETION CreateCompletion,
-			      PVOID RequestContext, NDK_MR **ppNdkMr)
-{
-	return STATUS_NOT_SUPPORTED;
-}
-
+/*
+ * Kernel verbs have no memory windows: ib_core offers no way for a kernel
+ * consumer to allocate or bind one, so MaxWindowSize is 0.
+ */
 static NTSTATUS ndk_create_mw(NDK_PD *pNdkPd,
 			      NDK_FN_CREATE_COMPLETION CreateCompletion,
 			      PVOID RequestContext, NDK_MW **ppNdkMw)

@@ -3,7 +3,7 @@
  * NDK_QP: a reliable-connected queue pair. It is a successor of its PD
  * and of both of its CQs, so none of them completes its close while the
  * QP lives. Connectors move it through its states. Send, receive and
- * flush are here; the other requests arrive with the data path.
+ * flush, RDMA read and write, and the memory requests are here.
  */
 #include "ndk_priv.h"
 
@@ -163,33 +163,39 @@ static void ndk_flush(NDK_QP *pNdkQp)
 		ndk_obj_put(&qp->obj);
 }
 
-#define NDK_SEND_FLAGS	(NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | \
-			 NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT |		  \
-			 NDK_OP_FLAG_INLINE | NDK_OP_FLAG_DEFER)
+/* Post @wr on the initiator queue with the signaling that @Flags ask. */
+static NTSTATUS ndk_qp_post_wr(struct ndk_qp *qp, struct ib_send_wr *wr,
+			       ULONG Flags)
+{
+	if (!(Flags & NDK_OP_FLAG_SILENT_SUCCESS))
+		wr->send_flags |= IB_SEND_SIGNALED;
+	if (Flags & NDK_OP_FLAG_READ_FENCE)
+		wr->send_flags |= IB_SEND_FENCE;
+	if (Flags & NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT)
+		wr->send_flags |= IB_SEND_SOLICITED;
+	if (Flags & NDK_OP_FLAG_INLINE)
+		wr->send_flags |= IB_SEND_INLINE;
+	return ndk_post_status(ib_post_send(qp->ibqp, wr, NULL));
+}
 
 /*
- * NdkSend. The consumer serializes the initiator queue, so the per-QP
- * SGE array needs no lock and nothing is allocated. A deferred request
- * is posted at once, which the deferral rules allow.
+ * Check and post an initiator request with local buffers. The consumer
+ * serializes the initiator queue, so the per-QP SGE array needs no lock
+ * and nothing is allocated. A deferred request is posted at once, which
+ * the deferral rules allow.
  */
-static NTSTATUS ndk_send(NDK_QP *pNdkQp, PVOID RequestContext,
-			 const NDK_SGE *pSgl, ULONG nSge, ULONG Flags)
+static NTSTATUS ndk_qp_post(struct ndk_qp *qp, struct ib_send_wr *wr,
+			    const NDK_SGE *pSgl, ULONG nSge, ULONG Flags,
+			    ULONG allowed, ULONG max_sge)
 {
-	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
-	struct ib_send_wr wr = {
-		.wr_id = (uintptr_t)RequestContext,
-		.sg_list = qp->isge,
-		.num_sge = nSge,
-		.opcode = IB_WR_SEND,
-	};
 	NTSTATUS status;
 	u64 total;
 
 	if (!READ_ONCE(qp->connected))
 		return STATUS_CONNECTION_INVALID;
-	if (Flags & ~NDK_SEND_FLAGS)
+	if (Flags & ~allowed)
 		return STATUS_INVALID_PARAMETER;
-	status = ndk_qp_sges(pSgl, nSge, qp->max_isge, qp->isge, &total);
+	status = ndk_qp_sges(pSgl, nSge, max_sge, qp->isge, &total);
 	if (status)
 		return status;
 	if (total > qp->obj.adapter->info.MaxTransferLength)
@@ -197,15 +203,42 @@ static NTSTATUS ndk_send(NDK_QP *pNdkQp, PVOID RequestContext,
 	if ((Flags & NDK_OP_FLAG_INLINE) &&
 	    (total > qp->inline_size || ndk_qp_sges_privileged(qp, nSge)))
 		return STATUS_INVALID_PARAMETER;
-	if (!(Flags & NDK_OP_FLAG_SILENT_SUCCESS))
-		wr.send_flags |= IB_SEND_SIGNALED;
-	if (Flags & NDK_OP_FLAG_READ_FENCE)
-		wr.send_flags |= IB_SEND_FENCE;
-	if (Flags & NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT)
-		wr.send_flags |= IB_SEND_SOLICITED;
-	if (Flags & NDK_OP_FLAG_INLINE)
-		wr.send_flags |= IB_SEND_INLINE;
-	return ndk_post_status(ib_post_send(qp->ibqp, &wr, NULL));
+	wr->sg_list = qp->isge;
+	wr->num_sge = nSge;
+	return ndk_qp_post_wr(qp, wr, Flags);
+}
+
+#define NDK_SEND_FLAGS	(NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | \
+			 NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT |		  \
+			 NDK_OP_FLAG_INLINE | NDK_OP_FLAG_DEFER)
+
+static NTSTATUS ndk_send(NDK_QP *pNdkQp, PVOID RequestContext,
+			 const NDK_SGE *pSgl, ULONG nSge, ULONG Flags)
+{
+	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
+	struct ib_send_wr wr = {
+		.wr_id = (uintptr_t)RequestContext,
+		.opcode = IB_WR_SEND,
+	};
+
+	return ndk_qp_post(qp, &wr, pSgl, nSge, Flags, NDK_SEND_FLAGS,
+			   qp->max_isge);
+}
+
+/* The peer's region under @RemoteToken is invalidated on arrival. */
+static NTSTATUS ndk_send_and_invalidate(NDK_QP *pNdkQp, PVOID RequestContext,
+					const NDK_SGE *pSgl, ULONG nSge,
+					ULONG Flags, UINT32 RemoteToken)
+{
+	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
+	struct ib_send_wr wr = {
+		.wr_id = (uintptr_t)RequestContext,
+		.opcode = IB_WR_SEND_WITH_INV,
+		.ex.invalidate_rkey = RemoteToken,
+	};
+
+	return ndk_qp_post(qp, &wr, pSgl, nSge, Flags, NDK_SEND_FLAGS,
+			   qp->max_isge);
 }
 
 /* NdkReceive: allowed before the QP is connected. */
@@ -229,6 +262,7 @@ static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
 	return ndk_post_status(ib_post_recv(qp->ibqp, &wr, NULL));
 }
 
+/* Kernel verbs have no memory windows (see pd.c). */
 static NTSTATUS ndk_bind(NDK_QP *pNdkQp, PVOID RequestContext, NDK_MR *pMr,
 			 NDK_MW *pMw, PVOID VirtualAddress, SIZE_T Length,
 			 ULONG Flags)
@@ -236,40 +270,152 @@ static NTSTATUS ndk_bind(NDK_QP *pNdkQp, PVOID RequestContext, NDK_MR *pMr,
 	return STATUS_NOT_SUPPORTED;
 }
 
+/* A fast-register MR of the QP's PD, initialized, or NULL. */
+static struct ndk_mr *ndk_qp_fast_mr(struct ndk_qp *qp,
+				     const NDK_OBJECT_HEADER *hdr)
+{
+	struct ndk_mr *mr;
+
+	if (!hdr || hdr->ObjectType != NdkObjectTypeMr)
+		return NULL;
+	mr = container_of(hdr, struct ndk_mr, ndk.Header);
+	if (!mr->fast || !READ_ONCE(mr->ibmr) ||
+	    &mr->pd->obj != qp->obj.parent)
+		return NULL;
+	return mr;
+}
+
+#define NDK_FR_FLAGS	(NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | \
+			 NDK_OP_FLAG_ALLOW_REMOTE_READ |		  \
+			 NDK_OP_FLAG_ALLOW_REMOTE_WRITE |		  \
+			 NDK_OP_FLAG_RDMA_READ_SINK | NDK_OP_FLAG_DEFER)
+/* The bit of NDK_OP_FLAG_ALLOW_REMOTE_WRITE beyond local write. */
+#define NDK_FR_REMOTE_WRITE	(NDK_OP_FLAG_ALLOW_REMOTE_WRITE & \
+				 ~NDK_OP_FLAG_ALLOW_LOCAL_WRITE)
+
+/*
+ * NdkFastRegister: IB_WR_REG_MR over the consumer's pages. The page list
+ * goes through the MR's own scatterlist, sized at initialization, so
+ * nothing is allocated here.
+ */
 static NTSTATUS ndk_fast_register(NDK_QP *pNdkQp, PVOID RequestContext,
 				  NDK_MR *pMr, ULONG AdapterPageCount,
 				  const NDK_LOGICAL_ADDRESS *AdapterPageArray,
 				  ULONG FBO, SIZE_T Length,
 				  PVOID BaseVirtualAddress, ULONG Flags)
 {
-	return STATUS_NOT_SUPPORTED;
+	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
+	struct ndk_mr *mr = ndk_qp_fast_mr(qp, pMr ? &pMr->Header : NULL);
+	u64 va = (uintptr_t)BaseVirtualAddress;
+	struct ib_reg_wr wr = {
+		.wr = { .wr_id = (uintptr_t)RequestContext,
+			.opcode = IB_WR_REG_MR },
+	};
+	unsigned int off = FBO;
+	struct scatterlist *sg;
+	ULONG i, n;
+
+	if (!READ_ONCE(qp->connected))
+		return STATUS_CONNECTION_INVALID;
+	if (!mr || (Flags & ~NDK_FR_FLAGS) || !AdapterPageArray ||
+	    !AdapterPageCount || AdapterPageCount > mr->max_pages ||
+	    (FBO & PAGE_MASK) || !Length ||
+	    Length > (u64)AdapterPageCount * PAGE_SIZE - FBO ||
+	    (va & ~PAGE_MASK) != FBO)
+		return STATUS_INVALID_PARAMETER;
+	if ((Flags & (NDK_OP_FLAG_ALLOW_REMOTE_READ | NDK_FR_REMOTE_WRITE)) &&
+	    !mr->remote)
+		return STATUS_ACCESS_VIOLATION;
+
+	if (Flags & NDK_OP_FLAG_ALLOW_LOCAL_WRITE)
+		wr.access |= IB_ACCESS_LOCAL_WRITE;
+	if (Flags & NDK_OP_FLAG_ALLOW_REMOTE_READ)
+		wr.access |= IB_ACCESS_REMOTE_READ;
+	if (Flags & NDK_FR_REMOTE_WRITE)
+		wr.access |= IB_ACCESS_REMOTE_WRITE | IB_ACCESS_LOCAL_WRITE;
+	if (Flags & NDK_OP_FLAG_RDMA_READ_SINK)
+		wr.access |= IB_ACCESS_LOCAL_WRITE |
+			     (qp->obj.adapter->info.RdmaTechnology == NdkiWarp ?
+			      IB_ACCESS_REMOTE_WRITE : 0);
+
+	n = DIV_ROUND_UP(FBO + Length, PAGE_SIZE);
+	for (i = 0; i < n; i++) {
+		sg = &mr->frsg[i];
+		sg_unmark_end(sg);
+		sg_dma_address(sg) = AdapterPageArray[i];
+		sg_dma_len(sg) = PAGE_SIZE;
+	}
+	sg_dma_len(sg) = FBO + Length - (n - 1) * PAGE_SIZE;
+	sg_mark_end(sg);
+	if (ib_map_mr_sg(mr->ibmr, mr->frsg, n, &off, PAGE_SIZE) != n)
+		return STATUS_INVALID_PARAMETER;
+	mr->ibmr->iova = va;
+	wr.mr = mr->ibmr;
+	wr.key = mr->ibmr->rkey;
+	return ndk_qp_post_wr(qp, &wr.wr, Flags);
 }
 
 static NTSTATUS ndk_invalidate(NDK_QP *pNdkQp, PVOID RequestContext,
 			       NDK_OBJECT_HEADER *pNdkMrOrMw, ULONG Flags)
 {
-	return STATUS_NOT_SUPPORTED;
+	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
+	struct ndk_mr *mr = ndk_qp_fast_mr(qp, pNdkMrOrMw);
+	struct ib_send_wr wr = {
+		.wr_id = (uintptr_t)RequestContext,
+		.opcode = IB_WR_LOCAL_INV,
+	};
+
+	if (!READ_ONCE(qp->connected))
+		return STATUS_CONNECTION_INVALID;
+	if (!mr || (Flags & ~(NDK_OP_FLAG_SILENT_SUCCESS |
+			      NDK_OP_FLAG_READ_FENCE | NDK_OP_FLAG_DEFER)))
+		return STATUS_INVALID_PARAMETER;
+	wr.ex.invalidate_rkey = mr->ibmr->rkey;
+	return ndk_qp_post_wr(qp, &wr, Flags);
 }
+
+#define NDK_RDMA_FLAGS	(NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | \
+			 NDK_OP_FLAG_DEFER)
 
 static NTSTATUS ndk_read(NDK_QP *pNdkQp, PVOID RequestContext,
 			 const NDK_SGE *pSgl, ULONG nSge, UINT64 RemoteAddress,
 			 UINT32 RemoteToken, ULONG Flags)
 {
-	return STATUS_NOT_SUPPORTED;
+	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
+	const NDK_ADAPTER_INFO *info = &qp->obj.adapter->info;
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_id = (uintptr_t)RequestContext,
+			.opcode = IB_WR_RDMA_READ },
+		.remote_addr = RemoteAddress,
+		.rkey = RemoteToken,
+	};
+	ULONG allowed = NDK_RDMA_FLAGS;
+
+	if (info->AdapterFlags &
+	    NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED)
+		allowed |= NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE;
+	if ((Flags & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) && nSge && pSgl) {
+		wr.wr.opcode = IB_WR_RDMA_READ_WITH_INV;
+		wr.wr.ex.invalidate_rkey = pSgl[0].MemoryRegionToken;
+	}
+	return ndk_qp_post(qp, &wr.wr, pSgl, nSge, Flags, allowed,
+			   min(qp->max_isge, info->MaxReadRequestSge));
 }
 
 static NTSTATUS ndk_write(NDK_QP *pNdkQp, PVOID RequestContext,
 			  const NDK_SGE *pSgl, ULONG nSge, UINT64 RemoteAddress,
 			  UINT32 RemoteToken, ULONG Flags)
 {
-	return STATUS_NOT_SUPPORTED;
-}
+	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_id = (uintptr_t)RequestContext,
+			.opcode = IB_WR_RDMA_WRITE },
+		.remote_addr = RemoteAddress,
+		.rkey = RemoteToken,
+	};
 
-static NTSTATUS ndk_send_and_invalidate(NDK_QP *pNdkQp, PVOID RequestContext,
-					const NDK_SGE *pSgl, ULONG nSge,
-					ULONG Flags, UINT32 RemoteToken)
-{
-	return STATUS_NOT_SUPPORTED;
+	return ndk_qp_post(qp, &wr.wr, pSgl, nSge, Flags,
+			   NDK_RDMA_FLAGS | NDK_OP_FLAG_INLINE, qp->max_isge);
 }
 
 static const NDK_QP_DISPATCH ndk_qp_dispatch = {

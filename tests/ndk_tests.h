@@ -21,6 +21,9 @@ extern struct kunit_suite ndk_qp_suite;
 extern struct kunit_suite ndk_connector_suite;
 extern struct kunit_suite ndk_listener_suite;
 extern struct kunit_suite ndk_endpoint_suite;
+extern struct kunit_suite ndk_mr_suite;
+extern struct kunit_suite ndk_lam_suite;
+extern struct kunit_suite ndk_mw_suite;
 
 /* KUNIT_EXPECT_MEMEQ arrived after 6.1. */
 #define NDK_EXPECT_MEMEQ(test, a, b, n)					\
@@ -89,5 +92,67 @@ void ndk_test_loopback_free(struct ndk_test_lqp *l);
 
 /* A spinlock the tests hold to call NDK functions from atomic context. */
 extern spinlock_t ndk_test_lock;
+
+/* Listener port of the connection environment; suites use it and +1..+4. */
+#define NDK_TEST_PORT	18515
+
+/* The connection environment of a suite (env.c), in test->priv. */
+struct ndk_cenv {
+	NDK_ADAPTER *a;
+	NDK_PD *pd;
+	NDK_CQ *cq;
+	NDK_LISTENER *listener;
+	struct sockaddr_in addr;	/* the adapter's IPv4 address, port 0 */
+	struct sockaddr_in6 addr6;	/* its global IPv6 address, if any */
+	/* the connector the listener handed over, and when */
+	NDK_CONNECTOR *incoming;
+	struct completion incoming_done;
+	/* what the connect event callback does with the request */
+	bool reject;
+	int disconnects;
+};
+
+/* One connection: active connector and QP, passive connector and QP. */
+struct ndk_pair {
+	NDK_CONNECTOR *c, *in;
+	NDK_QP *aqp, *pqp;
+};
+
+void ndk_conn_event_cb(PVOID ConnectEventContext,
+		       NDK_CONNECTOR *pNdkConnector);
+void ndk_disc_cb(PVOID DisconnectEventContext);
+NDK_OBJECT_HEADER *ndk_create_with(struct kunit *test, NTSTATUS st,
+				   struct ndk_wait *w);
+NDK_QP *ndk_cenv_qp(struct kunit *test, struct ndk_cenv *e);
+NDK_CONNECTOR *ndk_cenv_connector(struct kunit *test,
+				  struct ndk_cenv *e);
+NTSTATUS ndk_cenv_listen(struct kunit *test, struct ndk_cenv *e,
+			 NDK_LISTENER *l, u16 port);
+NDK_LISTENER *ndk_cenv_listener(struct kunit *test, struct ndk_cenv *e);
+void ndk_find_addr6(struct net_device *ndev, struct sockaddr_in6 *sin6);
+int ndk_conn_init_test(struct kunit *test);
+void ndk_conn_exit_test(struct kunit *test);
+NTSTATUS ndk_connect_to(NDK_CONNECTOR *c, NDK_QP *qp,
+			const struct sockaddr *src,
+			const struct sockaddr *dst, ULONG len,
+			bool atomic, struct ndk_wait *w);
+NTSTATUS ndk_cenv_connect(struct ndk_cenv *e, NDK_CONNECTOR *c,
+			  NDK_QP *qp, u16 port, const void *pdata,
+			  ULONG len, struct ndk_wait *w);
+NTSTATUS ndk_listener_close(NDK_LISTENER *l, struct ndk_wait *w);
+void ndk_close_all(struct kunit *test, NDK_CONNECTOR *c, NDK_QP *qp);
+void ndk_pair_init(struct kunit *test, struct ndk_cenv *e,
+		   struct ndk_pair *p);
+void ndk_establish_pair(struct kunit *test, struct ndk_cenv *e,
+			struct ndk_pair *p, const struct sockaddr *src,
+			const struct sockaddr *dst, ULONG len,
+			bool atomic);
+void ndk_establish(struct kunit *test, struct ndk_cenv *e,
+		   struct ndk_pair *p, const struct sockaddr *src,
+		   const struct sockaddr *dst, ULONG len, bool atomic);
+void ndk_pair_close(struct kunit *test, struct ndk_pair *p);
+void ndk_listen_addr(struct ndk_cenv *e, struct sockaddr_in *sin);
+ULONG ndk_poll_results(NDK_CQ *cq, NDK_RESULT *r, ULONG n);
+NDK_RESULT *ndk_find_result(NDK_RESULT *r, ULONG n, uintptr_t ctx);
 
 #endif /* _NDK_TESTS_H */

@@ -128,8 +128,8 @@ void ndk_test_close(struct kunit *test, NDK_OBJECT_HEADER *obj,
 
 /*
  * A raw RC QP connected to itself, for tests that need completions on an
- * NDK CQ before NDK QPs are involved. It walks INIT -> RTR -> RTS by hand
- * with its own RoCE v2 GID and MAC as the destination.
+ * NDK CQ before NDK QPs are involved, connected the way ndk connects
+ * its registration QPs.
  */
 struct ndk_test_lqp *ndk_test_loopback_qp(struct kunit *test,
 					  struct ndk_adapter *a,
@@ -137,11 +137,7 @@ struct ndk_test_lqp *ndk_test_loopback_qp(struct kunit *test,
 {
 	struct ib_device *ibdev = a->ibdev;
 	struct ib_qp_init_attr init = {};
-	const struct ib_gid_attr *gattr = NULL;
-	struct ib_qp_attr attr = {};
 	struct ndk_test_lqp *l;
-	union ib_gid gid;
-	int i, ret;
 
 	l = kunit_kzalloc(test, sizeof(*l), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, l);
@@ -160,52 +156,7 @@ struct ndk_test_lqp *ndk_test_loopback_qp(struct kunit *test,
 	l->qp = ib_create_qp(l->pd, &init);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(l->qp));
 
-	for (i = 0; i < 16 && !gattr; i++) {
-		gattr = rdma_get_gid_attr(ibdev, a->port, i);
-		if (IS_ERR(gattr)) {
-			gattr = NULL;
-		} else if (gattr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP ||
-			   !ipv6_addr_v4mapped((struct in6_addr *)gattr->gid.raw)) {
-			rdma_put_gid_attr(gattr);
-			gattr = NULL;
-		}
-	}
-	KUNIT_ASSERT_NOT_NULL_MSG(test, gattr, "no RoCE v2 IPv4 GID");
-
-	attr.qp_state = IB_QPS_INIT;
-	attr.port_num = a->port;
-	attr.qp_access_flags = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
-	ret = ib_modify_qp(l->qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
-			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
-	KUNIT_ASSERT_EQ(test, ret, 0);
-
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IB_QPS_RTR;
-	attr.path_mtu = IB_MTU_1024;
-	attr.dest_qp_num = l->qp->qp_num;
-	attr.max_dest_rd_atomic = 1;
-	attr.min_rnr_timer = 1;
-	attr.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
-	rdma_ah_set_port_num(&attr.ah_attr, a->port);
-	gid = gattr->gid;
-	rdma_ah_set_grh(&attr.ah_attr, &gid, 0, gattr->index, 1, 0);
-	memcpy(attr.ah_attr.roce.dmac, gattr->ndev->dev_addr, ETH_ALEN);
-	ret = ib_modify_qp(l->qp, &attr, IB_QP_STATE | IB_QP_AV |
-			   IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
-			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
-	rdma_put_gid_attr(gattr);
-	KUNIT_ASSERT_EQ(test, ret, 0);
-
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IB_QPS_RTS;
-	attr.timeout = 14;
-	attr.retry_cnt = 7;
-	attr.rnr_retry = 7;
-	attr.max_rd_atomic = 1;
-	ret = ib_modify_qp(l->qp, &attr, IB_QP_STATE | IB_QP_TIMEOUT |
-			   IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
-			   IB_QP_MAX_QP_RD_ATOMIC);
-	KUNIT_ASSERT_EQ(test, ret, 0);
+	KUNIT_ASSERT_EQ(test, ndk_loopback_connect(l->qp, a->port), 0);
 
 	l->buf = kunit_kzalloc(test, 2 * NDK_TEST_MSG, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, l->buf);

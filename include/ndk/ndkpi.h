@@ -20,6 +20,7 @@
 #include <linux/stddef.h>
 
 #include "ndk_types.h"
+#include "ndk_mdl.h"
 
 /* ------------------------------------------------------------------ */
 /* Adapter information (ndkinfo.h)                                     */

@@ -1,0 +1,772 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * NDK_MR and logical address mappings.
+ *
+ * Kernel verbs register kernel memory only through a fast-register MR and
+ * an IB_WR_REG_MR work request on a QP of the region's PD. NdkRegisterMr
+ * therefore maps the MDL's pages, fills an MR with them and posts the
+ * request on the PD's own registration QP, an RC QP connected to itself
+ * that the first registration creates. NdkDeregisterMr destroys the verbs
+ * MR, which kills both tokens at once. Fast-register MRs are filled by
+ * the consumer's own NdkFastRegister requests instead (qp.c).
+ *
+ * A LAM is the device address of each page of an MDL, mapped page by
+ * page so that NdkReleaseLAM needs nothing but the LAM itself.
+ */
+#include <linux/scatterlist.h>
+#include <linux/vmalloc.h>
+#include <rdma/ib_cache.h>
+#include "ndk_priv.h"
+
+static struct ndk_mr *to_ndk_mr(NDK_MR *mr)
+{
+	return container_of(mr, struct ndk_mr, ndk);
+}
+
+/* ------------------------------------------------------------------ */
+/* MDL walking                                                         */
+
+/**
+ * struct ndk_pgwalk - the pages of an MDL region, one at a time
+ * @fn: called for each page, with its index; non-zero stops the walk
+ * @arg: for @fn
+ * @n: pages so far
+ * @fbo: offset of the region in its first page
+ * @end: where the previous piece ended in its page
+ */
+struct ndk_pgwalk {
+	int (*fn)(struct ndk_pgwalk *w, struct page *page, u32 i);
+	void *arg;
+	u32 n;
+	u32 fbo;
+	u32 end;
+};
+
+/* A piece of memory inside one page; only the region's ends may be partial. */
+static int ndk_pgwalk_add(struct ndk_pgwalk *w, struct page *page, u32 off,
+			  u32 len)
+{
+	int err;
+
+	if (!page)
+		return -EINVAL;
+	if (!w->n)
+		w->fbo = off;
+	else if (off || w->end != PAGE_SIZE)
+		return -EINVAL;
+	if (w->fn) {
+		err = w->fn(w, page, w->n);
+		if (err)
+			return err;
+	}
+	w->n++;
+	w->end = off + len;
+	return 0;
+}
+
+/* @len bytes of physically contiguous memory from @off into @page. */
+static int ndk_pgwalk_seg(struct ndk_pgwalk *w, struct page *page, u64 off,
+			  u32 len)
+{
+	u32 n;
+	int err;
+
+	page = nth_page(page, off >> PAGE_SHIFT);
+	off &= ~PAGE_MASK;
+	while (len) {
+		n = min_t(u32, len, PAGE_SIZE - off);
+		err = ndk_pgwalk_add(w, page, off, n);
+		if (err)
+			return err;
+		page = nth_page(page, 1);
+		off = 0;
+		len -= n;
+	}
+	return 0;
+}
+
+static int ndk_pgwalk_kva(struct ndk_pgwalk *w, u8 *addr, u32 len)
+{
+	struct page *page;
+	u32 off, n;
+	int err;
+
+	while (len) {
+		off = offset_in_page(addr);
+		n = min_t(u32, len, PAGE_SIZE - off);
+		page = is_vmalloc_addr(addr) ? vmalloc_to_page(addr) :
+		       virt_addr_valid(addr) ? virt_to_page(addr) : NULL;
+		err = ndk_pgwalk_add(w, page, off, n);
+		if (err)
+			return err;
+		addr += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* The first @len bytes of one MDL. */
+static int ndk_pgwalk_piece(struct ndk_pgwalk *w, const struct ndk_mdl *mdl,
+			    u32 len)
+{
+	struct scatterlist *sg;
+	u64 pos = mdl->offset;
+	u32 i, n;
+	int err = 0;
+
+	switch (mdl->kind) {
+	case NDK_MDL_KVA:
+		return ndk_pgwalk_kva(w, mdl->addr, len);
+	case NDK_MDL_PAGES:
+		while (len && !err) {
+			if ((pos >> PAGE_SHIFT) >= mdl->nents)
+				return -EINVAL;
+			n = min_t(u32, len, PAGE_SIZE - (pos & ~PAGE_MASK));
+			err = ndk_pgwalk_add(w, mdl->pages[pos >> PAGE_SHIFT],
+					     pos & ~PAGE_MASK, n);
+			pos += n;
+			len -= n;
+		}
+		return err;
+	case NDK_MDL_BVEC:
+		for (i = 0; i < mdl->nents && len && !err; i++) {
+			n = min(len, mdl->bvec[i].bv_len);
+			err = ndk_pgwalk_seg(w, mdl->bvec[i].bv_page,
+					     mdl->bvec[i].bv_offset, n);
+			len -= n;
+		}
+		break;
+	case NDK_MDL_SG:
+		for_each_sg(mdl->sgl, sg, mdl->nents, i) {
+			if (!len || err)
+				break;
+			n = min(len, sg->length);
+			err = ndk_pgwalk_seg(w, sg_page(sg), sg->offset, n);
+			len -= n;
+		}
+		break;
+	default:
+		return -EINVAL;
+	}
+	return err ? err : len ? -EINVAL : 0;
+}
+
+/*
+ * Walk the pages of the first @length bytes of the chain at @mdl, which
+ * must be virtually contiguous. Atomic-safe.
+ */
+static int ndk_pgwalk(struct ndk_pgwalk *w, const struct ndk_mdl *mdl,
+		      u64 length)
+{
+	u32 take;
+	int err;
+
+	if (!mdl || !length)
+		return -EINVAL;
+	for (; mdl && length; mdl = mdl->next) {
+		take = min_t(u64, mdl->length, length);
+		err = ndk_pgwalk_piece(w, mdl, take);
+		if (err)
+			return err;
+		length -= take;
+	}
+	return length ? -EINVAL : 0;
+}
+
+static NTSTATUS ndk_pgwalk_status(int err)
+{
+	return err == -EINVAL ? STATUS_INVALID_PARAMETER :
+				ndk_status_from_errno(err);
+}
+
+/* ------------------------------------------------------------------ */
+/* The registration path of a PD                                       */
+
+/**
+ * ndk_loopback_connect() - connect an RC QP in RESET to itself
+ * @qp: the QP, on a RoCE or IB port
+ * @port: its port
+ *
+ * Walks INIT -> RTR -> RTS by hand with the port's first RoCE v2 IPv4
+ * GID (or GID 0 on IB) as the destination. iWARP QPs cannot be moved
+ * like this.
+ *
+ * Return: 0 or a negative errno.
+ */
+int ndk_loopback_connect(struct ib_qp *qp, u32 port)
+{
+	struct ib_device *ibdev = qp->device;
+	const struct ib_gid_attr *gattr = NULL;
+	struct ib_qp_attr attr = {};
+	struct net_device *ndev;
+	union ib_gid gid;
+	int i, ret;
+
+	if (rdma_protocol_iwarp(ibdev, port))
+		return -EOPNOTSUPP;
+	for (i = 0; i < 16 && !gattr; i++) {
+		gattr = rdma_get_gid_attr(ibdev, port, i);
+		if (IS_ERR(gattr)) {
+			gattr = NULL;
+		} else if (rdma_protocol_roce(ibdev, port) &&
+			   (gattr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP ||
+			    !ipv6_addr_v4mapped((struct in6_addr *)gattr->gid.raw))) {
+			rdma_put_gid_attr(gattr);
+			gattr = NULL;
+		}
+	}
+	if (!gattr)
+		return -ENODEV;
+
+	attr.qp_state = IB_QPS_INIT;
+	attr.port_num = port;
+	attr.qp_access_flags = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
+	ret = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	if (ret)
+		goto out;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTR;
+	attr.path_mtu = IB_MTU_1024;
+	attr.dest_qp_num = qp->qp_num;
+	attr.max_dest_rd_atomic = 1;
+	attr.min_rnr_timer = 1;
+	attr.ah_attr.type = rdma_ah_find_type(ibdev, port);
+	rdma_ah_set_port_num(&attr.ah_attr, port);
+	gid = gattr->gid;
+	rdma_ah_set_grh(&attr.ah_attr, &gid, 0, gattr->index, 1, 0);
+	if (attr.ah_attr.type == RDMA_AH_ATTR_TYPE_ROCE) {
+		rcu_read_lock();
+		ndev = rdma_read_gid_attr_ndev_rcu(gattr);
+		if (!IS_ERR(ndev))
+			memcpy(attr.ah_attr.roce.dmac, ndev->dev_addr,
+			       ETH_ALEN);
+		rcu_read_unlock();
+		if (IS_ERR(ndev)) {
+			ret = PTR_ERR(ndev);
+			goto out;
+		}
+	}
+	ret = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_AV |
+			   IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	if (ret)
+		goto out;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTS;
+	attr.timeout = 14;
+	attr.retry_cnt = 7;
+	attr.rnr_retry = 7;
+	attr.max_rd_atomic = 1;
+	ret = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_TIMEOUT |
+			   IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
+			   IB_QP_MAX_QP_RD_ATOMIC);
+out:
+	rdma_put_gid_attr(gattr);
+	return ret;
+}
+EXPORT_SYMBOL_NDK_TEST(ndk_loopback_connect);
+
+void ndk_reg_init(struct ndk_reg *reg)
+{
+	mutex_init(&reg->lock);
+	init_completion(&reg->done);
+}
+
+void ndk_reg_destroy(struct ndk_reg *reg)
+{
+	if (reg->qp)
+		ib_destroy_qp(reg->qp);
+	if (reg->cq)
+		ib_free_cq(reg->cq);
+	mutex_destroy(&reg->lock);
+}
+
+static void ndk_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct ndk_reg *reg = container_of(wc->wr_cqe, struct ndk_reg, cqe);
+
+	reg->status = wc->status;
+	complete(&reg->done);
+}
+
+static int ndk_reg_setup(struct ndk_pd *pd)
+{
+	struct ndk_reg *reg = &pd->reg;
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 2, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ib_qp *qp;
+	int err;
+
+	reg->cq = ib_alloc_cq(pd->ibpd->device, NULL, 4, 0, IB_POLL_SOFTIRQ);
+	if (IS_ERR(reg->cq)) {
+		err = PTR_ERR(reg->cq);
+		reg->cq = NULL;
+		return err;
+	}
+	init.send_cq = reg->cq;
+	init.recv_cq = reg->cq;
+	qp = ib_create_qp(pd->ibpd, &init);
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+	err = ndk_loopback_connect(qp, pd->obj.adapter->port);
+	if (err) {
+		ib_destroy_qp(qp);
+		return err;
+	}
+	reg->qp = qp;
+	reg->cqe.done = ndk_reg_done;
+	return 0;
+}
+
+/* Make @mr valid with @access through the PD's registration QP. Sleeps. */
+static NTSTATUS ndk_reg_post(struct ndk_pd *pd, struct ib_mr *mr, int access)
+{
+	struct ndk_reg *reg = &pd->reg;
+	struct ib_reg_wr wr = {
+		.wr = { .opcode = IB_WR_REG_MR, .wr_cqe = &reg->cqe,
+			.send_flags = IB_SEND_SIGNALED },
+		.mr = mr,
+		.key = mr->rkey,
+		.access = access,
+	};
+	int err = 0;
+
+	mutex_lock(&reg->lock);
+	if (!reg->qp)
+		err = ndk_reg_setup(pd);
+	if (!err) {
+		reinit_completion(&reg->done);
+		err = ib_post_send(reg->qp, &wr.wr, NULL);
+	}
+	if (!err)
+		wait_for_completion(&reg->done);
+	mutex_unlock(&reg->lock);
+	if (err)
+		return err == -EOPNOTSUPP ? STATUS_NOT_SUPPORTED :
+					    ndk_status_from_errno(err);
+	return ndk_status_from_wc(reg->status);
+}
+
+/* ------------------------------------------------------------------ */
+/* NDK_MR                                                              */
+
+/* Forget the registered memory; the tokens die with the verbs MR. */
+static void ndk_mr_release(struct ndk_mr *mr)
+{
+	struct ib_device *dev = mr->pd->ibpd->device;
+
+	if (mr->ibmr) {
+		ib_dereg_mr(mr->ibmr);
+		mr->ibmr = NULL;
+	}
+	if (mr->mapped)
+		ib_dma_unmap_sgtable_attrs(dev, &mr->sgt, DMA_BIDIRECTIONAL, 0);
+	mr->mapped = false;
+	if (mr->sgt.sgl)
+		sg_free_table(&mr->sgt);
+	mr->sgt.sgl = NULL;
+	kfree(mr->frsg);
+	mr->frsg = NULL;
+}
+
+static int ndk_mr_collect(struct ndk_pgwalk *w, struct page *page, u32 i)
+{
+	((struct page **)w->arg)[i] = page;
+	return 0;
+}
+
+static NTSTATUS ndk_mr_do_register(struct ndk_mr *mr)
+{
+	struct ib_device *dev = mr->pd->ibpd->device;
+	struct ndk_pgwalk w = {};
+	struct page **pages;
+	struct ib_mr *ibmr;
+	int err, n;
+
+	err = ndk_pgwalk(&w, mr->mdl, mr->length);
+	if (err)
+		return ndk_pgwalk_status(err);
+	pages = kvmalloc_array(w.n, sizeof(*pages), GFP_KERNEL);
+	if (!pages)
+		return STATUS_INSUFFICIENT_RESOURCES;
+	w = (struct ndk_pgwalk){ .fn = ndk_mr_collect, .arg = pages };
+	err = ndk_pgwalk(&w, mr->mdl, mr->length);
+	if (!err)
+		err = sg_alloc_table_from_pages(&mr->sgt, pages, w.n, w.fbo,
+						mr->length, GFP_KERNEL);
+	kvfree(pages);
+	if (err) {
+		mr->sgt.sgl = NULL;
+		return ndk_pgwalk_status(err);
+	}
+	err = ib_dma_map_sgtable_attrs(dev, &mr->sgt, DMA_BIDIRECTIONAL, 0);
+	if (err)
+		return ndk_status_from_errno(err);
+	mr->mapped = true;
+
+	ibmr = ib_alloc_mr(mr->pd->ibpd, IB_MR_TYPE_MEM_REG, w.n);
+	if (IS_ERR(ibmr))
+		return ndk_status_from_errno(PTR_ERR(ibmr));
+	mr->ibmr = ibmr;
+	n = ib_map_mr_sg(ibmr, mr->sgt.sgl, mr->sgt.nents, NULL, PAGE_SIZE);
+	if (n != mr->sgt.nents)
+		return n < 0 ? ndk_status_from_errno(n) :
+			       STATUS_INVALID_PARAMETER;
+	/* Peers address the region by the MDL's virtual address. */
+	ibmr->iova = mr->mdl->va;
+	return ndk_reg_post(mr->pd, ibmr, mr->access);
+}
+
+static void ndk_mr_complete(struct ndk_mr *mr, NTSTATUS status)
+{
+	NDK_FN_REQUEST_COMPLETION cb = mr->cb;
+	void *ctx = mr->ctx;
+
+	atomic_set(&mr->busy, 0);
+	cb(ctx, status);
+	ndk_obj_put(&mr->obj);
+}
+
+static void ndk_mr_register_work(struct work_struct *work)
+{
+	struct ndk_mr *mr = container_of(work, struct ndk_mr, work);
+	NTSTATUS status = ndk_mr_do_register(mr);
+
+	if (status)
+		ndk_mr_release(mr);
+	ndk_mr_complete(mr, status);
+}
+
+static void ndk_mr_deregister_work(struct work_struct *work)
+{
+	struct ndk_mr *mr = container_of(work, struct ndk_mr, work);
+
+	ndk_mr_release(mr);
+	ndk_mr_complete(mr, STATUS_SUCCESS);
+}
+
+static void ndk_mr_init_fast_work(struct work_struct *work)
+{
+	struct ndk_mr *mr = container_of(work, struct ndk_mr, work);
+	NTSTATUS status = STATUS_SUCCESS;
+	struct ib_mr *ibmr;
+
+	ndk_mr_release(mr);
+	mr->frsg = kcalloc(mr->max_pages, sizeof(*mr->frsg), GFP_KERNEL);
+	if (!mr->frsg) {
+		status = STATUS_INSUFFICIENT_RESOURCES;
+		goto out;
+	}
+	sg_init_table(mr->frsg, mr->max_pages);
+	ibmr = ib_alloc_mr(mr->pd->ibpd, IB_MR_TYPE_MEM_REG, mr->max_pages);
+	if (IS_ERR(ibmr)) {
+		status = ndk_status_from_errno(PTR_ERR(ibmr));
+		goto out;
+	}
+	mr->ibmr = ibmr;
+out:
+	if (status)
+		ndk_mr_release(mr);
+	ndk_mr_complete(mr, status);
+}
+
+/* Take the MR for one request; the consumer must not overlap them. */
+static bool ndk_mr_claim(struct ndk_mr *mr)
+{
+	return !atomic_cmpxchg(&mr->busy, 0, 1);
+}
+
+static NTSTATUS ndk_mr_queue(struct ndk_mr *mr, work_func_t fn,
+			     NDK_FN_REQUEST_COMPLETION cb, void *ctx)
+{
+	mr->cb = cb;
+	mr->ctx = ctx;
+	INIT_WORK(&mr->work, fn);
+	ndk_obj_get(&mr->obj);
+	queue_work(ndk_wq, &mr->work);
+	return STATUS_PENDING;
+}
+
+/* NDK_MR_FLAG_* to IB access rights; -1 for unknown flags. */
+static int ndk_mr_access(ULONG flags, bool iwarp)
+{
+	int access = 0;
+
+	if (flags & ~(NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
+		      NDK_MR_FLAG_ALLOW_REMOTE_READ |
+		      NDK_MR_FLAG_ALLOW_REMOTE_WRITE |
+		      NDK_MR_FLAG_RDMA_READ_SINK))
+		return -1;
+	if (flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE)
+		access |= IB_ACCESS_LOCAL_WRITE;
+	if (flags & NDK_MR_FLAG_ALLOW_REMOTE_READ)
+		access |= IB_ACCESS_REMOTE_READ;
+	/* Remote write needs local write in verbs, and NDK's value has it. */
+	if ((flags & NDK_MR_FLAG_ALLOW_REMOTE_WRITE) ==
+	    NDK_MR_FLAG_ALLOW_REMOTE_WRITE)
+		access |= IB_ACCESS_REMOTE_WRITE;
+	/* The device writes a read's data into the sink; iWARP lets the
+	 * responder do it as a remote write.
+	 */
+	if (flags & NDK_MR_FLAG_RDMA_READ_SINK)
+		access |= IB_ACCESS_LOCAL_WRITE |
+			  (iwarp ? IB_ACCESS_REMOTE_WRITE : 0);
+	return access;
+}
+
+/*
+ * NdkRegisterMr: the region's address is the first MDL's virtual
+ * address; the work maps and registers. Callable from atomic context.
+ */
+static NTSTATUS ndk_register_mr(NDK_MR *pNdkMr, MDL *Mdl, SIZE_T Length,
+				ULONG Flags,
+				NDK_FN_REQUEST_COMPLETION RequestCompletion,
+				PVOID RequestContext)
+{
+	struct ndk_mr *mr = to_ndk_mr(pNdkMr);
+	struct ndk_adapter *adapter = mr->obj.adapter;
+	int access = ndk_mr_access(Flags, adapter->info.RdmaTechnology ==
+					 NdkiWarp);
+
+	if (!RequestCompletion || !Mdl || !Length || access < 0 || mr->fast ||
+	    !Mdl->va)
+		return STATUS_INVALID_PARAMETER;
+	if (Length > adapter->info.MaxRegistrationSize)
+		return STATUS_INVALID_BUFFER_SIZE;
+	if (!ndk_mr_claim(mr))
+		return STATUS_INVALID_DEVICE_STATE;
+	if (mr->ibmr) {
+		atomic_set(&mr->busy, 0);
+		return STATUS_INVALID_DEVICE_STATE;
+	}
+	mr->mdl = Mdl;
+	mr->length = Length;
+	mr->access = access;
+	return ndk_mr_queue(mr, ndk_mr_register_work, RequestCompletion,
+			    RequestContext);
+}
+
+static NTSTATUS ndk_deregister_mr(NDK_MR *pNdkMr,
+				  NDK_FN_REQUEST_COMPLETION RequestCompletion,
+				  PVOID RequestContext)
+{
+	struct ndk_mr *mr = to_ndk_mr(pNdkMr);
+
+	if (!RequestCompletion || mr->fast)
+		return STATUS_INVALID_PARAMETER;
+	if (!ndk_mr_claim(mr))
+		return STATUS_INVALID_DEVICE_STATE;
+	if (!mr->ibmr) {
+		atomic_set(&mr->busy, 0);
+		return STATUS_INVALID_DEVICE_STATE;
+	}
+	return ndk_mr_queue(mr, ndk_mr_deregister_work, RequestCompletion,
+			    RequestContext);
+}
+
+static NTSTATUS
+ndk_initialize_fast_register_mr(NDK_MR *pNdkMr, ULONG AdapterPageCount,
+				BOOLEAN RemoteAccess,
+				NDK_FN_REQUEST_COMPLETION RequestCompletion,
+				PVOID RequestContext)
+{
+	struct ndk_mr *mr = to_ndk_mr(pNdkMr);
+
+	if (!RequestCompletion || !mr->fast)
+		return STATUS_INVALID_PARAMETER;
+	if (!AdapterPageCount ||
+	    AdapterPageCount > mr->obj.adapter->info.FRMRPageCount)
+		return STATUS_IMPLEMENTATION_LIMIT;
+	if (!ndk_mr_claim(mr))
+		return STATUS_INVALID_DEVICE_STATE;
+	mr->max_pages = AdapterPageCount;
+	mr->remote = RemoteAccess;
+	return ndk_mr_queue(mr, ndk_mr_init_fast_work, RequestCompletion,
+			    RequestContext);
+}
+
+/* Both tokens are 0 while nothing is registered or initialized. */
+static UINT32 ndk_get_local_token_from_mr(NDK_MR *pNdkMr)
+{
+	struct ib_mr *ibmr = READ_ONCE(to_ndk_mr(pNdkMr)->ibmr);
+
+	return ibmr ? ibmr->lkey : 0;
+}
+
+static UINT32 ndk_get_remote_token_from_mr(NDK_MR *pNdkMr)
+{
+	struct ib_mr *ibmr = READ_ONCE(to_ndk_mr(pNdkMr)->ibmr);
+
+	return ibmr ? ibmr->rkey : 0;
+}
+
+static const NDK_MR_DISPATCH ndk_mr_dispatch = {
+	.NdkCloseMr = ndk_close_object,
+	.NdkQueryExtension = ndk_query_extension,
+	.NdkRegisterMr = ndk_register_mr,
+	.NdkDeregisterMr = ndk_deregister_mr,
+	.NdkInitializeFastRegisterMr = ndk_initialize_fast_register_mr,
+	.NdkGetRemoteTokenFromMr = ndk_get_remote_token_from_mr,
+	.NdkGetLocalTokenFromMr = ndk_get_local_token_from_mr,
+};
+
+static NTSTATUS ndk_mr_create(struct ndk_obj *obj)
+{
+	return STATUS_SUCCESS;
+}
+
+/* The close waits for a pending request (its reference) first. */
+static void ndk_mr_destroy(struct ndk_obj *obj)
+{
+	ndk_mr_release(container_of(obj, struct ndk_mr, obj));
+}
+
+static void ndk_mr_free(struct ndk_obj *obj)
+{
+	kfree(container_of(obj, struct ndk_mr, obj));
+}
+
+static const struct ndk_obj_ops ndk_mr_ops = {
+	.create = ndk_mr_create,
+	.destroy = ndk_mr_destroy,
+	.free = ndk_mr_free,
+};
+
+NDK_OBJ_CHECK_LAYOUT(struct ndk_mr);
+
+/**
+ * ndk_create_mr() - NdkCreateMr
+ * @pNdkPd: protection domain
+ * @FastRegister: TRUE for an MR that NdkFastRegister fills, FALSE for one
+ *	that NdkRegisterMr registers
+ * @CreateCompletion: called with the new MR, from ndk_wq
+ * @RequestContext: passed back to @CreateCompletion
+ * @ppNdkMr: unused; creation always completes asynchronously
+ *
+ * Callable from atomic context.
+ *
+ * Return: STATUS_PENDING, STATUS_INVALID_PARAMETER or
+ * STATUS_INSUFFICIENT_RESOURCES.
+ */
+NTSTATUS ndk_create_mr(NDK_PD *pNdkPd, BOOLEAN FastRegister,
+		       NDK_FN_CREATE_COMPLETION CreateCompletion,
+		       PVOID RequestContext, NDK_MR **ppNdkMr)
+{
+	struct ndk_pd *pd = container_of(pNdkPd, struct ndk_pd, ndk);
+	struct ndk_mr *mr;
+
+	if (!pNdkPd || !CreateCompletion)
+		return STATUS_INVALID_PARAMETER;
+	mr = kzalloc(sizeof(*mr), GFP_ATOMIC);
+	if (!mr)
+		return STATUS_INSUFFICIENT_RESOURCES;
+	mr->ndk.Dispatch = &ndk_mr_dispatch;
+	mr->pd = pd;
+	mr->fast = FastRegister;
+	ndk_obj_init(&mr->obj, &mr->ndk.Header, NdkObjectTypeMr, &ndk_mr_ops,
+		     &pd->obj);
+	return ndk_obj_create_async(&mr->obj, CreateCompletion,
+				    RequestContext);
+}
+
+/* ------------------------------------------------------------------ */
+/* Logical address mappings                                            */
+
+static int ndk_lam_map(struct ndk_pgwalk *w, struct page *page, u32 i)
+{
+	NDK_LOGICAL_ADDRESS_MAPPING *lam = w->arg;
+	struct ib_device *dev = lam->AdapterContext;
+	u64 addr;
+
+	addr = ib_dma_map_page(dev, page, 0, PAGE_SIZE, DMA_BIDIRECTIONAL);
+	if (ib_dma_mapping_error(dev, addr))
+		return -ENOMEM;
+	lam->AdapterPageArray[i] = addr;
+	lam->AdapterPageCount = i + 1;
+	return 0;
+}
+
+/**
+ * ndk_release_lam() - NdkReleaseLAM
+ * @pNdkAdapter: the adapter
+ * @pNdkLAM: a mapping NdkBuildLAM built
+ *
+ * Unmaps every page. Callable from atomic context.
+ */
+void ndk_release_lam(NDK_ADAPTER *pNdkAdapter,
+		     NDK_LOGICAL_ADDRESS_MAPPING *pNdkLAM)
+{
+	struct ib_device *dev;
+	ULONG i;
+
+	if (!pNdkLAM || !pNdkLAM->AdapterContext)
+		return;
+	dev = pNdkLAM->AdapterContext;
+	for (i = 0; i < pNdkLAM->AdapterPageCount; i++)
+		ib_dma_unmap_page(dev, pNdkLAM->AdapterPageArray[i],
+				  PAGE_SIZE, DMA_BIDIRECTIONAL);
+	pNdkLAM->AdapterPageCount = 0;
+	pNdkLAM->AdapterContext = NULL;
+}
+
+/**
+ * ndk_build_lam() - NdkBuildLAM
+ * @pNdkAdapter: the adapter
+ * @Mdl: the memory, virtually contiguous over @Length bytes
+ * @Length: bytes to map
+ * @RequestCompletion: not called: the mapping completes inline
+ * @RequestContext: unused
+ * @pNdkLAM: receives the device address of each page
+ * @pLAMSize: size of @pNdkLAM in; bytes used, or needed, out
+ * @pFBO: receives the offset of the first byte in the first page
+ *
+ * Maps page by page with ib_dma_map_page(), which never sleeps, so the
+ * request never pends. Callable from atomic context.
+ *
+ * Return: STATUS_SUCCESS; STATUS_BUFFER_TOO_SMALL with the size needed;
+ * STATUS_INVALID_PARAMETER for memory that is not virtually contiguous;
+ * STATUS_INSUFFICIENT_RESOURCES when a page cannot be mapped (nothing
+ * stays mapped then).
+ */
+NTSTATUS ndk_build_lam(NDK_ADAPTER *pNdkAdapter, MDL *Mdl, SIZE_T Length,
+		       NDK_FN_REQUEST_COMPLETION RequestCompletion,
+		       PVOID RequestContext,
+		       NDK_LOGICAL_ADDRESS_MAPPING *pNdkLAM, ULONG *pLAMSize,
+		       ULONG *pFBO)
+{
+	struct ndk_adapter *adapter =
+		container_of(pNdkAdapter, struct ndk_adapter, ndk);
+	struct ndk_pgwalk w = {};
+	size_t need;
+	int err;
+
+	if (!pNdkAdapter || !Mdl || !pLAMSize || !pFBO || !Mdl->va)
+		return STATUS_INVALID_PARAMETER;
+	err = ndk_pgwalk(&w, Mdl, Length);
+	if (err)
+		return ndk_pgwalk_status(err);
+	need = struct_size(pNdkLAM, AdapterPageArray, w.n);
+	if (!pNdkLAM || *pLAMSize < need) {
+		*pLAMSize = need;
+		return STATUS_BUFFER_TOO_SMALL;
+	}
+	pNdkLAM->AdapterContext = adapter->ibdev;
+	pNdkLAM->AdapterPageCount = 0;
+	w = (struct ndk_pgwalk){ .fn = ndk_lam_map, .arg = pNdkLAM };
+	err = ndk_pgwalk(&w, Mdl, Length);
+	if (err) {
+		ndk_release_lam(pNdkAdapter, pNdkLAM);
+		return err == -ENOMEM ? STATUS_INSUFFICIENT_RESOURCES :
+					ndk_pgwalk_status(err);
+	}
+	*pLAMSize = need;
+	*pFBO = w.fbo;
+	return STATUS_SUCCESS;
+}

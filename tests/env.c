@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The connection environment several suites share: an adapter with a PD,
+ * a CQ and a listener on the adapter's address, and helpers that connect
+ * NDK QP pairs through it.
+ */
+#include <linux/delay.h>
+#include <linux/inetdevice.h>
+#include <linux/netdevice.h>
+#include <net/addrconf.h>
+#include <net/net_namespace.h>
+#include "ndk_tests.h"
+
+void ndk_conn_event_cb(PVOID ConnectEventContext,
+		       NDK_CONNECTOR *pNdkConnector)
+{
+	struct ndk_cenv *e = ConnectEventContext;
+
+	e->incoming = pNdkConnector;
+	if (e->reject)
+		pNdkConnector->Dispatch->NdkReject(pNdkConnector, "no thanks",
+						   10);
+	complete(&e->incoming_done);
+}
+
+void ndk_disc_cb(PVOID DisconnectEventContext)
+{
+	struct ndk_cenv *e = DisconnectEventContext;
+
+	e->disconnects++;
+}
+
+NDK_OBJECT_HEADER *ndk_create_with(struct kunit *test, NTSTATUS st,
+				   struct ndk_wait *w)
+{
+	KUNIT_ASSERT_EQ(test, st, STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(w));
+	KUNIT_ASSERT_EQ(test, w->status, STATUS_SUCCESS);
+	return w->obj;
+}
+
+NDK_QP *ndk_cenv_qp(struct kunit *test, struct ndk_cenv *e)
+{
+	NDK_QP *unused = NULL;
+	struct ndk_wait w;
+
+	ndk_wait_init(&w);
+	return container_of(ndk_create_with(test,
+		e->pd->Dispatch->NdkCreateQp(e->pd, e->cq, e->cq, e, 8, 8, 1, 1,
+					     32, ndk_test_create_cb, &w,
+					     &unused), &w),
+		NDK_QP, Header);
+}
+
+NDK_CONNECTOR *ndk_cenv_connector(struct kunit *test,
+				  struct ndk_cenv *e)
+{
+	NDK_CONNECTOR *unused = NULL;
+	struct ndk_wait w;
+
+	ndk_wait_init(&w);
+	return container_of(ndk_create_with(test,
+		e->a->Dispatch->NdkCreateConnector(e->a, ndk_test_create_cb, &w,
+						   &unused), &w),
+		NDK_CONNECTOR, Header);
+}
+
+/* Listen on the adapter's address at @port; returns the listen status. */
+NTSTATUS ndk_cenv_listen(struct kunit *test, struct ndk_cenv *e,
+			 NDK_LISTENER *l, u16 port)
+{
+	struct sockaddr_in sin = e->addr;
+	unsigned long flags;
+	struct ndk_wait w;
+	NTSTATUS status;
+
+	sin.sin_port = htons(port);
+	ndk_wait_init(&w);
+	/* Listen is callable from atomic context; every listen checks it. */
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	status = l->Dispatch->NdkListen(l, (struct sockaddr *)&sin, sizeof(sin),
+					ndk_test_request_cb, &w);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	KUNIT_ASSERT_EQ(test, status, STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
+	return w.status;
+}
+
+NDK_LISTENER *ndk_cenv_listener(struct kunit *test, struct ndk_cenv *e)
+{
+	NDK_LISTENER *unused = NULL;
+	struct ndk_wait w;
+
+	ndk_wait_init(&w);
+	return container_of(ndk_create_with(test,
+		e->a->Dispatch->NdkCreateListener(e->a, ndk_conn_event_cb, e,
+						  ndk_test_create_cb, &w,
+						  &unused), &w),
+		NDK_LISTENER, Header);
+}
+
+/* The first global IPv6 address of @ndev (fd00::15 in the test VM). */
+void ndk_find_addr6(struct net_device *ndev, struct sockaddr_in6 *sin6)
+{
+	struct inet6_dev *idev = in6_dev_get(ndev);
+	struct inet6_ifaddr *ifa;
+
+	if (!idev)
+		return;
+	read_lock_bh(&idev->lock);
+	list_for_each_entry(ifa, &idev->addr_list, if_list) {
+		if (ipv6_addr_type(&ifa->addr) & IPV6_ADDR_LINKLOCAL)
+			continue;
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_addr = ifa->addr;
+		break;
+	}
+	read_unlock_bh(&idev->lock);
+	in6_dev_put(idev);
+}
+
+int ndk_conn_init_test(struct kunit *test)
+{
+	struct ndk_cenv *e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
+	struct net_device *ndev;
+
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	test->priv = e;
+	init_completion(&e->incoming_done);
+	e->a = ndk_test_open(test);
+	e->pd = container_of(ndk_test_create_pd(test, e->a), NDK_PD, Header);
+	e->cq = container_of(ndk_test_create_cq(test, e->a, 64), NDK_CQ,
+			     Header);
+	ndev = dev_get_by_index(&init_net, ndk_test_ifindex(test));
+	KUNIT_ASSERT_NOT_NULL(test, ndev);
+	e->addr.sin_family = AF_INET;
+	e->addr.sin_addr.s_addr = inet_select_addr(ndev, 0, RT_SCOPE_UNIVERSE);
+	ndk_find_addr6(ndev, &e->addr6);
+	dev_put(ndev);
+	KUNIT_ASSERT_NE(test, (__force u32)e->addr.sin_addr.s_addr, 0U);
+	e->listener = ndk_cenv_listener(test, e);
+	KUNIT_ASSERT_EQ(test, ndk_cenv_listen(test, e, e->listener,
+					      NDK_TEST_PORT),
+			STATUS_SUCCESS);
+	return 0;
+}
+
+void ndk_conn_exit_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+
+	if (!e || !e->a)
+		return;
+	if (e->listener)
+		ndk_test_close(test, &e->listener->Header,
+			       e->listener->Dispatch->NdkCloseListener);
+	if (e->cq)
+		ndk_test_close(test, &e->cq->Header, e->cq->Dispatch->NdkCloseCq);
+	if (e->pd)
+		ndk_test_close(test, &e->pd->Header, e->pd->Dispatch->NdkClosePd);
+	ndk_close_adapter(e->a);
+}
+
+/* NdkConnect from @src to @dst, optionally with a spinlock held. */
+/* One handshake call, for ndk_maybe_atomic(). */
+struct ndk_hs_call {
+	NDK_CONNECTOR *c;
+	NDK_QP *qp;
+	const struct sockaddr *src;
+	const struct sockaddr *dst;
+	ULONG len;
+	struct ndk_cenv *e;
+	struct ndk_wait *w;
+};
+
+/* Run @fn(@call), with ndk_test_lock held when @atomic. */
+static NTSTATUS ndk_maybe_atomic(bool atomic,
+				 NTSTATUS (*fn)(struct ndk_hs_call *call),
+				 struct ndk_hs_call *call)
+{
+	unsigned long flags;
+	NTSTATUS status;
+
+	if (!atomic)
+		return fn(call);
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	status = fn(call);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	return status;
+}
+
+static NTSTATUS ndk_hs_connect(struct ndk_hs_call *x)
+{
+	return x->c->Dispatch->NdkConnect(x->c, x->qp, (PSOCKADDR)x->src,
+					  x->len, (PSOCKADDR)x->dst, x->len,
+					  4, 4, "hi", 3, ndk_test_request_cb,
+					  x->w);
+}
+
+static NTSTATUS ndk_hs_accept(struct ndk_hs_call *x)
+{
+	return x->c->Dispatch->NdkAccept(x->c, x->qp, 4, 4, NULL, 0,
+					 ndk_disc_cb, x->e,
+					 ndk_test_request_cb, x->w);
+}
+
+static NTSTATUS ndk_hs_complete(struct ndk_hs_call *x)
+{
+	return x->c->Dispatch->NdkCompleteConnect(x->c, NULL, NULL,
+						  ndk_test_request_cb, x->w);
+}
+
+/* NdkConnect from @src to @dst, optionally with a spinlock held. */
+NTSTATUS ndk_connect_to(NDK_CONNECTOR *c, NDK_QP *qp,
+			const struct sockaddr *src,
+			const struct sockaddr *dst, ULONG len,
+			bool atomic, struct ndk_wait *w)
+{
+	struct ndk_hs_call x = { .c = c, .qp = qp, .src = src, .dst = dst,
+				 .len = len, .w = w };
+
+	return ndk_maybe_atomic(atomic, ndk_hs_connect, &x);
+}
+
+/* Start NdkConnect to the test listener from the adapter's address. */
+NTSTATUS ndk_cenv_connect(struct ndk_cenv *e, NDK_CONNECTOR *c,
+			  NDK_QP *qp, u16 port, const void *pdata,
+			  ULONG len, struct ndk_wait *w)
+{
+	struct sockaddr_in src = e->addr, dst = e->addr;
+
+	dst.sin_port = htons(port);
+	return c->Dispatch->NdkConnect(c, qp, (struct sockaddr *)&src, sizeof(src),
+				       (struct sockaddr *)&dst, sizeof(dst), 4, 4,
+				       (PVOID)pdata, len, ndk_test_request_cb,
+				       w);
+}
+
+NTSTATUS ndk_listener_close(NDK_LISTENER *l, struct ndk_wait *w)
+{
+	return l->Dispatch->NdkCloseListener(&l->Header, ndk_test_close_cb, w);
+}
+
+void ndk_close_all(struct kunit *test, NDK_CONNECTOR *c, NDK_QP *qp)
+{
+	if (c)
+		ndk_test_close(test, &c->Header, c->Dispatch->NdkCloseConnector);
+	if (qp)
+		ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
+}
+
+/* Create the connector and the two QPs of a pair. */
+void ndk_pair_init(struct kunit *test, struct ndk_cenv *e,
+		   struct ndk_pair *p)
+{
+	p->c = ndk_cenv_connector(test, e);
+	p->aqp = ndk_cenv_qp(test, e);
+	p->pqp = ndk_cenv_qp(test, e);
+}
+
+/* As ndk_establish(), with the objects of @p already created. */
+void ndk_establish_pair(struct kunit *test, struct ndk_cenv *e,
+			struct ndk_pair *p, const struct sockaddr *src,
+			const struct sockaddr *dst, ULONG len,
+			bool atomic)
+{
+	struct ndk_wait cw, aw, ccw;
+	struct ndk_hs_call x;
+
+	reinit_completion(&e->incoming_done);
+	ndk_wait_init(&cw);
+	KUNIT_ASSERT_EQ(test, ndk_connect_to(p->c, p->aqp, src, dst, len,
+					     atomic, &cw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&e->incoming_done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	p->in = e->incoming;
+
+	ndk_wait_init(&aw);
+	x = (struct ndk_hs_call){ .c = p->in, .qp = p->pqp, .e = e, .w = &aw };
+	KUNIT_ASSERT_EQ(test, ndk_maybe_atomic(atomic, ndk_hs_accept, &x),
+			STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw));
+	KUNIT_ASSERT_EQ(test, cw.status, STATUS_SUCCESS);
+
+	ndk_wait_init(&ccw);
+	x = (struct ndk_hs_call){ .c = p->c, .w = &ccw };
+	KUNIT_ASSERT_EQ(test, ndk_maybe_atomic(atomic, ndk_hs_complete, &x),
+			STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&ccw));
+	KUNIT_ASSERT_EQ(test, ccw.status, STATUS_SUCCESS);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&aw));
+	KUNIT_ASSERT_EQ(test, aw.status, STATUS_SUCCESS);
+}
+
+/*
+ * Connect @src to the listener at @dst and accept: every NDK call of the
+ * handshake made with a spinlock held when @atomic.
+ */
+void ndk_establish(struct kunit *test, struct ndk_cenv *e,
+		   struct ndk_pair *p, const struct sockaddr *src,
+		   const struct sockaddr *dst, ULONG len, bool atomic)
+{
+	ndk_pair_init(test, e, p);
+	ndk_establish_pair(test, e, p, src, dst, len, atomic);
+}
+
+void ndk_pair_close(struct kunit *test, struct ndk_pair *p)
+{
+	ndk_close_all(test, p->in, p->pqp);
+	ndk_close_all(test, p->c, p->aqp);
+}
+
+void ndk_listen_addr(struct ndk_cenv *e, struct sockaddr_in *sin)
+{
+	*sin = e->addr;
+	sin->sin_port = htons(NDK_TEST_PORT);
+}
+
+/* Poll until @n results arrived or the timeout passed; returns how many. */
+ULONG ndk_poll_results(NDK_CQ *cq, NDK_RESULT *r, ULONG n)
+{
+	unsigned long end = jiffies + NDK_TEST_TIMEOUT;
+	ULONG got = 0;
+
+	while (got < n && time_before(jiffies, end)) {
+		got += cq->Dispatch->NdkGetCqResults(cq, r + got, n - got);
+		if (got < n)
+			usleep_range(5000, 10000);
+	}
+	return got;
+}
+
+NDK_RESULT *ndk_find_result(NDK_RESULT *r, ULONG n, uintptr_t ctx)
+{
+	ULONG i;
+
+	for (i = 0; i < n; i++)
+		if (r[i].RequestContext == (void *)ctx)
+			return &r[i];
+	return NULL;
+}

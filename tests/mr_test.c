@@ -1,0 +1,960 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ndk_mr, ndk_lam, ndk_mw: memory over a loopback connection. One side
+ * registers memory, the other reads and writes it through the token with
+ * NdkRead/NdkWrite; access rights, bounds and dead tokens must make the
+ * request fail and leave the memory alone. Fast registration and
+ * invalidation (local and remote) go through the consumer's QPs, logical
+ * address mappings through the privileged token.
+ */
+#include <linux/highmem.h>
+#include <linux/scatterlist.h>
+#include <linux/vmalloc.h>
+#include "ndk_tests.h"
+
+#define NDK_MEM_PAGES	4
+
+/**
+ * struct ndk_mem - test memory in one of the forms an MDL describes
+ * @kind: NDK_MDL_* (KVA memory from kmalloc or vmalloc, see @vmalloc)
+ * @vmalloc: KVA memory comes from vmalloc
+ * @chain: describe it as two MDLs split at a page boundary
+ * @base: KVA memory
+ * @pages: page-backed memory
+ * @bv: bio_vecs of @pages
+ * @sg: scatterlist of @pages
+ * @mdl: the MDL chain
+ * @off: where the region starts in the memory
+ * @len: region length
+ */
+struct ndk_mem {
+	enum ndk_mdl_kind kind;
+	bool vmalloc;
+	bool chain;
+	u8 *base;
+	struct page *pages[NDK_MEM_PAGES];
+	struct bio_vec bv[NDK_MEM_PAGES];
+	struct scatterlist sg[NDK_MEM_PAGES];
+	struct ndk_mdl mdl[2];
+	u32 off;
+	u32 len;
+};
+
+/* The CPU address of byte @i of the region. */
+static u8 *ndk_mem_byte(struct ndk_mem *m, u32 i)
+{
+	u32 pos = m->off + i;
+
+	if (m->kind == NDK_MDL_KVA)
+		return m->base + pos;
+	return (u8 *)page_address(m->pages[pos / PAGE_SIZE]) +
+	       pos % PAGE_SIZE;
+}
+
+static void ndk_mem_fill(struct ndk_mem *m, u32 from, u32 n, u8 seed)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		*ndk_mem_byte(m, from + i) = (u8)(seed + i * 7);
+}
+
+static bool ndk_mem_check(struct ndk_mem *m, u32 from, u32 n, u8 seed)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		if (*ndk_mem_byte(m, from + i) != (u8)(seed + i * 7))
+			return false;
+	return true;
+}
+
+/*
+ * Memory of NDK_MEM_PAGES pages in the form @kind, a region from @off of
+ * @len bytes, and its MDL chain.
+ */
+static void ndk_mem_init(struct kunit *test, struct ndk_mem *m,
+			 enum ndk_mdl_kind kind, bool vmalloc, bool chain,
+			 u32 off, u32 len)
+{
+	u32 total = NDK_MEM_PAGES * PAGE_SIZE, split, i;
+
+	memset(m, 0, sizeof(*m));
+	m->kind = kind;
+	m->vmalloc = vmalloc;
+	m->chain = chain;
+	m->off = off;
+	m->len = len;
+	if (kind == NDK_MDL_KVA) {
+		m->base = vmalloc ? vzalloc(total) : kzalloc(total, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, m->base);
+		if (!chain) {
+			ndk_mdl_init_kva(&m->mdl[0], m->base + off, len);
+			return;
+		}
+		/* Two pieces meeting at the second page boundary. */
+		split = 2 * PAGE_SIZE - off;
+		ndk_mdl_init_kva(&m->mdl[0], m->base + off, split);
+		ndk_mdl_init_kva(&m->mdl[1], m->base + 2 * PAGE_SIZE,
+				 len - split);
+		m->mdl[0].next = &m->mdl[1];
+		return;
+	}
+	sg_init_table(m->sg, NDK_MEM_PAGES);
+	for (i = 0; i < NDK_MEM_PAGES; i++) {
+		m->pages[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);
+		KUNIT_ASSERT_NOT_NULL(test, m->pages[i]);
+		m->bv[i] = (struct bio_vec){ .bv_page = m->pages[i],
+					     .bv_len = PAGE_SIZE };
+		sg_set_page(&m->sg[i], m->pages[i], PAGE_SIZE, 0);
+	}
+	if (kind == NDK_MDL_PAGES) {
+		ndk_mdl_init_pages(&m->mdl[0], m->pages, NDK_MEM_PAGES, off,
+				   len);
+		return;
+	}
+	/* bio_vecs and scatterlists start the region inside the first one. */
+	m->bv[0].bv_offset = off;
+	m->bv[0].bv_len = PAGE_SIZE - off;
+	m->sg[0].offset = off;
+	m->sg[0].length = PAGE_SIZE - off;
+	if (kind == NDK_MDL_BVEC)
+		ndk_mdl_init_bvec(&m->mdl[0], m->bv, NDK_MEM_PAGES, len);
+	else
+		ndk_mdl_init_sg(&m->mdl[0], m->sg, NDK_MEM_PAGES, len);
+}
+
+static void ndk_mem_free(struct ndk_mem *m)
+{
+	u32 i;
+
+	if (m->vmalloc)
+		vfree(m->base);
+	else
+		kfree(m->base);
+	for (i = 0; i < NDK_MEM_PAGES; i++)
+		if (m->pages[i])
+			__free_page(m->pages[i]);
+}
+
+static u64 ndk_mem_va(struct ndk_mem *m)
+{
+	return m->mdl[0].va;
+}
+
+static NDK_MR *ndk_test_mr(struct kunit *test, struct ndk_cenv *e, bool fast)
+{
+	NDK_MR *unused = NULL;
+	unsigned long flags;
+	struct ndk_wait w;
+	NTSTATUS st;
+
+	ndk_wait_init(&w);
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	st = e->pd->Dispatch->NdkCreateMr(e->pd, fast, ndk_test_create_cb, &w,
+					  &unused);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	return container_of(ndk_create_with(test, st, &w), NDK_MR, Header);
+}
+
+/* NdkRegisterMr from atomic context, waited for; the final status. */
+static NTSTATUS ndk_test_register(NDK_MR *mr, struct ndk_mem *m, u64 len,
+				  ULONG flags)
+{
+	unsigned long irq;
+	struct ndk_wait w;
+	NTSTATUS st;
+
+	ndk_wait_init(&w);
+	spin_lock_irqsave(&ndk_test_lock, irq);
+	st = mr->Dispatch->NdkRegisterMr(mr, m->mdl, len, flags,
+					 ndk_test_request_cb, &w);
+	spin_unlock_irqrestore(&ndk_test_lock, irq);
+	if (st == STATUS_PENDING)
+		st = ndk_wait_for(&w) ? w.status : STATUS_IO_TIMEOUT;
+	return st;
+}
+
+static NTSTATUS ndk_test_deregister(NDK_MR *mr)
+{
+	unsigned long irq;
+	struct ndk_wait w;
+	NTSTATUS st;
+
+	ndk_wait_init(&w);
+	spin_lock_irqsave(&ndk_test_lock, irq);
+	st = mr->Dispatch->NdkDeregisterMr(mr, ndk_test_request_cb, &w);
+	spin_unlock_irqrestore(&ndk_test_lock, irq);
+	if (st == STATUS_PENDING)
+		st = ndk_wait_for(&w) ? w.status : STATUS_IO_TIMEOUT;
+	return st;
+}
+
+static void ndk_test_close_mr(struct kunit *test, NDK_MR *mr)
+{
+	ndk_test_close(test, &mr->Header, mr->Dispatch->NdkCloseMr);
+}
+
+/**
+ * struct ndk_menv - a connection and a local buffer to move data with
+ * @p: the connection; the active QP initiates, the passive one owns the
+ *	target memory
+ * @lmem: local buffer of the active side
+ * @lmr: @lmem registered for local write
+ * @early: results that arrived before their wait
+ * @nearly: how many
+ */
+struct ndk_menv {
+	struct ndk_pair p;
+	struct ndk_mem lmem;
+	NDK_MR *lmr;
+	NDK_RESULT_EX early[8];
+	int nearly;
+};
+
+static void *ndk_kzalloc_test(struct kunit *test, size_t size)
+{
+	void *p = kunit_kzalloc(test, size, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	return p;
+}
+
+/*
+ * The result of @ctx on @cq (both QPs share it), or a failure. Results
+ * of other requests that arrive first are kept for their own wait.
+ */
+static NTSTATUS ndk_test_result(struct kunit *test, struct ndk_menv *me,
+				NDK_CQ *cq, void *ctx, NDK_RESULT_EX *out)
+{
+	unsigned long end = jiffies + NDK_TEST_TIMEOUT;
+	NDK_RESULT_EX r;
+	int i;
+
+	for (i = 0; i < me->nearly; i++) {
+		if (me->early[i].RequestContext != ctx)
+			continue;
+		r = me->early[i];
+		me->early[i] = me->early[--me->nearly];
+		goto found;
+	}
+	while (time_before(jiffies, end)) {
+		if (!cq->Dispatch->NdkGetCqResultsEx(cq, &r, 1)) {
+			usleep_range(2000, 4000);
+			continue;
+		}
+		if (r.RequestContext == ctx)
+			goto found;
+		if (me->nearly < ARRAY_SIZE(me->early))
+			me->early[me->nearly++] = r;
+	}
+	KUNIT_FAIL(test, "no completion for %p", ctx);
+	return STATUS_IO_TIMEOUT;
+found:
+	if (out)
+		*out = r;
+	return r.Status;
+}
+
+static NDK_QP *ndk_menv_qp(struct kunit *test, struct ndk_cenv *e)
+{
+	NDK_QP *unused = NULL;
+	struct ndk_wait w;
+
+	ndk_wait_init(&w);
+	return container_of(ndk_create_with(test,
+		e->pd->Dispatch->NdkCreateQp(e->pd, e->cq, e->cq, e, 8, 8, 4, 4,
+					     32, ndk_test_create_cb, &w,
+					     &unused), &w),
+		NDK_QP, Header);
+}
+
+static void ndk_menv_init(struct kunit *test, struct ndk_cenv *e,
+			  struct ndk_menv *me)
+{
+	struct sockaddr_in dst;
+
+	me->p.c = ndk_cenv_connector(test, e);
+	me->p.aqp = ndk_menv_qp(test, e);
+	me->p.pqp = ndk_menv_qp(test, e);
+	ndk_listen_addr(e, &dst);
+	ndk_establish_pair(test, e, &me->p, (struct sockaddr *)&e->addr,
+			   (struct sockaddr *)&dst, sizeof(dst), false);
+	me->nearly = 0;
+	ndk_mem_init(test, &me->lmem, NDK_MDL_KVA, false, false, 0,
+		     NDK_MEM_PAGES * PAGE_SIZE);
+	me->lmr = ndk_test_mr(test, e, false);
+	KUNIT_ASSERT_EQ(test, ndk_test_register(me->lmr, &me->lmem,
+						me->lmem.len,
+						NDK_MR_FLAG_ALLOW_LOCAL_WRITE),
+			STATUS_SUCCESS);
+}
+
+static void ndk_menv_free(struct kunit *test, struct ndk_menv *me)
+{
+	ndk_test_close_mr(test, me->lmr);
+	ndk_mem_free(&me->lmem);
+	ndk_pair_close(test, &me->p);
+}
+
+/*
+ * NdkWrite (or NdkRead) of @len bytes between the local buffer and
+ * @raddr under @token; the completion status.
+ */
+static NTSTATUS ndk_menv_rdma(struct kunit *test, struct ndk_cenv *e,
+			      struct ndk_menv *me, bool write, u64 raddr,
+			      u32 token, u32 len)
+{
+	NDK_SGE sge = {
+		.VirtualAddress = me->lmem.base,
+		.Length = len,
+		.MemoryRegionToken =
+			me->lmr->Dispatch->NdkGetLocalTokenFromMr(me->lmr),
+	};
+	NDK_QP *qp = me->p.aqp;
+	unsigned long irq;
+	NTSTATUS st;
+
+	spin_lock_irqsave(&ndk_test_lock, irq);
+	if (write)
+		st = qp->Dispatch->NdkWrite(qp, (void *)0x77, &sge, 1, raddr,
+					    token, 0);
+	else
+		st = qp->Dispatch->NdkRead(qp, (void *)0x77, &sge, 1, raddr,
+					   token, 0);
+	spin_unlock_irqrestore(&ndk_test_lock, irq);
+	if (st)
+		return st;
+	return ndk_test_result(test, me, e->cq, (void *)0x77, NULL);
+}
+
+struct ndk_mem_case {
+	const char *name;
+	enum ndk_mdl_kind kind;
+	bool vmalloc;
+	bool chain;
+};
+
+static const struct ndk_mem_case ndk_mem_cases[] = {
+	{ "kmalloc", NDK_MDL_KVA, false, false },
+	{ "vmalloc", NDK_MDL_KVA, true, false },
+	{ "vmalloc chain", NDK_MDL_KVA, true, true },
+	{ "page array", NDK_MDL_PAGES, false, false },
+	{ "bio_vec", NDK_MDL_BVEC, false, false },
+	{ "scatterlist", NDK_MDL_SG, false, false },
+};
+
+static void ndk_mem_case_desc(const struct ndk_mem_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(ndk_mr_rdma, ndk_mem_cases, ndk_mem_case_desc);
+
+/* Region spanning three pages from an odd offset. */
+#define NDK_REGION_OFF	333
+#define NDK_REGION_LEN	(3 * PAGE_SIZE - 2 * NDK_REGION_OFF)
+
+/*
+ * Register each form of memory, write into it and read it back through
+ * the remote token, then deregister: the token is dead
+ * (nd_mr_deregister covers the same for one form).
+ */
+static void ndk_mr_rdma_test(struct kunit *test)
+{
+	const struct ndk_mem_case *mc = test->param_value;
+	struct ndk_cenv *e = test->priv;
+	struct ndk_menv *me = ndk_kzalloc_test(test, sizeof(*me));
+	struct ndk_mem *t = ndk_kzalloc_test(test, sizeof(*t));
+	NDK_MR *mr;
+	u32 rkey, len = NDK_REGION_LEN;
+
+	ndk_menv_init(test, e, me);
+	ndk_mem_init(test, t, mc->kind, mc->vmalloc, mc->chain,
+		     NDK_REGION_OFF, len);
+	mr = ndk_test_mr(test, e, false);
+	KUNIT_EXPECT_EQ(test, mr->Dispatch->NdkGetRemoteTokenFromMr(mr), 0U);
+	KUNIT_ASSERT_EQ(test, ndk_test_register(mr, t, len,
+						NDK_MR_FLAG_ALLOW_REMOTE_READ |
+						NDK_MR_FLAG_ALLOW_REMOTE_WRITE),
+			STATUS_SUCCESS);
+	rkey = mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
+	KUNIT_EXPECT_NE(test, mr->Dispatch->NdkGetLocalTokenFromMr(mr), 0U);
+
+	ndk_mem_fill(&me->lmem, 0, len, 1);
+	KUNIT_EXPECT_EQ(test, ndk_menv_rdma(test, e, me, true, ndk_mem_va(t),
+					    rkey, len),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, len, 1));
+
+	ndk_mem_fill(t, 0, len, 9);
+	memset(me->lmem.base, 0, len);
+	KUNIT_EXPECT_EQ(test, ndk_menv_rdma(test, e, me, false,
+					    ndk_mem_va(t), rkey, len),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(&me->lmem, 0, len, 9));
+
+	KUNIT_EXPECT_EQ(test, ndk_test_deregister(mr), STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, mr->Dispatch->NdkGetRemoteTokenFromMr(mr), 0U);
+	ndk_mem_fill(&me->lmem, 0, 64, 50);
+	KUNIT_EXPECT_NE(test, ndk_menv_rdma(test, e, me, true, ndk_mem_va(t),
+					    rkey, 64),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, len, 9));
+	ndk_test_close_mr(test, mr);
+	ndk_mem_free(t);
+	ndk_menv_free(test, me);
+}
+
+/*
+ * A failing access case: the region registered with @flags, then one
+ * request; the request fails and the target memory stays as it was.
+ */
+struct ndk_violation_case {
+	const char *name;
+	ULONG flags;
+	bool write;
+	bool bad_token;
+	u32 skip;	/* start this far into the region */
+	u32 len;
+};
+
+static const struct ndk_violation_case ndk_violation_cases[] = {
+	{ "nd_write_violation", NDK_MR_FLAG_ALLOW_REMOTE_READ, true, false,
+	  0, 64 },
+	{ "read without remote read", NDK_MR_FLAG_ALLOW_REMOTE_WRITE, false,
+	  false, 0, 64 },
+	{ "nd_invalid_write", NDK_MR_FLAG_ALLOW_REMOTE_WRITE, true, true, 0,
+	  64 },
+	{ "nd_invalid_read", NDK_MR_FLAG_ALLOW_REMOTE_READ, false, true, 0,
+	  64 },
+	{ "nd_over_write", NDK_MR_FLAG_ALLOW_REMOTE_WRITE, true, false,
+	  NDK_REGION_LEN - 32, 64 },
+	{ "nd_over_read", NDK_MR_FLAG_ALLOW_REMOTE_READ, false, false,
+	  NDK_REGION_LEN - 32, 64 },
+};
+
+static void ndk_violation_desc(const struct ndk_violation_case *c,
+			       char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(ndk_mr_violation, ndk_violation_cases, ndk_violation_desc);
+
+static void ndk_mr_violation_test(struct kunit *test)
+{
+	const struct ndk_violation_case *vc = test->param_value;
+	struct ndk_cenv *e = test->priv;
+	struct ndk_menv *me = ndk_kzalloc_test(test, sizeof(*me));
+	struct ndk_mem *t = ndk_kzalloc_test(test, sizeof(*t));
+	NDK_MR *mr;
+	u32 rkey;
+
+	ndk_menv_init(test, e, me);
+	/* The whole backing store is checked, beyond the region too. */
+	ndk_mem_init(test, t, NDK_MDL_KVA, false, false, NDK_REGION_OFF,
+		     NDK_REGION_LEN);
+	mr = ndk_test_mr(test, e, false);
+	KUNIT_ASSERT_EQ(test, ndk_test_register(mr, t, t->len, vc->flags),
+			STATUS_SUCCESS);
+	rkey = mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
+	if (vc->bad_token)
+		rkey ^= 0x5a5a00;
+	t->off = 0;
+	ndk_mem_fill(t, 0, NDK_MEM_PAGES * PAGE_SIZE, 3);
+	ndk_mem_fill(&me->lmem, 0, vc->len, 100);
+	KUNIT_EXPECT_NE(test, ndk_menv_rdma(test, e, me, vc->write,
+					    ndk_mem_va(t) + vc->skip, rkey,
+					    vc->len),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, NDK_MEM_PAGES * PAGE_SIZE,
+					      3));
+	if (!vc->write)
+		KUNIT_EXPECT_TRUE(test, ndk_mem_check(&me->lmem, 0, vc->len,
+						      100));
+	ndk_test_close_mr(test, mr);
+	ndk_mem_free(t);
+	ndk_menv_free(test, me);
+}
+
+/* Requests NdkRegisterMr refuses, inline or when it completes. */
+static void nd_mr_invalid_buffer(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	const NDK_ADAPTER_INFO *info =
+		&container_of(e->a, struct ndk_adapter, ndk)->info;
+	NDK_MR *mr = ndk_test_mr(test, e, false);
+	NDK_MR *fast = ndk_test_mr(test, e, true);
+	struct ndk_mem *t = ndk_kzalloc_test(test, sizeof(*t));
+
+	ndk_mem_init(test, t, NDK_MDL_KVA, true, true, 100, 3 * PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, ndk_test_register(mr, t, 0, 0),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, ndk_test_register(mr, t, t->len, 0x40),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, ndk_test_register(fast, t, t->len, 0),
+			STATUS_INVALID_PARAMETER);
+	/* Longer than the chain describes. */
+	KUNIT_EXPECT_EQ(test, ndk_test_register(mr, t, t->len + 1, 0),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test,
+			ndk_test_register(mr, t,
+					  info->MaxRegistrationSize + 1, 0),
+			STATUS_INVALID_BUFFER_SIZE);
+	/* A chain whose first piece ends inside a page is not contiguous. */
+	t->mdl[0].length -= 8;
+	KUNIT_EXPECT_EQ(test, ndk_test_register(mr, t, t->len - 8, 0),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, mr->Dispatch->NdkGetLocalTokenFromMr(mr), 0U);
+	/* Deregistering what is not registered is refused. */
+	KUNIT_EXPECT_EQ(test, ndk_test_deregister(mr),
+			STATUS_INVALID_DEVICE_STATE);
+	ndk_test_close_mr(test, fast);
+	ndk_test_close_mr(test, mr);
+	ndk_mem_free(t);
+}
+
+/* The largest registration the adapter reports works. */
+static void ndk_mr_limit_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	const NDK_ADAPTER_INFO *info =
+		&container_of(e->a, struct ndk_adapter, ndk)->info;
+	u64 max = min_t(u64, info->MaxRegistrationSize, SZ_16M);
+	NDK_MR *mr = ndk_test_mr(test, e, false);
+	struct ndk_mem m = {};
+	void *buf = vmalloc(max + PAGE_SIZE);
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_EXPECT_GE(test, info->MaxRegistrationSize, (u64)PAGE_SIZE);
+	ndk_mdl_init_kva(&m.mdl[0], buf + 17, max);
+	KUNIT_EXPECT_EQ(test, mr->Dispatch->NdkRegisterMr(mr, m.mdl, max, 0,
+							  NULL, NULL),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, ndk_test_register(mr, &m, max, 0),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_test_deregister(mr), STATUS_SUCCESS);
+	ndk_test_close_mr(test, mr);
+	vfree(buf);
+}
+
+/* Build a LAM of @m's region into a fresh buffer. */
+static NDK_LOGICAL_ADDRESS_MAPPING *ndk_test_lam(struct kunit *test,
+						 struct ndk_cenv *e,
+						 struct ndk_mem *m, ULONG *fbo)
+{
+	NDK_LOGICAL_ADDRESS_MAPPING *lam;
+	ULONG size = 0;
+
+	KUNIT_ASSERT_EQ(test, e->a->Dispatch->NdkBuildLAM(e->a, m->mdl, m->len,
+							  NULL, NULL, NULL,
+							  &size, fbo),
+			STATUS_BUFFER_TOO_SMALL);
+	lam = kunit_kzalloc(test, size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, lam);
+	KUNIT_ASSERT_EQ(test, e->a->Dispatch->NdkBuildLAM(e->a, m->mdl, m->len,
+							  NULL, NULL, lam,
+							  &size, fbo),
+			STATUS_SUCCESS);
+	return lam;
+}
+
+/* Fast-register @lam's pages on @qp; the completion status. */
+static NTSTATUS ndk_test_fast_register(struct kunit *test,
+				       struct ndk_cenv *e,
+				       struct ndk_menv *me, NDK_MR *mr,
+				       NDK_LOGICAL_ADDRESS_MAPPING *lam,
+				       ULONG fbo, struct ndk_mem *m,
+				       ULONG flags)
+{
+	NDK_QP *qp = me->p.pqp;
+	NDK_RESULT_EX r = {};
+	unsigned long irq;
+	NTSTATUS st;
+
+	spin_lock_irqsave(&ndk_test_lock, irq);
+	st = qp->Dispatch->NdkFastRegister(qp, (void *)0x88, mr,
+					   lam->AdapterPageCount,
+					   lam->AdapterPageArray, fbo, m->len,
+					   (PVOID)(uintptr_t)ndk_mem_va(m),
+					   flags);
+	spin_unlock_irqrestore(&ndk_test_lock, irq);
+	if (st)
+		return st;
+	st = ndk_test_result(test, me, e->cq, (void *)0x88, &r);
+	KUNIT_EXPECT_EQ(test, r.Type, (ULONG)NdkOperationTypeFastRegister);
+	return st;
+}
+
+static NDK_MR *ndk_test_fast_mr(struct kunit *test, struct ndk_cenv *e,
+				ULONG pages, BOOLEAN remote, NTSTATUS *st)
+{
+	NDK_MR *mr = ndk_test_mr(test, e, true);
+	unsigned long irq;
+	struct ndk_wait w;
+
+	ndk_wait_init(&w);
+	spin_lock_irqsave(&ndk_test_lock, irq);
+	*st = mr->Dispatch->NdkInitializeFastRegisterMr(mr, pages, remote,
+							ndk_test_request_cb,
+							&w);
+	spin_unlock_irqrestore(&ndk_test_lock, irq);
+	if (*st == STATUS_PENDING)
+		*st = ndk_wait_for(&w) ? w.status : STATUS_IO_TIMEOUT;
+	return mr;
+}
+
+/*
+ * Fast registration over a LAM, a write through the token, then a local
+ * invalidation after which the same write fails.
+ */
+static void ndk_mr_fast_register_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	const NDK_ADAPTER_INFO *info =
+		&container_of(e->a, struct ndk_adapter, ndk)->info;
+	NDK_LOGICAL_ADDRESS_MAPPING *lam;
+	struct ndk_menv *me = ndk_kzalloc_test(test, sizeof(*me));
+	struct ndk_mem *t = ndk_kzalloc_test(test, sizeof(*t));
+	NDK_RESULT_EX r;
+	NTSTATUS st;
+	NDK_MR *mr, *local;
+	ULONG fbo;
+	u32 rkey;
+
+	ndk_menv_init(test, e, me);
+	ndk_mem_init(test, t, NDK_MDL_PAGES, false, false, NDK_REGION_OFF,
+		     NDK_REGION_LEN);
+	lam = ndk_test_lam(test, e, t, &fbo);
+	KUNIT_EXPECT_EQ(test, fbo, (ULONG)NDK_REGION_OFF);
+	KUNIT_EXPECT_EQ(test, lam->AdapterPageCount, 3U);
+
+	mr = ndk_test_fast_mr(test, e, info->FRMRPageCount + 1, TRUE, &st);
+	KUNIT_EXPECT_EQ(test, st, STATUS_IMPLEMENTATION_LIMIT);
+	ndk_test_close_mr(test, mr);
+	mr = ndk_test_fast_mr(test, e, 4, TRUE, &st);
+	KUNIT_ASSERT_EQ(test, st, STATUS_SUCCESS);
+	local = ndk_test_fast_mr(test, e, 4, FALSE, &st);
+	KUNIT_ASSERT_EQ(test, st, STATUS_SUCCESS);
+
+	/* Remote rights on an MR initialized without remote access. */
+	KUNIT_EXPECT_EQ(test, ndk_test_fast_register(test, e, me, local, lam,
+						     fbo, t,
+						     NDK_OP_FLAG_ALLOW_REMOTE_WRITE),
+			STATUS_ACCESS_VIOLATION);
+	/* The base address must carry the first byte offset. */
+	KUNIT_EXPECT_EQ(test, me->p.pqp->Dispatch->NdkFastRegister(me->p.pqp,
+								   NULL, mr, lam->AdapterPageCount,
+					lam->AdapterPageArray, fbo, t->len,
+					(PVOID)(uintptr_t)(ndk_mem_va(t) + 1),
+					0),
+			STATUS_INVALID_PARAMETER);
+
+	KUNIT_ASSERT_EQ(test, ndk_test_fast_register(test, e, me, mr, lam, fbo,
+						     t,
+						     NDK_OP_FLAG_ALLOW_REMOTE_WRITE |
+						     NDK_OP_FLAG_ALLOW_REMOTE_READ),
+			STATUS_SUCCESS);
+	rkey = mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
+	ndk_mem_fill(&me->lmem, 0, t->len, 20);
+	KUNIT_EXPECT_EQ(test, ndk_menv_rdma(test, e, me, true, ndk_mem_va(t),
+					    rkey, t->len),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, t->len, 20));
+
+	KUNIT_ASSERT_EQ(test, me->p.pqp->Dispatch->NdkInvalidate(me->p.pqp,
+								 (void *)0x99,
+							       &mr->Header, 0),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_test_result(test, me, e->cq, (void *)0x99,
+					      &r),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, r.Type, (ULONG)NdkOperationTypeInvalidate);
+	ndk_mem_fill(&me->lmem, 0, 64, 40);
+	KUNIT_EXPECT_NE(test, ndk_menv_rdma(test, e, me, true, ndk_mem_va(t),
+					    rkey, 64),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, t->len, 20));
+
+	ndk_test_close_mr(test, local);
+	ndk_test_close_mr(test, mr);
+	e->a->Dispatch->NdkReleaseLAM(e->a, lam);
+	ndk_mem_free(t);
+	ndk_menv_free(test, me);
+}
+
+/*
+ * NdkSendAndInvalidate: the receiver's NdkGetCqResultsEx names the token
+ * the send invalidated, and the token is dead afterwards.
+ */
+static void ndk_mr_send_invalidate_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_LOGICAL_ADDRESS_MAPPING *lam;
+	struct ndk_menv *me = ndk_kzalloc_test(test, sizeof(*me));
+	struct ndk_mem *t = ndk_kzalloc_test(test, sizeof(*t));
+	NDK_RESULT_EX r;
+	NDK_SGE rsge, ssge;
+	NTSTATUS st;
+	NDK_MR *mr;
+	ULONG fbo;
+	u32 rkey;
+
+	ndk_menv_init(test, e, me);
+	ndk_mem_init(test, t, NDK_MDL_SG, false, false, NDK_REGION_OFF,
+		     NDK_REGION_LEN);
+	lam = ndk_test_lam(test, e, t, &fbo);
+	mr = ndk_test_fast_mr(test, e, 4, TRUE, &st);
+	KUNIT_ASSERT_EQ(test, st, STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, ndk_test_fast_register(test, e, me, mr, lam, fbo,
+						     t,
+						     NDK_OP_FLAG_ALLOW_REMOTE_WRITE),
+			STATUS_SUCCESS);
+	rkey = mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
+
+	/* The passive side receives into its own fast-registered region. */
+	rsge.VirtualAddress = (PVOID)(uintptr_t)ndk_mem_va(t);
+	rsge.Length = 64;
+	rsge.MemoryRegionToken = mr->Dispatch->NdkGetLocalTokenFromMr(mr);
+	KUNIT_ASSERT_EQ(test, me->p.pqp->Dispatch->NdkReceive(me->p.pqp,
+							      (void *)0x31,
+							    &rsge, 1),
+			STATUS_SUCCESS);
+	ndk_mem_fill(&me->lmem, 0, 64, 60);
+	ssge.VirtualAddress = me->lmem.base;
+	ssge.Length = 64;
+	ssge.MemoryRegionToken =
+		me->lmr->Dispatch->NdkGetLocalTokenFromMr(me->lmr);
+	KUNIT_ASSERT_EQ(test, me->p.aqp->Dispatch->NdkSendAndInvalidate(me->p.aqp,
+									(void *)0x32,
+								      &ssge, 1,
+								      0, rkey),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_test_result(test, me, e->cq, (void *)0x32,
+					      NULL),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_test_result(test, me, e->cq, (void *)0x31,
+					      &r),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, r.Type,
+			(ULONG)NdkOperationTypeReceiveAndInvalidate);
+	KUNIT_EXPECT_EQ(test, (u32)r.TypeSpecificCompletionOutput, rkey);
+	KUNIT_EXPECT_EQ(test, r.BytesTransferred, 64U);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, 64, 60));
+
+	KUNIT_EXPECT_NE(test, ndk_menv_rdma(test, e, me, true, ndk_mem_va(t),
+					    rkey, 64),
+			STATUS_SUCCESS);
+	ndk_test_close_mr(test, mr);
+	e->a->Dispatch->NdkReleaseLAM(e->a, lam);
+	ndk_mem_free(t);
+	ndk_menv_free(test, me);
+}
+
+/* The adapter has no read-with-invalidate on RoCE: the flag is refused. */
+static void ndk_mr_read_invalidate_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	const NDK_ADAPTER_INFO *info =
+		&container_of(e->a, struct ndk_adapter, ndk)->info;
+	struct ndk_menv *me = ndk_kzalloc_test(test, sizeof(*me));
+	NDK_SGE sge;
+
+	if (info->AdapterFlags &
+	    NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED)
+		kunit_skip(test, "iWARP: covered by the siw run");
+	ndk_menv_init(test, e, me);
+	sge.VirtualAddress = me->lmem.base;
+	sge.Length = 8;
+	sge.MemoryRegionToken =
+		me->lmr->Dispatch->NdkGetLocalTokenFromMr(me->lmr);
+	KUNIT_EXPECT_EQ(test, me->p.aqp->Dispatch->NdkRead(me->p.aqp, NULL, &sge,
+							   1, 0, 0,
+						      NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE),
+			STATUS_INVALID_PARAMETER);
+	ndk_menv_free(test, me);
+}
+
+static struct kunit_case ndk_mr_cases[] = {
+	KUNIT_CASE_PARAM(ndk_mr_rdma_test, ndk_mr_rdma_gen_params),
+	KUNIT_CASE_PARAM(ndk_mr_violation_test, ndk_mr_violation_gen_params),
+	KUNIT_CASE(nd_mr_invalid_buffer),
+	KUNIT_CASE(ndk_mr_limit_test),
+	KUNIT_CASE(ndk_mr_fast_register_test),
+	KUNIT_CASE(ndk_mr_send_invalidate_test),
+	KUNIT_CASE(ndk_mr_read_invalidate_test),
+	{}
+};
+
+struct kunit_suite ndk_mr_suite = {
+	.name = "ndk_mr",
+	.init = ndk_conn_init_test,
+	.exit = ndk_conn_exit_test,
+	.test_cases = ndk_mr_cases,
+};
+
+/*
+ * A LAM of page-array memory from an odd offset: the size protocol, the
+ * first byte offset, page-aligned addresses, and a send from the mapped
+ * pages through the privileged token, built from atomic context.
+ */
+static void ndk_lam_roundtrip_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_LOGICAL_ADDRESS_MAPPING *lam;
+	NDK_SGE ssge[3], rsge;
+	unsigned long irq;
+	struct ndk_menv *me = ndk_kzalloc_test(test, sizeof(*me));
+	struct ndk_mem *t = ndk_kzalloc_test(test, sizeof(*t));
+	UINT32 priv;
+	ULONG size = 0, fbo, i, left;
+	NTSTATUS st;
+
+	ndk_menv_init(test, e, me);
+	ndk_mem_init(test, t, NDK_MDL_PAGES, false, false, 3000,
+		     2 * PAGE_SIZE + 100);
+	KUNIT_ASSERT_EQ(test, e->a->Dispatch->NdkBuildLAM(e->a, t->mdl, t->len,
+							  NULL, NULL, NULL,
+							  &size, &fbo),
+			STATUS_BUFFER_TOO_SMALL);
+	KUNIT_EXPECT_EQ(test, size, (ULONG)struct_size(lam, AdapterPageArray,
+						       3));
+	lam = kunit_kzalloc(test, size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, lam);
+	size--;
+	KUNIT_EXPECT_EQ(test, e->a->Dispatch->NdkBuildLAM(e->a, t->mdl, t->len,
+							  NULL, NULL, lam,
+							  &size, &fbo),
+			STATUS_BUFFER_TOO_SMALL);
+	spin_lock_irqsave(&ndk_test_lock, irq);
+	st = e->a->Dispatch->NdkBuildLAM(e->a, t->mdl, t->len, NULL, NULL, lam,
+					 &size, &fbo);
+	spin_unlock_irqrestore(&ndk_test_lock, irq);
+	KUNIT_ASSERT_EQ(test, st, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, fbo, 3000U);
+	KUNIT_ASSERT_EQ(test, lam->AdapterPageCount, 3U);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, lam->AdapterPageArray[i] & ~PAGE_MASK,
+				0ULL);
+
+	/* Send the region from its logical addresses to the local buffer. */
+	e->pd->Dispatch->NdkGetPrivilegedMemoryRegionToken(e->pd, &priv);
+	ndk_mem_fill(t, 0, t->len, 77);
+	left = t->len;
+	for (i = 0; i < 3; i++) {
+		ssge[i].LogicalAddress = lam->AdapterPageArray[i] +
+					 (i ? 0 : fbo);
+		ssge[i].Length = min_t(ULONG, left,
+				       PAGE_SIZE - (i ? 0 : fbo));
+		ssge[i].MemoryRegionToken = priv;
+		left -= ssge[i].Length;
+	}
+	rsge.VirtualAddress = me->lmem.base;
+	rsge.Length = t->len;
+	rsge.MemoryRegionToken =
+		me->lmr->Dispatch->NdkGetLocalTokenFromMr(me->lmr);
+	KUNIT_ASSERT_EQ(test, me->p.aqp->Dispatch->NdkReceive(me->p.aqp,
+							      (void *)0x41,
+							    &rsge, 1),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, me->p.pqp->Dispatch->NdkSend(me->p.pqp,
+							   (void *)0x42, ssge,
+							 3, 0),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_test_result(test, me, e->cq, (void *)0x42,
+					      NULL),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_test_result(test, me, e->cq, (void *)0x41,
+					      NULL),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(&me->lmem, 0, t->len, 77));
+	spin_lock_irqsave(&ndk_test_lock, irq);
+	e->a->Dispatch->NdkReleaseLAM(e->a, lam);
+	spin_unlock_irqrestore(&ndk_test_lock, irq);
+	KUNIT_EXPECT_EQ(test, lam->AdapterPageCount, 0U);
+	ndk_mem_free(t);
+	ndk_menv_free(test, me);
+}
+
+/* Memory that is not virtually contiguous maps nothing. */
+static void ndk_lam_invalid_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct {
+		NDK_LOGICAL_ADDRESS_MAPPING lam;
+		NDK_LOGICAL_ADDRESS pages[8];
+	} buf = {};
+	ULONG size = sizeof(buf), fbo;
+	struct ndk_mem *t = ndk_kzalloc_test(test, sizeof(*t));
+
+	ndk_mem_init(test, t, NDK_MDL_KVA, true, true, 100, 3 * PAGE_SIZE);
+	t->mdl[0].length -= 8;
+	KUNIT_EXPECT_EQ(test, e->a->Dispatch->NdkBuildLAM(e->a, t->mdl,
+							  t->len - 8, NULL,
+							  NULL, &buf.lam,
+							  &size, &fbo),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, buf.lam.AdapterPageCount, 0U);
+	t->mdl[0].length += 8;
+	KUNIT_EXPECT_EQ(test, e->a->Dispatch->NdkBuildLAM(e->a, t->mdl,
+							  t->len + 1, NULL,
+							  NULL, &buf.lam,
+							  &size, &fbo),
+			STATUS_INVALID_PARAMETER);
+	ndk_mem_free(t);
+}
+
+static struct kunit_case ndk_lam_cases[] = {
+	KUNIT_CASE(ndk_lam_roundtrip_test),
+	KUNIT_CASE(ndk_lam_invalid_test),
+	{}
+};
+
+struct kunit_suite ndk_lam_suite = {
+	.name = "ndk_lam",
+	.init = ndk_conn_init_test,
+	.exit = ndk_conn_exit_test,
+	.test_cases = ndk_lam_cases,
+};
+
+/*
+ * Kernel verbs offer no memory windows: the adapter reports no window
+ * size and every window request says so.
+ */
+static void ndk_mw_unsupported_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	const NDK_ADAPTER_INFO *info =
+		&container_of(e->a, struct ndk_adapter, ndk)->info;
+	NDK_MW *mw = NULL;
+	struct ndk_menv *me = ndk_kzalloc_test(test, sizeof(*me));
+	struct ndk_wait w;
+
+	KUNIT_EXPECT_EQ(test, info->MaxWindowSize, 0ULL);
+	ndk_wait_init(&w);
+	KUNIT_EXPECT_EQ(test, e->pd->Dispatch->NdkCreateMw(e->pd,
+							   ndk_test_create_cb,
+							   &w, &mw),
+			STATUS_NOT_SUPPORTED);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 0);
+	ndk_menv_init(test, e, me);
+	KUNIT_EXPECT_EQ(test, me->p.aqp->Dispatch->NdkBind(me->p.aqp, NULL,
+							   me->lmr, NULL,
+						      me->lmem.base, 64,
+						      NDK_OP_FLAG_ALLOW_REMOTE_READ),
+			STATUS_NOT_SUPPORTED);
+	ndk_menv_free(test, me);
+}
+
+static struct kunit_case ndk_mw_cases[] = {
+	KUNIT_CASE(ndk_mw_unsupported_test),
+	{}
+};
+
+struct kunit_suite ndk_mw_suite = {
+	.name = "ndk_mw",
+	.init = ndk_conn_init_test,
+	.exit = ndk_conn_exit_test,
+	.test_cases = ndk_mw_cases,
+};
