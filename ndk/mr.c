@@ -187,9 +187,9 @@ static NTSTATUS ndk_pgwalk_status(int err)
  * @qp: the QP, on a RoCE or IB port
  * @port: its port
  *
- * Walks INIT -> RTR -> RTS by hand with the port's first RoCE v2 IPv4
- * GID (or GID 0 on IB) as the destination. iWARP QPs cannot be moved
- * like this.
+ * Walks INIT -> RTR -> RTS by hand with the port's first RoCE v2 GID
+ * (else GID 0, and the port's LID on IB) as the destination. iWARP QPs
+ * cannot be moved like this.
  *
  * Return: 0 or a negative errno.
  */
@@ -197,6 +197,7 @@ int ndk_loopback_connect(struct ib_qp *qp, u32 port)
 {
 	struct ib_device *ibdev = qp->device;
 	const struct ib_gid_attr *gattr = NULL;
+	struct ib_port_attr pattr;
 	struct ib_qp_attr attr = {};
 	struct net_device *ndev;
 	union ib_gid gid;
@@ -204,19 +205,24 @@ int ndk_loopback_connect(struct ib_qp *qp, u32 port)
 
 	if (rdma_protocol_iwarp(ibdev, port))
 		return -EOPNOTSUPP;
+	/* On RoCE prefer a v2 GID, which routes through the netdev. */
 	for (i = 0; i < 16 && !gattr; i++) {
 		gattr = rdma_get_gid_attr(ibdev, port, i);
 		if (IS_ERR(gattr)) {
 			gattr = NULL;
 		} else if (rdma_protocol_roce(ibdev, port) &&
-			   (gattr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP ||
-			    !ipv6_addr_v4mapped((struct in6_addr *)gattr->gid.raw))) {
+			   gattr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP) {
 			rdma_put_gid_attr(gattr);
 			gattr = NULL;
 		}
 	}
 	if (!gattr)
-		return -ENODEV;
+		gattr = rdma_get_gid_attr(ibdev, port, 0);
+	if (IS_ERR(gattr))
+		return -EOPNOTSUPP;
+	ret = ib_query_port(ibdev, port, &pattr);
+	if (ret)
+		goto out;
 
 	attr.qp_state = IB_QPS_INIT;
 	attr.port_num = port;
@@ -236,6 +242,8 @@ int ndk_loopback_connect(struct ib_qp *qp, u32 port)
 	rdma_ah_set_port_num(&attr.ah_attr, port);
 	gid = gattr->gid;
 	rdma_ah_set_grh(&attr.ah_attr, &gid, 0, gattr->index, 1, 0);
+	if (attr.ah_attr.type == RDMA_AH_ATTR_TYPE_IB)
+		rdma_ah_set_dlid(&attr.ah_attr, pattr.lid);
 	if (attr.ah_attr.type == RDMA_AH_ATTR_TYPE_ROCE) {
 		rcu_read_lock();
 		ndev = rdma_read_gid_attr_ndev_rcu(gattr);
@@ -313,16 +321,27 @@ static int ndk_reg_setup(struct ndk_pd *pd)
 	init.send_cq = reg->cq;
 	init.recv_cq = reg->cq;
 	qp = ib_create_qp(pd->ibpd, &init);
-	if (IS_ERR(qp))
-		return PTR_ERR(qp);
-	err = ndk_loopback_connect(qp, pd->obj.adapter->port);
+	err = IS_ERR(qp) ? PTR_ERR(qp) :
+	      ndk_loopback_connect(qp, pd->obj.adapter->port);
 	if (err) {
-		ib_destroy_qp(qp);
+		if (!IS_ERR(qp))
+			ib_destroy_qp(qp);
+		ib_free_cq(reg->cq);
+		reg->cq = NULL;
 		return err;
 	}
 	reg->qp = qp;
 	reg->cqe.done = ndk_reg_done;
 	return 0;
+}
+
+/* A failed request leaves the QP in the error state: start afresh. */
+static void ndk_reg_reset(struct ndk_reg *reg)
+{
+	ib_destroy_qp(reg->qp);
+	reg->qp = NULL;
+	ib_free_cq(reg->cq);
+	reg->cq = NULL;
 }
 
 /* Make @mr valid with @access through the PD's registration QP. Sleeps. */
@@ -336,6 +355,7 @@ static NTSTATUS ndk_reg_post(struct ndk_pd *pd, struct ib_mr *mr, int access)
 		.key = mr->rkey,
 		.access = access,
 	};
+	enum ib_wc_status wc_status = IB_WC_SUCCESS;
 	int err = 0;
 
 	mutex_lock(&reg->lock);
@@ -345,13 +365,18 @@ static NTSTATUS ndk_reg_post(struct ndk_pd *pd, struct ib_mr *mr, int access)
 		reinit_completion(&reg->done);
 		err = ib_post_send(reg->qp, &wr.wr, NULL);
 	}
-	if (!err)
+	/* The device completes the request, if only by flushing it. */
+	if (!err) {
 		wait_for_completion(&reg->done);
+		wc_status = reg->status;
+		if (wc_status != IB_WC_SUCCESS)
+			ndk_reg_reset(reg);
+	}
 	mutex_unlock(&reg->lock);
 	if (err)
 		return err == -EOPNOTSUPP ? STATUS_NOT_SUPPORTED :
 					    ndk_status_from_errno(err);
-	return ndk_status_from_wc(reg->status);
+	return ndk_status_from_wc(wc_status);
 }
 
 /* ------------------------------------------------------------------ */
@@ -393,6 +418,9 @@ static NTSTATUS ndk_mr_do_register(struct ndk_mr *mr)
 	err = ndk_pgwalk(&w, mr->mdl, mr->length);
 	if (err)
 		return ndk_pgwalk_status(err);
+	/* The device translates addresses page by page from the base. */
+	if ((mr->mdl->va & ~PAGE_MASK) != w.fbo)
+		return STATUS_INVALID_PARAMETER;
 	pages = kvmalloc_array(w.n, sizeof(*pages), GFP_KERNEL);
 	if (!pages)
 		return STATUS_INSUFFICIENT_RESOURCES;
@@ -508,10 +536,9 @@ static int ndk_mr_access(ULONG flags, bool iwarp)
 		access |= IB_ACCESS_LOCAL_WRITE;
 	if (flags & NDK_MR_FLAG_ALLOW_REMOTE_READ)
 		access |= IB_ACCESS_REMOTE_READ;
-	/* Remote write needs local write in verbs, and NDK's value has it. */
-	if ((flags & NDK_MR_FLAG_ALLOW_REMOTE_WRITE) ==
-	    NDK_MR_FLAG_ALLOW_REMOTE_WRITE)
-		access |= IB_ACCESS_REMOTE_WRITE;
+	/* Remote write needs local write in verbs; NDK's value has both. */
+	if (flags & NDK_MR_FLAG_ALLOW_REMOTE_WRITE & ~NDK_MR_FLAG_ALLOW_LOCAL_WRITE)
+		access |= IB_ACCESS_REMOTE_WRITE | IB_ACCESS_LOCAL_WRITE;
 	/* The device writes a read's data into the sink; iWARP lets the
 	 * responder do it as a remote write.
 	 */

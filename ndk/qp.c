@@ -394,7 +394,10 @@ static NTSTATUS ndk_read(NDK_QP *pNdkQp, PVOID RequestContext,
 	if (info->AdapterFlags &
 	    NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED)
 		allowed |= NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE;
-	if ((Flags & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) && nSge && pSgl) {
+	/* The sink to invalidate is the region of the first SGE. */
+	if (Flags & allowed & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) {
+		if (!nSge || !pSgl)
+			return STATUS_INVALID_PARAMETER;
 		wr.wr.opcode = IB_WR_RDMA_READ_WITH_INV;
 		wr.wr.ex.invalidate_rkey = pSgl[0].MemoryRegionToken;
 	}

@@ -179,9 +179,11 @@ static void ndk_adapter_info_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test,
 			!!(info.AdapterFlags & NDK_ADAPTER_FLAG_MULTI_ENGINE_SUPPORTED),
 			ibdev->num_comp_vectors > 1);
-	/* Read-with-invalidate is not offered (yet), so it is not claimed. */
-	KUNIT_EXPECT_FALSE(test, info.AdapterFlags &
-			   NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED);
+	/* Read-with-invalidate is an iWARP verb only. */
+	KUNIT_EXPECT_EQ(test,
+			!!(info.AdapterFlags &
+			   NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED),
+			rdma_protocol_iwarp(ibdev, priv(a)->port));
 	ndk_close_adapter(a);
 }
 

@@ -502,6 +502,11 @@ static void nd_mr_invalid_buffer(struct kunit *test)
 			ndk_test_register(mr, t,
 					  info->MaxRegistrationSize + 1, 0),
 			STATUS_INVALID_BUFFER_SIZE);
+	/* The address must sit where the memory sits in its page. */
+	t->mdl[0].va++;
+	KUNIT_EXPECT_EQ(test, ndk_test_register(mr, t, t->len, 0),
+			STATUS_INVALID_PARAMETER);
+	t->mdl[0].va--;
 	/* A chain whose first piece ends inside a page is not contiguous. */
 	t->mdl[0].length -= 8;
 	KUNIT_EXPECT_EQ(test, ndk_test_register(mr, t, t->len - 8, 0),
@@ -763,7 +768,7 @@ static void ndk_mr_read_invalidate_test(struct kunit *test)
 
 	if (info->AdapterFlags &
 	    NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED)
-		kunit_skip(test, "iWARP: covered by the siw run");
+		kunit_skip(test, "iWARP adapters accept the flag");
 	ndk_menv_init(test, e, me);
 	sge.VirtualAddress = me->lmem.base;
 	sge.Length = 8;

@@ -68,10 +68,7 @@ typedef struct _GROUP_AFFINITY {
 /* Bus address of a page as seen by the RDMA device (a DMA address). */
 typedef u64 NDK_LOGICAL_ADDRESS;
 
-/*
- * Memory descriptor list. Left incomplete on purpose: the memory
- * registration code defines struct ndk_mdl and how it describes pages.
- */
+/* Memory descriptor list: struct ndk_mdl, defined in ndk_mdl.h. */
 struct ndk_mdl;
 typedef struct ndk_mdl MDL;
 typedef struct ndk_mdl *PMDL;
