@@ -92,7 +92,7 @@ static void ndk_fill_info(struct ndk_adapter *adapter, u32 max_inline)
 		min_t(u64, a->max_mr_size,
 		      (u64)max(a->max_fast_reg_page_list_len, 1U) * PAGE_SIZE -
 		      PAGE_SIZE);
-	/* Memory windows and SRQs are not offered yet: zero says so. */
+	/* Kernel verbs have no memory windows: zero says so. */
 	info->MaxWindowSize = 0;
 	info->FRMRPageCount = a->max_fast_reg_page_list_len;
 	info->MaxInitiatorRequestSge = a->max_send_sge;
@@ -104,7 +104,7 @@ static void ndk_fill_info(struct ndk_adapter *adapter, u32 max_inline)
 	info->MaxOutboundReadLimit = a->max_qp_init_rd_atom;
 	info->MaxReceiveQueueDepth = a->max_qp_wr;
 	info->MaxInitiatorQueueDepth = a->max_qp_wr;
-	info->MaxSrqDepth = 0;
+	info->MaxSrqDepth = a->max_srq_wr;
 	info->MaxCqDepth = a->max_cqe;
 	info->LargeRequestThreshold = NDK_LARGE_REQUEST_THRESHOLD;
 	info->MaxCallerData = iwarp ? NDK_IW_PRIVATE_DATA : NDK_IB_CALLER_DATA;

@@ -159,6 +159,8 @@ static void ndk_wc_to_result(const struct ib_wc *wc, NDK_RESULT *r)
 			      wc->opcode == IB_WC_RDMA_READ ? wc->byte_len : 0;
 	r->QPContext = ndk_qp_context(wc->qp);
 	r->RequestContext = (void *)(uintptr_t)wc->wr_id;
+	if (wc->qp && wc->qp->srq && (wc->opcode & IB_WC_RECV))
+		ndk_srq_consumed(wc->qp->srq);
 }
 
 static ULONG ndk_get_cq_results(NDK_CQ *pNdkCq, NDK_RESULT Results[],

@@ -86,7 +86,7 @@ enum ndk_obj_state {
  *	per provider operation that must finish before the object goes
  * @state: enum ndk_obj_state
  * @work: runs creation and destruction on ndk_wq
- * @extra: further antecedents referenced, such as a QP's CQs
+ * @extra: further antecedents referenced, such as a QP's CQs and SRQ
  * @create_cb: consumer's create completion
  * @close_cb: consumer's close completion
  * @cb_ctx: context for whichever of the two is pending
@@ -99,7 +99,7 @@ struct ndk_obj {
 	refcount_t refs;
 	enum ndk_obj_state state;
 	struct work_struct work;
-	struct ndk_obj *extra[2];
+	struct ndk_obj *extra[3];
 	NDK_FN_CREATE_COMPLETION create_cb;
 	NDK_FN_CLOSE_COMPLETION close_cb;
 	void *cb_ctx;
@@ -281,6 +281,7 @@ NTSTATUS ndk_cq_moderation(ULONG interval, ULONG count, ULONG depth,
  * @context: the consumer's QPContext, returned in every result
  * @rcq: receive CQ
  * @icq: initiator CQ
+ * @srq: SRQ that replaces the receive queue, or NULL
  * @init: what the QP was created with, after validation
  * @conn: the connector using the QP, if any
  * @connected: the connection is established; sends may be posted
@@ -298,6 +299,7 @@ struct ndk_qp {
 	PVOID context;
 	struct ndk_cq *rcq;
 	struct ndk_cq *icq;
+	struct ndk_srq *srq;
 	struct ib_qp_init_attr init;
 	struct ndk_connector *conn;
 	bool connected;
@@ -366,6 +368,61 @@ NTSTATUS ndk_qp_fast_register(struct ndk_qp *qp, PVOID RequestContext,
 			      struct ndk_mr *mr, ULONG AdapterPageCount,
 			      const NDK_LOGICAL_ADDRESS *AdapterPageArray,
 			      ULONG FBO, SIZE_T Length, u64 va, ULONG Flags);
+
+/**
+ * struct ndk_srq - an NDK_SRQ
+ * @ndk: the public object
+ * @obj: lifetime state
+ * @ibsrq: the verbs SRQ
+ * @init: its creation attributes
+ * @sge: SGE array of NdkSrqReceive; the consumer serializes posting
+ * @max_sge: SGEs per receive
+ * @depth: current depth
+ * @queued: receives posted minus SRQ receive completions polled
+ * @notify: consumer's notification callback, or NULL
+ * @notify_ctx: its context
+ * @busy: an NdkModifySrq is pending
+ * @modify_work: runs it
+ * @new_depth: its depth, 0 to keep
+ * @new_threshold: its threshold, 0 to disarm
+ * @modify_cb: its completion
+ * @modify_ctx: and its context
+ */
+struct ndk_srq {
+	NDK_SRQ ndk;
+	struct ndk_obj obj;
+	struct ib_srq *ibsrq;
+	struct ib_srq_init_attr init;
+	struct ib_sge *sge;
+	u32 max_sge;
+	u32 depth;
+	atomic_t queued;
+	NDK_FN_SRQ_NOTIFICATION_CALLBACK notify;
+	void *notify_ctx;
+	atomic_t busy;
+	struct work_struct modify_work;
+	u32 new_depth;
+	u32 new_threshold;
+	NDK_FN_REQUEST_COMPLETION modify_cb;
+	void *modify_ctx;
+};
+
+NTSTATUS ndk_create_srq(NDK_PD *pNdkPd, ULONG SrqDepth,
+			ULONG MaxReceiveRequestSge, ULONG NotifyThreshold,
+			NDK_FN_SRQ_NOTIFICATION_CALLBACK SrqNotification,
+			PVOID SrqNotificationContext, GROUP_AFFINITY *Affinity,
+			NDK_FN_CREATE_COMPLETION CreateCompletion,
+			PVOID RequestContext, NDK_SRQ **ppNdkSrq);
+NTSTATUS ndk_create_qp_with_srq(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,
+				NDK_CQ *pInitiatorCq, NDK_SRQ *pSrq,
+				PVOID QPContext, ULONG InitiatorQueueDepth,
+				ULONG MaxInitiatorRequestSge,
+				ULONG InlineDataSize,
+				NDK_FN_CREATE_COMPLETION CreateCompletion,
+				PVOID RequestContext, NDK_QP **ppNdkQp);
+void ndk_srq_consumed(struct ib_srq *ibsrq);
+NTSTATUS ndk_sges(const NDK_SGE *sgl, ULONG n, ULONG max,
+		  struct ib_sge *out, u64 *total);
 
 void ndk_qp_set_error(struct ndk_qp *qp);
 NTSTATUS ndk_create_qp(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,

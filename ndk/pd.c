@@ -64,31 +64,6 @@ static NTSTATUS ndk_create_mw(NDK_PD *pNdkPd,
 	return STATUS_NOT_SUPPORTED;
 }
 
-static NTSTATUS ndk_create_srq(NDK_PD *pNdkPd, ULONG SrqDepth,
-			       ULONG MaxReceiveRequestSge,
-			       ULONG NotifyThreshold,
-			       NDK_FN_SRQ_NOTIFICATION_CALLBACK SrqNotification,
-			       PVOID SrqNotificationContext,
-			       GROUP_AFFINITY *Affinity,
-			       NDK_FN_CREATE_COMPLETION CreateCompletion,
-			       PVOID RequestContext, NDK_SRQ **ppNdkSrq)
-{
-	return STATUS_NOT_SUPPORTED;
-}
-
-/* No SRQ can exist yet (MaxSrqDepth is 0), so no QP can use one. */
-static NTSTATUS ndk_create_qp_with_srq(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,
-				       NDK_CQ *pInitiatorCq, NDK_SRQ *pSrq,
-				       PVOID QPContext,
-				       ULONG InitiatorQueueDepth,
-				       ULONG MaxInitiatorRequestSge,
-				       ULONG InlineDataSize,
-				       NDK_FN_CREATE_COMPLETION CreateCompletion,
-				       PVOID RequestContext, NDK_QP **ppNdkQp)
-{
-	return STATUS_NOT_SUPPORTED;
-}
-
 static const NDK_PD_DISPATCH ndk_pd_dispatch = {
 	.NdkClosePd = ndk_close_object,
 	.NdkQueryExtension = ndk_query_extension,

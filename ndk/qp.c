@@ -88,8 +88,8 @@ static struct ndk_qp *to_ndk_qp(NDK_QP *qp)
  * region registered at that address, or a device address with the
  * privileged token: either way the 64 bits go to the device unchanged.
  */
-static NTSTATUS ndk_qp_sges(const NDK_SGE *sgl, ULONG n, ULONG max,
-			    struct ib_sge *out, u64 *total)
+NTSTATUS ndk_sges(const NDK_SGE *sgl, ULONG n, ULONG max,
+		  struct ib_sge *out, u64 *total)
 {
 	ULONG i;
 
@@ -195,7 +195,7 @@ static NTSTATUS ndk_qp_post(struct ndk_qp *qp, struct ib_send_wr *wr,
 		return STATUS_CONNECTION_INVALID;
 	if (Flags & ~allowed)
 		return STATUS_INVALID_PARAMETER;
-	status = ndk_qp_sges(pSgl, nSge, max_sge, qp->isge, &total);
+	status = ndk_sges(pSgl, nSge, max_sge, qp->isge, &total);
 	if (status)
 		return status;
 	if (total > qp->obj.adapter->info.MaxTransferLength)
@@ -254,7 +254,7 @@ static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
 	NTSTATUS status;
 	u64 total;
 
-	status = ndk_qp_sges(pSgl, nSge, qp->max_rsge, qp->rsge, &total);
+	status = ndk_sges(pSgl, nSge, qp->max_rsge, qp->rsge, &total);
 	if (status)
 		return status;
 	if (total > qp->obj.adapter->info.MaxTransferLength)
@@ -448,6 +448,62 @@ static struct ndk_cq *ndk_qp_cq(NDK_CQ *cq, struct ndk_adapter *adapter)
 	return ndk_cq_of(cq);
 }
 
+/* NdkCreateQp and NdkCreateQpWithSrq: @srq replaces the receive queue. */
+static NTSTATUS ndk_qp_new(struct ndk_pd *pd, NDK_CQ *pReceiveCq,
+			   NDK_CQ *pInitiatorCq, struct ndk_srq *srq,
+			   PVOID QPContext, ULONG ReceiveQueueDepth,
+			   ULONG InitiatorQueueDepth,
+			   ULONG MaxReceiveRequestSge,
+			   ULONG MaxInitiatorRequestSge, ULONG InlineDataSize,
+			   NDK_FN_CREATE_COMPLETION CreateCompletion,
+			   PVOID RequestContext)
+{
+	const NDK_ADAPTER_INFO *info = &pd->obj.adapter->info;
+	struct ndk_cq *rcq, *icq;
+	struct ndk_qp *qp;
+
+	rcq = ndk_qp_cq(pReceiveCq, pd->obj.adapter);
+	icq = ndk_qp_cq(pInitiatorCq, pd->obj.adapter);
+	if (!rcq || !icq ||
+	    ReceiveQueueDepth > info->MaxReceiveQueueDepth ||
+	    InitiatorQueueDepth > info->MaxInitiatorQueueDepth ||
+	    MaxReceiveRequestSge > info->MaxReceiveRequestSge ||
+	    MaxInitiatorRequestSge > info->MaxInitiatorRequestSge ||
+	    InlineDataSize > info->MaxInlineDataSize)
+		return STATUS_INVALID_PARAMETER;
+
+	qp = kzalloc(sizeof(*qp), GFP_ATOMIC);
+	if (!qp)
+		return STATUS_INSUFFICIENT_RESOURCES;
+	qp->ndk.Dispatch = &ndk_qp_dispatch;
+	qp->context = QPContext;
+	qp->rcq = rcq;
+	qp->icq = icq;
+	qp->srq = srq;
+	qp->init.qp_type = IB_QPT_RC;
+	qp->init.sq_sig_type = IB_SIGNAL_REQ_WR;
+	qp->init.qp_context = qp;
+	qp->init.cap.max_recv_wr = ReceiveQueueDepth;
+	qp->init.cap.max_send_wr = InitiatorQueueDepth;
+	qp->init.cap.max_recv_sge = MaxReceiveRequestSge;
+	qp->init.cap.max_send_sge = MaxInitiatorRequestSge;
+	qp->init.cap.max_inline_data = InlineDataSize;
+	qp->max_rsge = MaxReceiveRequestSge;
+	qp->max_isge = MaxInitiatorRequestSge;
+	qp->inline_size = InlineDataSize;
+	INIT_WORK(&qp->flush_work, ndk_qp_flush_work);
+	ndk_obj_init(&qp->obj, &qp->ndk.Header, NdkObjectTypeQp, &ndk_qp_ops,
+		     &pd->obj);
+	ndk_obj_add_antecedent(&qp->obj, &rcq->obj);
+	ndk_obj_add_antecedent(&qp->obj, &icq->obj);
+	if (srq) {
+		qp->init.srq = srq->ibsrq;
+		ndk_obj_add_antecedent(&qp->obj, &srq->obj);
+	}
+	return ndk_obj_create_async(&qp->obj, CreateCompletion,
+				    RequestContext);
+}
+
 /**
  * ndk_create_qp() - NdkCreateQp
  * @pNdkPd: protection domain
@@ -477,47 +533,53 @@ NTSTATUS ndk_create_qp(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,
 		       NDK_FN_CREATE_COMPLETION CreateCompletion,
 		       PVOID RequestContext, NDK_QP **ppNdkQp)
 {
-	struct ndk_pd *pd = container_of(pNdkPd, struct ndk_pd, ndk);
-	const NDK_ADAPTER_INFO *info;
-	struct ndk_cq *rcq, *icq;
-	struct ndk_qp *qp;
-
 	if (!pNdkPd || !CreateCompletion)
 		return STATUS_INVALID_PARAMETER;
-	info = &pd->obj.adapter->info;
-	rcq = ndk_qp_cq(pReceiveCq, pd->obj.adapter);
-	icq = ndk_qp_cq(pInitiatorCq, pd->obj.adapter);
-	if (!rcq || !icq ||
-	    ReceiveQueueDepth > info->MaxReceiveQueueDepth ||
-	    InitiatorQueueDepth > info->MaxInitiatorQueueDepth ||
-	    MaxReceiveRequestSge > info->MaxReceiveRequestSge ||
-	    MaxInitiatorRequestSge > info->MaxInitiatorRequestSge ||
-	    InlineDataSize > info->MaxInlineDataSize)
-		return STATUS_INVALID_PARAMETER;
+	return ndk_qp_new(container_of(pNdkPd, struct ndk_pd, ndk),
+			  pReceiveCq, pInitiatorCq, NULL, QPContext,
+			  ReceiveQueueDepth, InitiatorQueueDepth,
+			  MaxReceiveRequestSge, MaxInitiatorRequestSge,
+			  InlineDataSize, CreateCompletion, RequestContext);
+}
 
-	qp = kzalloc(sizeof(*qp), GFP_ATOMIC);
-	if (!qp)
-		return STATUS_INSUFFICIENT_RESOURCES;
-	qp->ndk.Dispatch = &ndk_qp_dispatch;
-	qp->context = QPContext;
-	qp->rcq = rcq;
-	qp->icq = icq;
-	qp->init.qp_type = IB_QPT_RC;
-	qp->init.sq_sig_type = IB_SIGNAL_REQ_WR;
-	qp->init.qp_context = qp;
-	qp->init.cap.max_recv_wr = ReceiveQueueDepth;
-	qp->init.cap.max_send_wr = InitiatorQueueDepth;
-	qp->init.cap.max_recv_sge = MaxReceiveRequestSge;
-	qp->init.cap.max_send_sge = MaxInitiatorRequestSge;
-	qp->init.cap.max_inline_data = InlineDataSize;
-	qp->max_rsge = MaxReceiveRequestSge;
-	qp->max_isge = MaxInitiatorRequestSge;
-	qp->inline_size = InlineDataSize;
-	INIT_WORK(&qp->flush_work, ndk_qp_flush_work);
-	ndk_obj_init(&qp->obj, &qp->ndk.Header, NdkObjectTypeQp, &ndk_qp_ops,
-		     &pd->obj);
-	ndk_obj_add_antecedent(&qp->obj, &rcq->obj);
-	ndk_obj_add_antecedent(&qp->obj, &icq->obj);
-	return ndk_obj_create_async(&qp->obj, CreateCompletion,
-				    RequestContext);
+/**
+ * ndk_create_qp_with_srq() - NdkCreateQpWithSrq
+ * @pNdkPd: protection domain
+ * @pReceiveCq: CQ for the completions of receives taken from @pSrq
+ * @pInitiatorCq: CQ for initiator completions
+ * @pSrq: a live SRQ of the same PD; it replaces the receive queue
+ * @QPContext: returned in every NDK_RESULT of this QP
+ * @InitiatorQueueDepth: up to MaxInitiatorQueueDepth
+ * @MaxInitiatorRequestSge: up to the adapter's MaxInitiatorRequestSge
+ * @InlineDataSize: up to MaxInlineDataSize
+ * @CreateCompletion: called with the new QP, from ndk_wq
+ * @RequestContext: passed back to @CreateCompletion
+ * @ppNdkQp: unused; creation always completes asynchronously
+ *
+ * The QP is a successor of the SRQ as well. Callable from atomic context.
+ *
+ * Return: as ndk_create_qp(); STATUS_INVALID_PARAMETER also for an SRQ
+ * that is not one, not live, or of another PD.
+ */
+NTSTATUS ndk_create_qp_with_srq(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,
+				NDK_CQ *pInitiatorCq, NDK_SRQ *pSrq,
+				PVOID QPContext, ULONG InitiatorQueueDepth,
+				ULONG MaxInitiatorRequestSge,
+				ULONG InlineDataSize,
+				NDK_FN_CREATE_COMPLETION CreateCompletion,
+				PVOID RequestContext, NDK_QP **ppNdkQp)
+{
+	struct ndk_pd *pd = container_of(pNdkPd, struct ndk_pd, ndk);
+	struct ndk_srq *srq;
+
+	if (!pNdkPd || !CreateCompletion || !pSrq ||
+	    pSrq->Header.ObjectType != NdkObjectTypeSrq)
+		return STATUS_INVALID_PARAMETER;
+	srq = container_of(pSrq, struct ndk_srq, ndk);
+	if (srq->obj.parent != &pd->obj ||
+	    READ_ONCE(srq->obj.state) != NDK_OBJ_LIVE)
+		return STATUS_INVALID_PARAMETER;
+	return ndk_qp_new(pd, pReceiveCq, pInitiatorCq, srq, QPContext, 0,
+			  InitiatorQueueDepth, 0, MaxInitiatorRequestSge,
+			  InlineDataSize, CreateCompletion, RequestContext);
 }

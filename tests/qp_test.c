@@ -307,23 +307,6 @@ static void ndk_qp_two_cqs_test(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&c));
 }
 
-static void ndk_qp_with_srq_test(struct kunit *test)
-{
-	struct ndk_qp_env *e = test->priv;
-	NDK_QP *unused = NULL;
-	struct ndk_wait w;
-
-	ndk_wait_init(&w);
-	/* MaxSrqDepth is 0: no SRQ exists for a QP to use. */
-	KUNIT_EXPECT_EQ(test, e->info.MaxSrqDepth, 0U);
-	KUNIT_EXPECT_EQ(test,
-			e->pd->Dispatch->NdkCreateQpWithSrq(e->pd, e->cq, e->cq,
-							    NULL, NULL, 4, 1, 0,
-							    ndk_test_create_cb,
-							    &w, &unused),
-			STATUS_NOT_SUPPORTED);
-}
-
 static struct kunit_case ndk_qp_cases[] = {
 	KUNIT_CASE(ndk_qp_create_close_test),
 	KUNIT_CASE(ndk_qp_atomic_test),
@@ -333,7 +316,6 @@ static struct kunit_case ndk_qp_cases[] = {
 	KUNIT_CASE(ndk_qp_close_pd_first_test),
 	KUNIT_CASE(ndk_qp_close_cq_first_test),
 	KUNIT_CASE(ndk_qp_two_cqs_test),
-	KUNIT_CASE(ndk_qp_with_srq_test),
 	{}
 };
 

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * NDK_SRQ: a shared receive queue. The notify threshold is the verbs SRQ
+ * limit: the device raises IB_EVENT_SRQ_LIMIT_REACHED once when fewer
+ * receives than that are queued, and a new threshold arms it again.
+ * NdkModifySrq must also notify at once when the queue is already below
+ * the new threshold, which verbs cannot tell; ndk counts the receives
+ * posted and the SRQ receive completions the consumer has polled.
+ */
+#include "ndk_priv.h"
+
+static struct ndk_srq *to_ndk_srq(NDK_SRQ *srq)
+{
+	return container_of(srq, struct ndk_srq, ndk);
+}
+
+static void ndk_srq_notify(struct ndk_srq *srq, NTSTATUS status)
+{
+	if (srq->notify && READ_ONCE(srq->obj.state) != NDK_OBJ_CLOSING)
+		srq->notify(srq->notify_ctx, status);
+}
+
+/* From the device's event context; the SRQ limit disarms itself. */
+static void ndk_srq_event(struct ib_event *event, void *ctx)
+{
+	struct ndk_srq *srq = ctx;
+
+	if (event->event == IB_EVENT_SRQ_LIMIT_REACHED)
+		ndk_srq_notify(srq, STATUS_SUCCESS);
+	else if (event->event == IB_EVENT_SRQ_ERR)
+		ndk_srq_notify(srq, STATUS_INTERNAL_ERROR);
+}
+
+/**
+ * ndk_srq_consumed() - an SRQ receive completion was polled
+ * @ibsrq: its SRQ
+ *
+ * Called from the poll path: one atomic operation, nothing else.
+ */
+void ndk_srq_consumed(struct ib_srq *ibsrq)
+{
+	struct ndk_srq *srq = ibsrq->srq_context;
+
+	atomic_dec(&srq->queued);
+}
+
+static NTSTATUS ndk_srq_create(struct ndk_obj *obj)
+{
+	struct ndk_srq *srq = container_of(obj, struct ndk_srq, obj);
+	struct ndk_pd *pd = container_of(obj->parent, struct ndk_pd, obj);
+	struct ib_srq *ibsrq;
+
+	srq->sge = kcalloc(max(srq->max_sge, 1U), sizeof(*srq->sge),
+			   GFP_KERNEL);
+	if (!srq->sge)
+		return STATUS_INSUFFICIENT_RESOURCES;
+	ibsrq = ib_create_srq(pd->ibpd, &srq->init);
+	if (IS_ERR(ibsrq))
+		return ndk_status_from_errno(PTR_ERR(ibsrq));
+	srq->ibsrq = ibsrq;
+	/* Some devices take the limit only through a modify. */
+	if (srq->init.attr.srq_limit)
+		return ndk_status_from_errno(ib_modify_srq(ibsrq,
+							   &srq->init.attr,
+							   IB_SRQ_LIMIT));
+	return STATUS_SUCCESS;
+}
+
+static void ndk_srq_destroy(struct ndk_obj *obj)
+{
+	struct ndk_srq *srq = container_of(obj, struct ndk_srq, obj);
+
+	if (srq->ibsrq)
+		ib_destroy_srq(srq->ibsrq);
+}
+
+static void ndk_srq_free(struct ndk_obj *obj)
+{
+	struct ndk_srq *srq = container_of(obj, struct ndk_srq, obj);
+
+	kfree(srq->sge);
+	kfree(srq);
+}
+
+static const struct ndk_obj_ops ndk_srq_ops = {
+	.create = ndk_srq_create,
+	.destroy = ndk_srq_destroy,
+	.free = ndk_srq_free,
+};
+
+/*
+ * NdkSrqReceive. The consumer serializes posting to one SRQ, so the SGE
+ * array needs no lock.
+ */
+static NTSTATUS ndk_srq_receive(NDK_SRQ *pNdkSrq, PVOID RequestContext,
+				const NDK_SGE *pSgl, ULONG nSge)
+{
+	struct ndk_srq *srq = to_ndk_srq(pNdkSrq);
+	struct ib_recv_wr wr = {
+		.wr_id = (uintptr_t)RequestContext,
+		.sg_list = srq->sge,
+		.num_sge = nSge,
+	};
+	NTSTATUS status;
+	u64 total;
+	int err;
+
+	status = ndk_sges(pSgl, nSge, srq->max_sge, srq->sge, &total);
+	if (status)
+		return status;
+	if (total > srq->obj.adapter->info.MaxTransferLength)
+		return STATUS_INVALID_BUFFER_SIZE;
+	err = ib_post_srq_recv(srq->ibsrq, &wr, NULL);
+	if (err)
+		return err == -ENOMEM ? STATUS_INSUFFICIENT_RESOURCES :
+					ndk_status_from_errno(err);
+	atomic_inc(&srq->queued);
+	return STATUS_SUCCESS;
+}
+
+static void ndk_srq_modify_work(struct work_struct *work)
+{
+	struct ndk_srq *srq = container_of(work, struct ndk_srq, modify_work);
+	NDK_FN_REQUEST_COMPLETION cb = srq->modify_cb;
+	struct ib_srq_attr attr = {
+		.max_wr = srq->new_depth,
+		.srq_limit = srq->new_threshold,
+	};
+	enum ib_srq_attr_mask mask = 0;
+	NTSTATUS status;
+	int err = 0;
+
+	if (srq->new_depth)
+		mask |= IB_SRQ_MAX_WR;
+	if (srq->new_threshold)
+		mask |= IB_SRQ_LIMIT;
+	if (mask)
+		err = ib_modify_srq(srq->ibsrq, &attr, mask);
+	status = ndk_status_from_errno(err);
+	atomic_set(&srq->busy, 0);
+	cb(srq->modify_ctx, status);
+	if (!err && srq->new_threshold &&
+	    atomic_read(&srq->queued) < (int)srq->new_threshold)
+		ndk_srq_notify(srq, STATUS_SUCCESS);
+	ndk_obj_put(&srq->obj);
+}
+
+/*
+ * NdkModifySrq: a depth of 0 keeps the depth, a threshold of 0 leaves
+ * notifications disarmed. Resizing may sleep, so it runs on ndk_wq.
+ */
+static NTSTATUS ndk_modify_srq(NDK_SRQ *pNdkSrq, ULONG SrqDepth,
+			       ULONG NotifyThreshold,
+			       NDK_FN_REQUEST_COMPLETION RequestCompletion,
+			       PVOID RequestContext)
+{
+	struct ndk_srq *srq = to_ndk_srq(pNdkSrq);
+	const NDK_ADAPTER_INFO *info = &srq->obj.adapter->info;
+
+	if (!RequestCompletion || SrqDepth > info->MaxSrqDepth ||
+	    NotifyThreshold > max(SrqDepth, srq->depth))
+		return STATUS_INVALID_PARAMETER;
+	if (atomic_cmpxchg(&srq->busy, 0, 1))
+		return STATUS_INVALID_DEVICE_STATE;
+	if (SrqDepth)
+		srq->depth = SrqDepth;
+	srq->new_depth = SrqDepth;
+	srq->new_threshold = NotifyThreshold;
+	srq->modify_cb = RequestCompletion;
+	srq->modify_ctx = RequestContext;
+	ndk_obj_get(&srq->obj);
+	queue_work(ndk_wq, &srq->modify_work);
+	return STATUS_PENDING;
+}
+
+static const NDK_SRQ_DISPATCH ndk_srq_dispatch = {
+	.NdkCloseSrq = ndk_close_object,
+	.NdkQueryExtension = ndk_query_extension,
+	.NdkModifySrq = ndk_modify_srq,
+	.NdkSrqReceive = ndk_srq_receive,
+};
+
+NDK_OBJ_CHECK_LAYOUT(struct ndk_srq);
+
+/**
+ * ndk_create_srq() - NdkCreateSrq
+ * @pNdkPd: protection domain
+ * @SrqDepth: 1 up to MaxSrqDepth
+ * @MaxReceiveRequestSge: up to MaxReceiveRequestSge
+ * @NotifyThreshold: notify when fewer receives are queued; 0 for never
+ * @SrqNotification: optional notification callback
+ * @SrqNotificationContext: its context
+ * @Affinity: ignored: the device's event context decides the processor
+ * @CreateCompletion: called with the new SRQ, from ndk_wq
+ * @RequestContext: passed back to @CreateCompletion
+ * @ppNdkSrq: unused; creation always completes asynchronously
+ *
+ * Callable from atomic context.
+ *
+ * Return: STATUS_PENDING, STATUS_INVALID_PARAMETER or
+ * STATUS_INSUFFICIENT_RESOURCES.
+ */
+NTSTATUS ndk_create_srq(NDK_PD *pNdkPd, ULONG SrqDepth,
+			ULONG MaxReceiveRequestSge, ULONG NotifyThreshold,
+			NDK_FN_SRQ_NOTIFICATION_CALLBACK SrqNotification,
+			PVOID SrqNotificationContext, GROUP_AFFINITY *Affinity,
+			NDK_FN_CREATE_COMPLETION CreateCompletion,
+			PVOID RequestContext, NDK_SRQ **ppNdkSrq)
+{
+	struct ndk_pd *pd = container_of(pNdkPd, struct ndk_pd, ndk);
+	const NDK_ADAPTER_INFO *info;
+	struct ndk_srq *srq;
+
+	if (!pNdkPd || !CreateCompletion)
+		return STATUS_INVALID_PARAMETER;
+	info = &pd->obj.adapter->info;
+	if (!SrqDepth || SrqDepth > info->MaxSrqDepth ||
+	    MaxReceiveRequestSge > info->MaxReceiveRequestSge ||
+	    NotifyThreshold > SrqDepth)
+		return STATUS_INVALID_PARAMETER;
+	srq = kzalloc(sizeof(*srq), GFP_ATOMIC);
+	if (!srq)
+		return STATUS_INSUFFICIENT_RESOURCES;
+	srq->ndk.Dispatch = &ndk_srq_dispatch;
+	srq->notify = SrqNotification;
+	srq->notify_ctx = SrqNotificationContext;
+	srq->depth = SrqDepth;
+	srq->max_sge = MaxReceiveRequestSge;
+	srq->init.event_handler = ndk_srq_event;
+	srq->init.srq_context = srq;
+	srq->init.srq_type = IB_SRQT_BASIC;
+	srq->init.attr.max_wr = SrqDepth;
+	srq->init.attr.max_sge = MaxReceiveRequestSge;
+	srq->init.attr.srq_limit = NotifyThreshold;
+	INIT_WORK(&srq->modify_work, ndk_srq_modify_work);
+	ndk_obj_init(&srq->obj, &srq->ndk.Header, NdkObjectTypeSrq,
+		     &ndk_srq_ops, &pd->obj);
+	return ndk_obj_create_async(&srq->obj, CreateCompletion,
+				    RequestContext);
+}

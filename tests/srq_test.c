@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ndk_srq: shared receive queues. Limits, a QP whose receives come from
+ * an SRQ carrying data over a loopback connection, the notification when
+ * the queue falls below its threshold (from the device, and at once from
+ * NdkModifySrq), and the SRQ as an antecedent of its QPs.
+ */
+#include <linux/delay.h>
+#include "ndk_tests.h"
+
+#define NDK_SRQ_SLOT	64
+
+/**
+ * struct ndk_senv - an SRQ, a QP on it, and DMA-mapped buffers
+ * @srq: the SRQ
+ * @qp: a QP whose receives come from @srq
+ * @buf: receive slots of NDK_SRQ_SLOT bytes, then the send message
+ * @dma: device address of @buf
+ * @tok: the privileged token, for @dma
+ * @notified: notification callbacks so far
+ * @status: status of the last one
+ */
+struct ndk_senv {
+	NDK_SRQ *srq;
+	NDK_QP *qp;
+	u8 *buf;
+	u64 dma;
+	UINT32 tok;
+	atomic_t notified;
+	NTSTATUS status;
+};
+
+static void ndk_srq_notify_cb(PVOID ctx, NTSTATUS status)
+{
+	struct ndk_senv *s = ctx;
+
+	s->status = status;
+	atomic_inc(&s->notified);
+}
+
+static NTSTATUS ndk_senv_srq(struct ndk_cenv *e, struct ndk_senv *s,
+			     ULONG depth, ULONG sge, ULONG threshold,
+			     struct ndk_wait *w)
+{
+	NDK_SRQ *unused = NULL;
+	unsigned long flags;
+	NTSTATUS st;
+
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	st = e->pd->Dispatch->NdkCreateSrq(e->pd, depth, sge, threshold,
+					   ndk_srq_notify_cb, s, NULL,
+					   ndk_test_create_cb, w, &unused);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	return st;
+}
+
+/* An SRQ with @threshold, a QP on it, and 8 receive slots mapped. */
+static struct ndk_senv *ndk_senv_new(struct kunit *test, struct ndk_cenv *e,
+				     ULONG threshold)
+{
+	struct ndk_senv *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+	struct ib_device *dev;
+	NDK_QP *unused = NULL;
+	struct ndk_wait w;
+	NTSTATUS st;
+
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	ndk_wait_init(&w);
+	s->srq = container_of(ndk_create_with(test,
+					      ndk_senv_srq(e, s, 16, 1,
+							   threshold, &w),
+					      &w),
+			      NDK_SRQ, Header);
+	ndk_wait_init(&w);
+	st = e->pd->Dispatch->NdkCreateQpWithSrq(e->pd, e->cq, e->cq, s->srq,
+						 (void *)0x5151, 8, 1, 0,
+						 ndk_test_create_cb, &w,
+						 &unused);
+	s->qp = container_of(ndk_create_with(test, st, &w), NDK_QP, Header);
+	s->buf = kunit_kzalloc(test, 9 * NDK_SRQ_SLOT, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, s->buf);
+	dev = container_of(e->pd, struct ndk_pd, ndk)->ibpd->device;
+	s->dma = ib_dma_map_single(dev, s->buf, 9 * NDK_SRQ_SLOT,
+				   DMA_BIDIRECTIONAL);
+	KUNIT_ASSERT_FALSE(test, ib_dma_mapping_error(dev, s->dma));
+	e->pd->Dispatch->NdkGetPrivilegedMemoryRegionToken(e->pd, &s->tok);
+	return s;
+}
+
+static void ndk_senv_free(struct kunit *test, struct ndk_cenv *e,
+			  struct ndk_senv *s)
+{
+	struct ib_device *dev = container_of(e->pd, struct ndk_pd,
+					     ndk)->ibpd->device;
+
+	ib_dma_unmap_single(dev, s->dma, 9 * NDK_SRQ_SLOT, DMA_BIDIRECTIONAL);
+	ndk_test_close(test, &s->srq->Header, s->srq->Dispatch->NdkCloseSrq);
+}
+
+/* Post @n receives, contexts 1..@n, slots 0..@n-1, from atomic context. */
+static void ndk_senv_post(struct kunit *test, struct ndk_senv *s, int n)
+{
+	unsigned long flags;
+	NDK_SGE sge;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		sge.LogicalAddress = s->dma + i * NDK_SRQ_SLOT;
+		sge.Length = NDK_SRQ_SLOT;
+		sge.MemoryRegionToken = s->tok;
+		spin_lock_irqsave(&ndk_test_lock, flags);
+		KUNIT_EXPECT_EQ(test,
+				s->srq->Dispatch->NdkSrqReceive(s->srq,
+						(void *)(uintptr_t)(i + 1),
+						&sge, 1),
+				STATUS_SUCCESS);
+		spin_unlock_irqrestore(&ndk_test_lock, flags);
+	}
+}
+
+/* Connect an ordinary QP to @s->qp and send @n messages from it. */
+static void ndk_senv_send(struct kunit *test, struct ndk_cenv *e,
+			  struct ndk_senv *s, struct ndk_pair *p, int n)
+{
+	struct sockaddr_in dst;
+	NDK_RESULT r[8];
+	NDK_SGE sge;
+	int i;
+
+	p->c = ndk_cenv_connector(test, e);
+	p->aqp = ndk_cenv_qp(test, e);
+	p->pqp = s->qp;
+	ndk_listen_addr(e, &dst);
+	ndk_establish_pair(test, e, p, (struct sockaddr *)&e->addr,
+			   (struct sockaddr *)&dst, sizeof(dst), false);
+	memcpy(s->buf + 8 * NDK_SRQ_SLOT, "shared receive", 15);
+	sge.LogicalAddress = s->dma + 8 * NDK_SRQ_SLOT;
+	sge.Length = 15;
+	sge.MemoryRegionToken = s->tok;
+	for (i = 0; i < n; i++)
+		KUNIT_ASSERT_EQ(test,
+				p->aqp->Dispatch->NdkSend(p->aqp,
+							  (void *)(uintptr_t)(0x10 + i),
+							  &sge, 1, 0),
+				STATUS_SUCCESS);
+	/* Both directions' results: n sends and n receives. */
+	KUNIT_ASSERT_EQ(test, ndk_poll_results(e->cq, r, 2 * n), 2U * n);
+	for (i = 0; i < 2 * n; i++) {
+		KUNIT_EXPECT_EQ(test, r[i].Status, STATUS_SUCCESS);
+		if ((uintptr_t)r[i].RequestContext >= 0x10)
+			continue;
+		/* Receives come from the SRQ in order, for the SRQ's QP. */
+		KUNIT_EXPECT_PTR_EQ(test, r[i].QPContext, (void *)0x5151);
+		KUNIT_EXPECT_EQ(test, r[i].BytesTransferred, 15U);
+	}
+	for (i = 0; i < n; i++)
+		NDK_EXPECT_MEMEQ(test, s->buf + i * NDK_SRQ_SLOT,
+				 "shared receive", 15);
+}
+
+/* Depths and SGE counts beyond the adapter's fail inline. */
+static void ndk_srq_limits_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	const NDK_ADAPTER_INFO *info =
+		&container_of(e->a, struct ndk_adapter, ndk)->info;
+	struct ndk_senv s = {};
+	NDK_QP *unused = NULL;
+	struct ndk_wait w;
+
+	KUNIT_ASSERT_GT(test, info->MaxSrqDepth, 16U);
+	ndk_wait_init(&w);
+	KUNIT_EXPECT_EQ(test, ndk_senv_srq(e, &s, 0, 1, 0, &w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, ndk_senv_srq(e, &s, info->MaxSrqDepth + 1, 1, 0,
+					   &w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, ndk_senv_srq(e, &s, 16,
+					   info->MaxReceiveRequestSge + 1, 0,
+					   &w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, ndk_senv_srq(e, &s, 16, 1, 17, &w),
+			STATUS_INVALID_PARAMETER);
+	/* A QP needs a live SRQ object. */
+	KUNIT_EXPECT_EQ(test,
+			e->pd->Dispatch->NdkCreateQpWithSrq(e->pd, e->cq, e->cq,
+							    NULL, NULL, 4, 1, 0,
+							    ndk_test_create_cb,
+							    &w, &unused),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test,
+			e->pd->Dispatch->NdkCreateQpWithSrq(e->pd, e->cq, e->cq,
+							    (NDK_SRQ *)e->cq,
+							    NULL, 4, 1, 0,
+							    ndk_test_create_cb,
+							    &w, &unused),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 0);
+}
+
+/*
+ * Receives posted on the SRQ serve the QP created on it; the QP's own
+ * receive queue does not exist. A modify beyond the limits fails inline.
+ */
+static void ndk_srq_traffic_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	const NDK_ADAPTER_INFO *info =
+		&container_of(e->a, struct ndk_adapter, ndk)->info;
+	struct ndk_senv *s = ndk_senv_new(test, e, 0);
+	struct ndk_pair p;
+	NDK_SGE sge = { .LogicalAddress = s->dma, .Length = 8,
+			.MemoryRegionToken = s->tok };
+	struct ndk_wait w;
+
+	KUNIT_EXPECT_EQ(test, s->qp->Dispatch->NdkReceive(s->qp, NULL, &sge, 1),
+			STATUS_INVALID_PARAMETER);
+	ndk_wait_init(&w);
+	KUNIT_EXPECT_EQ(test, s->srq->Dispatch->NdkModifySrq(s->srq,
+							     info->MaxSrqDepth + 1,
+							     0,
+							     ndk_test_request_cb,
+							     &w),
+			STATUS_INVALID_PARAMETER);
+	ndk_senv_post(test, s, 4);
+	ndk_senv_send(test, e, s, &p, 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&s->notified), 0);
+	ndk_pair_close(test, &p);
+	ndk_senv_free(test, e, s);
+}
+
+/*
+ * Threshold 3 with 4 receives queued: the second message leaves 2, and
+ * the device notifies once. A new threshold above what is queued
+ * notifies as soon as the modify has completed.
+ */
+static void ndk_srq_notify_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_senv *s = ndk_senv_new(test, e, 3);
+	unsigned long end;
+	struct ndk_pair p;
+	struct ndk_wait w;
+
+	ndk_senv_post(test, s, 4);
+	ndk_senv_send(test, e, s, &p, 2);
+	end = jiffies + NDK_TEST_TIMEOUT;
+	while (!atomic_read(&s->notified) && time_before(jiffies, end))
+		usleep_range(5000, 10000);
+	KUNIT_EXPECT_EQ(test, atomic_read(&s->notified), 1);
+	KUNIT_EXPECT_EQ(test, s->status, STATUS_SUCCESS);
+
+	ndk_wait_init(&w);
+	KUNIT_ASSERT_EQ(test, s->srq->Dispatch->NdkModifySrq(s->srq, 0, 5,
+							     ndk_test_request_cb,
+							     &w),
+			STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
+	KUNIT_EXPECT_EQ(test, w.status, STATUS_SUCCESS);
+	msleep(100);
+	KUNIT_EXPECT_EQ(test, atomic_read(&s->notified), 2);
+	/* Disarmed until the next threshold: more receives change nothing. */
+	ndk_senv_post(test, s, 2);
+	msleep(100);
+	KUNIT_EXPECT_EQ(test, atomic_read(&s->notified), 2);
+	ndk_pair_close(test, &p);
+	ndk_senv_free(test, e, s);
+}
+
+/* Closing the SRQ first pends until its QP is closed. */
+static void ndk_srq_close_first_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_senv *s = ndk_senv_new(test, e, 0);
+	struct ndk_wait c;
+
+	ndk_wait_init(&c);
+	KUNIT_ASSERT_EQ(test, s->srq->Dispatch->NdkCloseSrq(&s->srq->Header,
+							    ndk_test_close_cb,
+							    &c),
+			STATUS_PENDING);
+	KUNIT_EXPECT_EQ(test, wait_for_completion_timeout(&c.done, HZ / 5),
+			0UL);
+	ndk_test_close(test, &s->qp->Header, s->qp->Dispatch->NdkCloseQp);
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&c));
+	ib_dma_unmap_single(container_of(e->pd, struct ndk_pd,
+					 ndk)->ibpd->device,
+			    s->dma, 9 * NDK_SRQ_SLOT, DMA_BIDIRECTIONAL);
+}
+
+static struct kunit_case ndk_srq_cases[] = {
+	KUNIT_CASE(ndk_srq_limits_test),
+	KUNIT_CASE(ndk_srq_traffic_test),
+	KUNIT_CASE(ndk_srq_notify_test),
+	KUNIT_CASE(ndk_srq_close_first_test),
+	{}
+};
+
+struct kunit_suite ndk_srq_suite = {
+	.name = "ndk_srq",
+	.init = ndk_conn_init_test,
+	.exit = ndk_conn_exit_test,
+	.test_cases = ndk_srq_cases,
+};
