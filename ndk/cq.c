@@ -132,6 +132,7 @@ static void ndk_arm_cq(NDK_CQ *pNdkCq, ULONG Type)
 		queue_work(ndk_wq, &cq->missed_work);
 }
 
+/* Requests ndk did not post (tests' raw QPs) carry their own opcode. */
 static NDK_OPERATION_TYPE ndk_wc_type(const struct ib_wc *wc)
 {
 	switch (wc->opcode) {
@@ -146,21 +147,60 @@ static NDK_OPERATION_TYPE ndk_wc_type(const struct ib_wc *wc)
 	case IB_WC_LOCAL_INV:
 		return NdkOperationTypeInvalidate;
 	default:
-		if (wc->wc_flags & IB_WC_WITH_INVALIDATE)
-			return NdkOperationTypeReceiveAndInvalidate;
 		return NdkOperationTypeReceive;
 	}
 }
 
-static void ndk_wc_to_result(const struct ib_wc *wc, NDK_RESULT *r)
+/* The ring of the queue a completion's wr_id names, or NULL. */
+static struct ndk_wr_ring *ndk_wc_ring(const struct ib_wc *wc)
 {
+	struct ndk_qp *qp = wc->qp ? wc->qp->qp_context : NULL;
+
+	if (!qp)
+		return NULL;
+	switch (wc->wr_id >> NDK_WR_KIND_SHIFT) {
+	case NDK_WR_SQ:
+		return &qp->sq;
+	case NDK_WR_RQ:
+		return &qp->rq;
+	case NDK_WR_SRQ:
+		if (!qp->srq)
+			return NULL;
+		ndk_srq_consumed(qp->srq);
+		return &qp->srq->ring;
+	default:
+		return NULL;
+	}
+}
+
+/* Fill @r from @wc; returns the operation type. */
+static NDK_OPERATION_TYPE ndk_wc_to_result(const struct ib_wc *wc,
+					   NDK_RESULT *r)
+{
+	struct ndk_wr_ring *ring = ndk_wc_ring(wc);
+	NDK_OPERATION_TYPE type;
+	u32 slot;
+
+	if (ring) {
+		slot = wc->wr_id & ring->mask;
+		r->RequestContext = ring->ctx[slot];
+		type = ring->type[slot];
+	} else {
+		r->RequestContext = (void *)(uintptr_t)wc->wr_id;
+		type = ndk_wc_type(wc);
+	}
 	r->Status = ndk_status_from_wc(wc->status);
-	r->BytesTransferred = (wc->opcode & IB_WC_RECV) ||
-			      wc->opcode == IB_WC_RDMA_READ ? wc->byte_len : 0;
 	r->QPContext = ndk_qp_context(wc->qp);
-	r->RequestContext = (void *)(uintptr_t)wc->wr_id;
-	if (wc->qp && wc->qp->srq && (wc->opcode & IB_WC_RECV))
-		ndk_srq_consumed(wc->qp->srq);
+	r->BytesTransferred = 0;
+	if (wc->status != IB_WC_SUCCESS)
+		return type;
+	if (type == NdkOperationTypeReceive &&
+	    (wc->wc_flags & IB_WC_WITH_INVALIDATE))
+		type = NdkOperationTypeReceiveAndInvalidate;
+	if (type == NdkOperationTypeReceive || type == NdkOperationTypeRead ||
+	    type == NdkOperationTypeReceiveAndInvalidate)
+		r->BytesTransferred = wc->byte_len;
+	return type;
 }
 
 static ULONG ndk_get_cq_results(NDK_CQ *pNdkCq, NDK_RESULT Results[],
@@ -197,8 +237,7 @@ static ULONG ndk_get_cq_results_ex(NDK_CQ *pNdkCq, NDK_RESULT_EX Results[],
 		for (i = 0; i < n; i++) {
 			wc = &cq->wc[i];
 			r = &Results[done + i];
-			ndk_wc_to_result(wc, (NDK_RESULT *)r);
-			r->Type = ndk_wc_type(wc);
+			r->Type = ndk_wc_to_result(wc, (NDK_RESULT *)r);
 			r->ProviderErrorCode = wc->vendor_err;
 			r->TypeSpecificCompletionOutput =
 				r->Type == NdkOperationTypeReceiveAndInvalidate ?

@@ -274,6 +274,44 @@ NTSTATUS ndk_cq_moderation(ULONG interval, ULONG count, ULONG depth,
 /* QP (qp.c)                                                          */
 
 /**
+ * struct ndk_wr_ring - what the completions of one work queue report
+ * @ctx: RequestContext of each slot
+ * @type: NDK_OPERATION_TYPE of each slot
+ * @mask: slots - 1; there are more slots than the queue holds requests
+ * @head: the next slot; the consumer serializes posting to the queue
+ *
+ * A work request's wr_id names its queue and slot, so a completion finds
+ * its RequestContext and operation type even when the device reports no
+ * opcode, as it may for errors and flushed requests.
+ */
+struct ndk_wr_ring {
+	void **ctx;
+	u16 *type;
+	u32 mask;
+	u32 head;
+};
+
+/* The queue a wr_id's top bits name; 0 is a request ndk did not post. */
+#define NDK_WR_SQ		1ULL
+#define NDK_WR_RQ		2ULL
+#define NDK_WR_SRQ		3ULL
+#define NDK_WR_KIND_SHIFT	62
+
+int ndk_ring_init(struct ndk_wr_ring *ring, u32 depth);
+void ndk_ring_free(struct ndk_wr_ring *ring);
+
+/* Fill the next slot and return the wr_id naming it; no allocation. */
+static inline u64 ndk_ring_slot(struct ndk_wr_ring *ring, u64 kind,
+				void *ctx, NDK_OPERATION_TYPE type)
+{
+	u32 slot = ring->head & ring->mask;
+
+	ring->ctx[slot] = ctx;
+	ring->type[slot] = type;
+	return kind << NDK_WR_KIND_SHIFT | slot;
+}
+
+/**
  * struct ndk_qp - an NDK_QP
  * @ndk: the public object
  * @obj: lifetime state; successor of its PD and of both CQs
@@ -290,6 +328,8 @@ NTSTATUS ndk_cq_moderation(ULONG interval, ULONG count, ULONG depth,
  * @inline_size: inline bytes per request, as the consumer asked
  * @rsge: receive SGE array; the consumer serializes the receive queue
  * @isge: initiator SGE array; the consumer serializes the initiator queue
+ * @sq: slots of the initiator queue
+ * @rq: slots of the receive queue (unused with an SRQ)
  * @flush_work: moves the QP to the error state for NdkFlush
  */
 struct ndk_qp {
@@ -308,6 +348,8 @@ struct ndk_qp {
 	u32 inline_size;
 	struct ib_sge *rsge;
 	struct ib_sge *isge;
+	struct ndk_wr_ring sq;
+	struct ndk_wr_ring rq;
 	struct work_struct flush_work;
 };
 
@@ -384,9 +426,11 @@ NTSTATUS ndk_qp_fast_register(struct ndk_qp *qp, PVOID RequestContext,
  * @busy: an NdkModifySrq is pending
  * @modify_work: runs it
  * @new_depth: its depth, 0 to keep
- * @new_threshold: its threshold, 0 to disarm
+ * @new_threshold: its threshold, 0 to leave the notification as it is
  * @modify_cb: its completion
  * @modify_ctx: and its context
+ * @ring: slots of the receives, sized for MaxSrqDepth so that a resize
+ *	never has to replace it under a poster
  */
 struct ndk_srq {
 	NDK_SRQ ndk;
@@ -405,6 +449,7 @@ struct ndk_srq {
 	u32 new_threshold;
 	NDK_FN_REQUEST_COMPLETION modify_cb;
 	void *modify_ctx;
+	struct ndk_wr_ring ring;
 };
 
 NTSTATUS ndk_create_srq(NDK_PD *pNdkPd, ULONG SrqDepth,
@@ -420,7 +465,7 @@ NTSTATUS ndk_create_qp_with_srq(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,
 				ULONG InlineDataSize,
 				NDK_FN_CREATE_COMPLETION CreateCompletion,
 				PVOID RequestContext, NDK_QP **ppNdkQp);
-void ndk_srq_consumed(struct ib_srq *ibsrq);
+void ndk_srq_consumed(struct ndk_srq *srq);
 NTSTATUS ndk_sges(const NDK_SGE *sgl, ULONG n, ULONG max,
 		  struct ib_sge *out, u64 *total);
 

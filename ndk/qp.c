@@ -52,7 +52,34 @@ static NTSTATUS ndk_qp_create(struct ndk_obj *obj)
 	if (IS_ERR(ibqp))
 		return ndk_status_from_errno(PTR_ERR(ibqp));
 	qp->ibqp = ibqp;
+	/* Sized by what the device granted, which may exceed the request. */
+	if (ndk_ring_init(&qp->sq, qp->init.cap.max_send_wr) ||
+	    (!qp->srq && ndk_ring_init(&qp->rq, qp->init.cap.max_recv_wr)))
+		return STATUS_INSUFFICIENT_RESOURCES;
 	return ndk_status_from_errno(ndk_qp_to_init(qp));
+}
+
+/**
+ * ndk_ring_init() - allocate the slots of a work queue
+ * @ring: the ring
+ * @depth: how many requests the queue holds
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int ndk_ring_init(struct ndk_wr_ring *ring, u32 depth)
+{
+	u32 n = roundup_pow_of_two(depth + 1);
+
+	ring->ctx = kvcalloc(n, sizeof(*ring->ctx), GFP_KERNEL);
+	ring->type = kvcalloc(n, sizeof(*ring->type), GFP_KERNEL);
+	ring->mask = n - 1;
+	return ring->ctx && ring->type ? 0 : -ENOMEM;
+}
+
+void ndk_ring_free(struct ndk_wr_ring *ring)
+{
+	kvfree(ring->ctx);
+	kvfree(ring->type);
 }
 
 static void ndk_qp_destroy(struct ndk_obj *obj)
@@ -67,6 +94,8 @@ static void ndk_qp_free(struct ndk_obj *obj)
 {
 	struct ndk_qp *qp = container_of(obj, struct ndk_qp, obj);
 
+	ndk_ring_free(&qp->sq);
+	ndk_ring_free(&qp->rq);
 	kfree(qp->isge);
 	kfree(qp->rsge);
 	kfree(qp);
@@ -163,10 +192,35 @@ static void ndk_flush(NDK_QP *pNdkQp)
 		ndk_obj_put(&qp->obj);
 }
 
-/* Post @wr on the initiator queue with the signaling that @Flags ask. */
+static NDK_OPERATION_TYPE ndk_wr_type(enum ib_wr_opcode opcode)
+{
+	switch (opcode) {
+	case IB_WR_RDMA_WRITE:
+		return NdkOperationTypeWrite;
+	case IB_WR_RDMA_READ:
+	case IB_WR_RDMA_READ_WITH_INV:
+		return NdkOperationTypeRead;
+	case IB_WR_REG_MR:
+		return NdkOperationTypeFastRegister;
+	case IB_WR_LOCAL_INV:
+		return NdkOperationTypeInvalidate;
+	default:
+		return NdkOperationTypeSend;
+	}
+}
+
+/*
+ * Post @wr on the initiator queue with the signaling that @Flags ask.
+ * @wr->wr_id holds the RequestContext, which moves into the queue's ring.
+ */
 static NTSTATUS ndk_qp_post_wr(struct ndk_qp *qp, struct ib_send_wr *wr,
 			       ULONG Flags)
 {
+	int err;
+
+	wr->wr_id = ndk_ring_slot(&qp->sq, NDK_WR_SQ,
+				  (void *)(uintptr_t)wr->wr_id,
+				  ndk_wr_type(wr->opcode));
 	if (!(Flags & NDK_OP_FLAG_SILENT_SUCCESS))
 		wr->send_flags |= IB_SEND_SIGNALED;
 	if (Flags & NDK_OP_FLAG_READ_FENCE)
@@ -175,7 +229,10 @@ static NTSTATUS ndk_qp_post_wr(struct ndk_qp *qp, struct ib_send_wr *wr,
 		wr->send_flags |= IB_SEND_SOLICITED;
 	if (Flags & NDK_OP_FLAG_INLINE)
 		wr->send_flags |= IB_SEND_INLINE;
-	return ndk_post_status(ib_post_send(qp->ibqp, wr, NULL));
+	err = ib_post_send(qp->ibqp, wr, NULL);
+	if (!err)
+		qp->sq.head++;
+	return ndk_post_status(err);
 }
 
 /*
@@ -247,19 +304,26 @@ static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
 {
 	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
 	struct ib_recv_wr wr = {
-		.wr_id = (uintptr_t)RequestContext,
 		.sg_list = qp->rsge,
 		.num_sge = nSge,
 	};
 	NTSTATUS status;
 	u64 total;
+	int err;
 
+	if (qp->srq)
+		return STATUS_INVALID_PARAMETER;
 	status = ndk_sges(pSgl, nSge, qp->max_rsge, qp->rsge, &total);
 	if (status)
 		return status;
 	if (total > qp->obj.adapter->info.MaxTransferLength)
 		return STATUS_INVALID_BUFFER_SIZE;
-	return ndk_post_status(ib_post_recv(qp->ibqp, &wr, NULL));
+	wr.wr_id = ndk_ring_slot(&qp->rq, NDK_WR_RQ, RequestContext,
+				 NdkOperationTypeReceive);
+	err = ib_post_recv(qp->ibqp, &wr, NULL);
+	if (!err)
+		qp->rq.head++;
+	return ndk_post_status(err);
 }
 
 /* Kernel verbs have no memory windows (see pd.c). */

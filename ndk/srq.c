@@ -33,14 +33,12 @@ static void ndk_srq_event(struct ib_event *event, void *ctx)
 
 /**
  * ndk_srq_consumed() - an SRQ receive completion was polled
- * @ibsrq: its SRQ
+ * @srq: its SRQ
  *
  * Called from the poll path: one atomic operation, nothing else.
  */
-void ndk_srq_consumed(struct ib_srq *ibsrq)
+void ndk_srq_consumed(struct ndk_srq *srq)
 {
-	struct ndk_srq *srq = ibsrq->srq_context;
-
 	atomic_dec(&srq->queued);
 }
 
@@ -53,6 +51,8 @@ static NTSTATUS ndk_srq_create(struct ndk_obj *obj)
 	srq->sge = kcalloc(max(srq->max_sge, 1U), sizeof(*srq->sge),
 			   GFP_KERNEL);
 	if (!srq->sge)
+		return STATUS_INSUFFICIENT_RESOURCES;
+	if (ndk_ring_init(&srq->ring, srq->obj.adapter->info.MaxSrqDepth))
 		return STATUS_INSUFFICIENT_RESOURCES;
 	ibsrq = ib_create_srq(pd->ibpd, &srq->init);
 	if (IS_ERR(ibsrq))
@@ -78,6 +78,7 @@ static void ndk_srq_free(struct ndk_obj *obj)
 {
 	struct ndk_srq *srq = container_of(obj, struct ndk_srq, obj);
 
+	ndk_ring_free(&srq->ring);
 	kfree(srq->sge);
 	kfree(srq);
 }
@@ -97,7 +98,6 @@ static NTSTATUS ndk_srq_receive(NDK_SRQ *pNdkSrq, PVOID RequestContext,
 {
 	struct ndk_srq *srq = to_ndk_srq(pNdkSrq);
 	struct ib_recv_wr wr = {
-		.wr_id = (uintptr_t)RequestContext,
 		.sg_list = srq->sge,
 		.num_sge = nSge,
 	};
@@ -110,11 +110,17 @@ static NTSTATUS ndk_srq_receive(NDK_SRQ *pNdkSrq, PVOID RequestContext,
 		return status;
 	if (total > srq->obj.adapter->info.MaxTransferLength)
 		return STATUS_INVALID_BUFFER_SIZE;
+	wr.wr_id = ndk_ring_slot(&srq->ring, NDK_WR_SRQ, RequestContext,
+				 NdkOperationTypeReceive);
+	/* Counted first: its completion may be polled before we return. */
+	atomic_inc(&srq->queued);
 	err = ib_post_srq_recv(srq->ibsrq, &wr, NULL);
-	if (err)
+	if (err) {
+		atomic_dec(&srq->queued);
 		return err == -ENOMEM ? STATUS_INSUFFICIENT_RESOURCES :
 					ndk_status_from_errno(err);
-	atomic_inc(&srq->queued);
+	}
+	srq->ring.head++;
 	return STATUS_SUCCESS;
 }
 
@@ -127,7 +133,7 @@ static void ndk_srq_modify_work(struct work_struct *work)
 		.srq_limit = srq->new_threshold,
 	};
 	enum ib_srq_attr_mask mask = 0;
-	NTSTATUS status;
+	bool below = false;
 	int err = 0;
 
 	if (srq->new_depth)
@@ -136,18 +142,27 @@ static void ndk_srq_modify_work(struct work_struct *work)
 		mask |= IB_SRQ_LIMIT;
 	if (mask)
 		err = ib_modify_srq(srq->ibsrq, &attr, mask);
-	status = ndk_status_from_errno(err);
-	atomic_set(&srq->busy, 0);
-	cb(srq->modify_ctx, status);
+	if (!err && srq->new_depth)
+		srq->depth = srq->new_depth;
+	/*
+	 * Already below the new threshold: notify now, and disarm the
+	 * device's limit so that this arming notifies only once.
+	 */
 	if (!err && srq->new_threshold &&
-	    atomic_read(&srq->queued) < (int)srq->new_threshold)
+	    atomic_read(&srq->queued) < (int)srq->new_threshold) {
+		attr.srq_limit = 0;
+		below = !ib_modify_srq(srq->ibsrq, &attr, IB_SRQ_LIMIT);
+	}
+	atomic_set(&srq->busy, 0);
+	cb(srq->modify_ctx, ndk_status_from_errno(err));
+	if (below)
 		ndk_srq_notify(srq, STATUS_SUCCESS);
 	ndk_obj_put(&srq->obj);
 }
 
 /*
  * NdkModifySrq: a depth of 0 keeps the depth, a threshold of 0 leaves
- * notifications disarmed. Resizing may sleep, so it runs on ndk_wq.
+ * the notification as it is. Resizing may sleep, so it runs on ndk_wq.
  */
 static NTSTATUS ndk_modify_srq(NDK_SRQ *pNdkSrq, ULONG SrqDepth,
 			       ULONG NotifyThreshold,
@@ -158,12 +173,10 @@ static NTSTATUS ndk_modify_srq(NDK_SRQ *pNdkSrq, ULONG SrqDepth,
 	const NDK_ADAPTER_INFO *info = &srq->obj.adapter->info;
 
 	if (!RequestCompletion || SrqDepth > info->MaxSrqDepth ||
-	    NotifyThreshold > max(SrqDepth, srq->depth))
+	    NotifyThreshold > (SrqDepth ? SrqDepth : READ_ONCE(srq->depth)))
 		return STATUS_INVALID_PARAMETER;
 	if (atomic_cmpxchg(&srq->busy, 0, 1))
 		return STATUS_INVALID_DEVICE_STATE;
-	if (SrqDepth)
-		srq->depth = SrqDepth;
 	srq->new_depth = SrqDepth;
 	srq->new_threshold = NotifyThreshold;
 	srq->modify_cb = RequestCompletion;

@@ -781,6 +781,49 @@ static void ndk_mr_read_invalidate_test(struct kunit *test)
 	ndk_menv_free(test, me);
 }
 
+/*
+ * Failed and flushed requests still report their own RequestContext and
+ * operation type, which devices need not put in the completion: a silent
+ * write with a bad token completes in error as a write, and the receive
+ * it leaves behind is flushed as a receive.
+ */
+static void ndk_mr_failed_type_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_menv *me = ndk_kzalloc_test(test, sizeof(*me));
+	NDK_SGE sge;
+	NDK_RESULT_EX r = {};
+	unsigned long irq;
+
+	ndk_menv_init(test, e, me);
+	sge.VirtualAddress = me->lmem.base;
+	sge.Length = 64;
+	sge.MemoryRegionToken =
+		me->lmr->Dispatch->NdkGetLocalTokenFromMr(me->lmr);
+	KUNIT_ASSERT_EQ(test, me->p.aqp->Dispatch->NdkReceive(me->p.aqp,
+							     (void *)0x61,
+							     &sge, 1),
+			STATUS_SUCCESS);
+	spin_lock_irqsave(&ndk_test_lock, irq);
+	KUNIT_EXPECT_EQ(test, me->p.aqp->Dispatch->NdkWrite(me->p.aqp,
+						(void *)0x62, &sge, 1,
+						(uintptr_t)me->lmem.base, 0x5a5a5a,
+						NDK_OP_FLAG_SILENT_SUCCESS),
+			STATUS_SUCCESS);
+	spin_unlock_irqrestore(&ndk_test_lock, irq);
+	KUNIT_EXPECT_NE(test, ndk_test_result(test, me, e->cq, (void *)0x62,
+					      &r),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, r.Type, (ULONG)NdkOperationTypeWrite);
+	KUNIT_EXPECT_EQ(test, r.BytesTransferred, 0U);
+	KUNIT_EXPECT_EQ(test, ndk_test_result(test, me, e->cq, (void *)0x61,
+					      &r),
+			STATUS_CANCELLED);
+	KUNIT_EXPECT_EQ(test, r.Type, (ULONG)NdkOperationTypeReceive);
+	KUNIT_EXPECT_PTR_EQ(test, r.QPContext, (void *)e);
+	ndk_menv_free(test, me);
+}
+
 static struct kunit_case ndk_mr_cases[] = {
 	KUNIT_CASE_PARAM(ndk_mr_rdma_test, ndk_mr_rdma_gen_params),
 	KUNIT_CASE_PARAM(ndk_mr_violation_test, ndk_mr_violation_gen_params),
@@ -789,6 +832,7 @@ static struct kunit_case ndk_mr_cases[] = {
 	KUNIT_CASE(ndk_mr_fast_register_test),
 	KUNIT_CASE(ndk_mr_send_invalidate_test),
 	KUNIT_CASE(ndk_mr_read_invalidate_test),
+	KUNIT_CASE(ndk_mr_failed_type_test),
 	{}
 };
 
