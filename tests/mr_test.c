@@ -791,26 +791,27 @@ static void ndk_mr_failed_type_test(struct kunit *test)
 {
 	struct ndk_cenv *e = test->priv;
 	struct ndk_menv *me = ndk_kzalloc_test(test, sizeof(*me));
-	NDK_SGE sge;
 	NDK_RESULT_EX r = {};
 	unsigned long irq;
+	NDK_SGE sge;
+	NTSTATUS st;
+	NDK_QP *qp;
 
 	ndk_menv_init(test, e, me);
+	qp = me->p.aqp;
 	sge.VirtualAddress = me->lmem.base;
 	sge.Length = 64;
 	sge.MemoryRegionToken =
 		me->lmr->Dispatch->NdkGetLocalTokenFromMr(me->lmr);
-	KUNIT_ASSERT_EQ(test, me->p.aqp->Dispatch->NdkReceive(me->p.aqp,
-							     (void *)0x61,
-							     &sge, 1),
+	KUNIT_ASSERT_EQ(test, qp->Dispatch->NdkReceive(qp, (void *)0x61, &sge,
+						       1),
 			STATUS_SUCCESS);
 	spin_lock_irqsave(&ndk_test_lock, irq);
-	KUNIT_EXPECT_EQ(test, me->p.aqp->Dispatch->NdkWrite(me->p.aqp,
-						(void *)0x62, &sge, 1,
-						(uintptr_t)me->lmem.base, 0x5a5a5a,
-						NDK_OP_FLAG_SILENT_SUCCESS),
-			STATUS_SUCCESS);
+	st = qp->Dispatch->NdkWrite(qp, (void *)0x62, &sge, 1,
+				    (uintptr_t)me->lmem.base, 0x5a5a5a,
+				    NDK_OP_FLAG_SILENT_SUCCESS);
 	spin_unlock_irqrestore(&ndk_test_lock, irq);
+	KUNIT_EXPECT_EQ(test, st, STATUS_SUCCESS);
 	KUNIT_EXPECT_NE(test, ndk_test_result(test, me, e->cq, (void *)0x62,
 					      &r),
 			STATUS_SUCCESS);
