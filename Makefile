@@ -5,6 +5,7 @@
 #   make KDIR=<tree>     build against another kernel tree or headers
 #   make check           build the test kernel, run every suite in QEMU
 #   make check-selftest  prove that a kernel splat turns `make check` red
+#   make demo            boot a VM and run the sample consumer samples/ndk_demo
 #   make install         install modules and public headers
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
@@ -31,13 +32,16 @@ check:
 check-selftest:
 	bash tools/vm/check-selftest.sh
 
+demo:
+	bash tools/vm/demo.sh
+
 # Works without a kernel tree too (the host's may not exist).
 clean:
 	if [ -d $(KDIR) ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
-	find ndk tests \( -name '*.o' -o -name '*.ko' -o -name '*.mod' \
+	find ndk tests samples \( -name '*.o' -o -name '*.ko' -o -name '*.mod' \
 		-o -name '*.mod.c' -o -name '.*.cmd' -o -name modules.order \) \
 		-delete
 	rm -rf build Module.symvers modules.order .tmp_versions
 
 .PHONY: all modules modules_install install headers_install check \
-	check-selftest clean
+	check-selftest demo clean

@@ -1,0 +1,39 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make demo`: install what is missing, build the kernel the tests use
+# (cached), build ndk and the sample consumer samples/ndk_demo, boot QEMU
+# with Soft-RoCE and show what the consumer does.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+outdir=$NDK_TOP/build/demo
+mkdir -p "$outdir"
+
+"$NDK_VM_DIR/install-deps.sh"
+ktree=$("$NDK_VM_DIR/build-kernel.sh" debug)
+
+log "building ndk and samples/ndk_demo against $ktree"
+make -C "$NDK_TOP" KDIR="$ktree" W=1 modules >"$outdir/build.log" 2>&1 ||
+	{ cat "$outdir/build.log" >&2; die "module build failed"; }
+
+"$NDK_VM_DIR/mkinitramfs.sh" "$ktree" "$outdir/initramfs.cpio.gz" \
+	"$NDK_VM_DIR/demo-init.sh" "$NDK_TOP/ndk/ndk.ko" \
+	"$NDK_TOP/samples/ndk_demo/ndk_demo.ko"
+
+log "booting the demo VM (${NDK_QEMU_ACCEL:-tcg}); the kernel's checkers make it slow"
+timeout "${NDK_DEMO_TIMEOUT:-300}" qemu-system-x86_64 \
+	-accel "${NDK_QEMU_ACCEL:-tcg}" -cpu max -smp 2 -m 2G \
+	-kernel "$ktree/arch/x86/boot/bzImage" \
+	-initrd "$outdir/initramfs.cpio.gz" \
+	-append "console=ttyS0 panic=-1 quiet loglevel=7" \
+	-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0 \
+	-nographic -no-reboot -monitor none -serial stdio \
+	</dev/null >"$outdir/console.log" 2>&1 || true
+
+# The consumer's own lines, without the kernel's timestamps.
+sed -n 's/^\[ *[0-9.]*\] ndk_demo: /  /p; s/^NDK-DEMO: link /  link /p' \
+	"$outdir/console.log"
+grep -q 'ndk_demo: demo done' "$outdir/console.log" ||
+	die "the demo did not finish; see $outdir/console.log"
+log "full console log: $outdir/console.log"
