@@ -14,15 +14,7 @@ set -euo pipefail
 outdir=$NDK_TOP/build/check
 mkdir -p "$outdir"
 
-"$NDK_VM_DIR/install-deps.sh"
-ktree=$("$NDK_VM_DIR/build-kernel.sh" debug)
-
-log "building ndk against $ktree"
-make -C "$NDK_TOP" KDIR="$ktree" W=1 modules >"$outdir/build.log" 2>&1 ||
-	{ cat "$outdir/build.log" >&2; die "module build failed"; }
-if grep -E 'warning:|error:' "$outdir/build.log" >&2; then
-	die "module build has warnings"
-fi
+ktree=$(build_for_vm "$outdir")
 
 "$NDK_VM_DIR/mkinitramfs.sh" "$ktree" "$outdir/initramfs.cpio.gz" \
 	"$NDK_VM_DIR/init.sh" "$NDK_TOP/ndk/ndk.ko" "$NDK_TOP/tests/ndk_kunit.ko"

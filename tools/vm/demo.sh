@@ -10,12 +10,7 @@ set -euo pipefail
 outdir=$NDK_TOP/build/demo
 mkdir -p "$outdir"
 
-"$NDK_VM_DIR/install-deps.sh"
-ktree=$("$NDK_VM_DIR/build-kernel.sh" debug)
-
-log "building ndk and samples/ndk_demo against $ktree"
-make -C "$NDK_TOP" KDIR="$ktree" W=1 modules >"$outdir/build.log" 2>&1 ||
-	{ cat "$outdir/build.log" >&2; die "module build failed"; }
+ktree=$(build_for_vm "$outdir")
 
 "$NDK_VM_DIR/mkinitramfs.sh" "$ktree" "$outdir/initramfs.cpio.gz" \
 	"$NDK_VM_DIR/demo-init.sh" "$NDK_TOP/ndk/ndk.ko" \

@@ -20,3 +20,19 @@ kernel_key() {
 }
 
 kernel_dir() { echo "$NDK_CACHE_DIR/kernel-$1-$(kernel_key "$1")"; }
+
+# Install what is missing, build (or reuse) the debug test kernel and
+# build ndk's modules against it, warning-free; log in $1/build.log.
+# Prints the kernel tree.
+build_for_vm() {
+	local outdir=$1 ktree
+	"$NDK_VM_DIR/install-deps.sh"
+	ktree=$("$NDK_VM_DIR/build-kernel.sh" debug)
+	log "building ndk against $ktree"
+	make -C "$NDK_TOP" KDIR="$ktree" W=1 modules >"$outdir/build.log" 2>&1 ||
+		{ cat "$outdir/build.log" >&2; die "module build failed"; }
+	if grep -E 'warning:|error:' "$outdir/build.log" >&2; then
+		die "module build has warnings"
+	fi
+	echo "$ktree"
+}
