@@ -164,10 +164,7 @@ static struct ndk_wr_ring *ndk_wc_ring(const struct ib_wc *wc)
 	case NDK_WR_RQ:
 		return &qp->rq;
 	case NDK_WR_SRQ:
-		if (!qp->srq)
-			return NULL;
-		ndk_srq_consumed(qp->srq);
-		return &qp->srq->ring;
+		return qp->srq ? &qp->srq->ring : NULL;
 	default:
 		return NULL;
 	}
@@ -181,6 +178,8 @@ static NDK_OPERATION_TYPE ndk_wc_to_result(const struct ib_wc *wc,
 	NDK_OPERATION_TYPE type;
 	u32 slot;
 
+	if (ring && wc->wr_id >> NDK_WR_KIND_SHIFT == NDK_WR_SRQ)
+		ndk_srq_consumed(container_of(ring, struct ndk_srq, ring));
 	if (ring) {
 		slot = wc->wr_id & ring->mask;
 		r->RequestContext = ring->ctx[slot];

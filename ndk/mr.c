@@ -374,8 +374,7 @@ static NTSTATUS ndk_reg_post(struct ndk_pd *pd, struct ib_mr *mr, int access)
 	}
 	mutex_unlock(&reg->lock);
 	if (err)
-		return err == -EOPNOTSUPP ? STATUS_NOT_SUPPORTED :
-					    ndk_status_from_errno(err);
+		return ndk_status_from_errno(err);
 	return ndk_status_from_wc(wc_status);
 }
 
@@ -790,8 +789,7 @@ NTSTATUS ndk_build_lam(NDK_ADAPTER *pNdkAdapter, MDL *Mdl, SIZE_T Length,
 	err = ndk_pgwalk(&w, Mdl, Length);
 	if (err) {
 		ndk_release_lam(pNdkAdapter, pNdkLAM);
-		return err == -ENOMEM ? STATUS_INSUFFICIENT_RESOURCES :
-					ndk_pgwalk_status(err);
+		return ndk_pgwalk_status(err);
 	}
 	*pLAMSize = need;
 	*pFBO = w.fbo;

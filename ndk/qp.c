@@ -149,13 +149,6 @@ static bool ndk_qp_sges_privileged(struct ndk_qp *qp, ULONG n)
 	return false;
 }
 
-/* A posting failure as the consumer sees it; nothing will complete. */
-static NTSTATUS ndk_post_status(int err)
-{
-	return err == -ENOMEM ? STATUS_INSUFFICIENT_RESOURCES :
-				ndk_status_from_errno(err);
-}
-
 /**
  * ndk_qp_set_error() - stop sends and flush what is outstanding
  * @qp: the QP
@@ -232,7 +225,7 @@ static NTSTATUS ndk_qp_post_wr(struct ndk_qp *qp, struct ib_send_wr *wr,
 	err = ib_post_send(qp->ibqp, wr, NULL);
 	if (!err)
 		qp->sq.head++;
-	return ndk_post_status(err);
+	return ndk_status_from_errno(err);
 }
 
 /*
@@ -323,7 +316,7 @@ static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
 	err = ib_post_recv(qp->ibqp, &wr, NULL);
 	if (!err)
 		qp->rq.head++;
-	return ndk_post_status(err);
+	return ndk_status_from_errno(err);
 }
 
 /* Kernel verbs have no memory windows (see pd.c). */

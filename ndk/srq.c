@@ -117,8 +117,7 @@ static NTSTATUS ndk_srq_receive(NDK_SRQ *pNdkSrq, PVOID RequestContext,
 	err = ib_post_srq_recv(srq->ibsrq, &wr, NULL);
 	if (err) {
 		atomic_dec(&srq->queued);
-		return err == -ENOMEM ? STATUS_INSUFFICIENT_RESOURCES :
-					ndk_status_from_errno(err);
+		return ndk_status_from_errno(err);
 	}
 	srq->ring.head++;
 	return STATUS_SUCCESS;

@@ -39,17 +39,24 @@ NDK_OBJECT_HEADER *ndk_create_with(struct kunit *test, NTSTATUS st,
 	return w->obj;
 }
 
-NDK_QP *ndk_cenv_qp(struct kunit *test, struct ndk_cenv *e)
+/* A QP on the suite's PD and CQ with @sge SGEs per request each way. */
+NDK_QP *ndk_cenv_qp_sge(struct kunit *test, struct ndk_cenv *e, ULONG sge,
+			ULONG inline_size)
 {
 	NDK_QP *unused = NULL;
 	struct ndk_wait w;
+	NTSTATUS st;
 
 	ndk_wait_init(&w);
-	return container_of(ndk_create_with(test,
-		e->pd->Dispatch->NdkCreateQp(e->pd, e->cq, e->cq, e, 8, 8, 1, 1,
-					     32, ndk_test_create_cb, &w,
-					     &unused), &w),
-		NDK_QP, Header);
+	st = e->pd->Dispatch->NdkCreateQp(e->pd, e->cq, e->cq, e, 8, 8, sge, sge,
+					  inline_size, ndk_test_create_cb, &w,
+					  &unused);
+	return container_of(ndk_create_with(test, st, &w), NDK_QP, Header);
+}
+
+NDK_QP *ndk_cenv_qp(struct kunit *test, struct ndk_cenv *e)
+{
+	return ndk_cenv_qp_sge(test, e, 1, 32);
 }
 
 NDK_CONNECTOR *ndk_cenv_connector(struct kunit *test,

@@ -256,27 +256,14 @@ found:
 	return r.Status;
 }
 
-static NDK_QP *ndk_menv_qp(struct kunit *test, struct ndk_cenv *e)
-{
-	NDK_QP *unused = NULL;
-	struct ndk_wait w;
-
-	ndk_wait_init(&w);
-	return container_of(ndk_create_with(test,
-		e->pd->Dispatch->NdkCreateQp(e->pd, e->cq, e->cq, e, 8, 8, 4, 4,
-					     32, ndk_test_create_cb, &w,
-					     &unused), &w),
-		NDK_QP, Header);
-}
-
 static void ndk_menv_init(struct kunit *test, struct ndk_cenv *e,
 			  struct ndk_menv *me)
 {
 	struct sockaddr_in dst;
 
 	me->p.c = ndk_cenv_connector(test, e);
-	me->p.aqp = ndk_menv_qp(test, e);
-	me->p.pqp = ndk_menv_qp(test, e);
+	me->p.aqp = ndk_cenv_qp_sge(test, e, 4, 32);
+	me->p.pqp = ndk_cenv_qp_sge(test, e, 4, 32);
 	ndk_listen_addr(e, &dst);
 	ndk_establish_pair(test, e, &me->p, (struct sockaddr *)&e->addr,
 			   (struct sockaddr *)&dst, sizeof(dst), false);
@@ -616,6 +603,7 @@ static NDK_MR *ndk_test_fast_mr(struct kunit *test, struct ndk_cenv *e,
  */
 static void ndk_mr_fast_register_test(struct kunit *test)
 {
+	unsigned long irq;
 	struct ndk_cenv *e = test->priv;
 	const NDK_ADAPTER_INFO *info =
 		&container_of(e->a, struct ndk_adapter, ndk)->info;
@@ -668,10 +656,11 @@ static void ndk_mr_fast_register_test(struct kunit *test)
 			STATUS_SUCCESS);
 	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, t->len, 20));
 
-	KUNIT_ASSERT_EQ(test, me->p.pqp->Dispatch->NdkInvalidate(me->p.pqp,
-								 (void *)0x99,
-							       &mr->Header, 0),
-			STATUS_SUCCESS);
+	spin_lock_irqsave(&ndk_test_lock, irq);
+	st = me->p.pqp->Dispatch->NdkInvalidate(me->p.pqp, (void *)0x99,
+						&mr->Header, 0);
+	spin_unlock_irqrestore(&ndk_test_lock, irq);
+	KUNIT_ASSERT_EQ(test, st, STATUS_SUCCESS);
 	KUNIT_EXPECT_EQ(test, ndk_test_result(test, me, e->cq, (void *)0x99,
 					      &r),
 			STATUS_SUCCESS);
@@ -695,6 +684,7 @@ static void ndk_mr_fast_register_test(struct kunit *test)
  */
 static void ndk_mr_send_invalidate_test(struct kunit *test)
 {
+	unsigned long irq;
 	struct ndk_cenv *e = test->priv;
 	NDK_LOGICAL_ADDRESS_MAPPING *lam;
 	struct ndk_menv *me = ndk_kzalloc_test(test, sizeof(*me));
@@ -731,11 +721,11 @@ static void ndk_mr_send_invalidate_test(struct kunit *test)
 	ssge.Length = 64;
 	ssge.MemoryRegionToken =
 		me->lmr->Dispatch->NdkGetLocalTokenFromMr(me->lmr);
-	KUNIT_ASSERT_EQ(test, me->p.aqp->Dispatch->NdkSendAndInvalidate(me->p.aqp,
-									(void *)0x32,
-								      &ssge, 1,
-								      0, rkey),
-			STATUS_SUCCESS);
+	spin_lock_irqsave(&ndk_test_lock, irq);
+	st = me->p.aqp->Dispatch->NdkSendAndInvalidate(me->p.aqp, (void *)0x32,
+						       &ssge, 1, 0, rkey);
+	spin_unlock_irqrestore(&ndk_test_lock, irq);
+	KUNIT_ASSERT_EQ(test, st, STATUS_SUCCESS);
 	KUNIT_EXPECT_EQ(test, ndk_test_result(test, me, e->cq, (void *)0x32,
 					      NULL),
 			STATUS_SUCCESS);

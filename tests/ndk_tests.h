@@ -125,6 +125,8 @@ void ndk_conn_event_cb(PVOID ConnectEventContext,
 void ndk_disc_cb(PVOID DisconnectEventContext);
 NDK_OBJECT_HEADER *ndk_create_with(struct kunit *test, NTSTATUS st,
 				   struct ndk_wait *w);
+NDK_QP *ndk_cenv_qp_sge(struct kunit *test, struct ndk_cenv *e, ULONG sge,
+			ULONG inline_size);
 NDK_QP *ndk_cenv_qp(struct kunit *test, struct ndk_cenv *e);
 NDK_CONNECTOR *ndk_cenv_connector(struct kunit *test,
 				  struct ndk_cenv *e);

@@ -27,18 +27,6 @@ struct ndk_penv {
 	struct ib_device *dev;
 };
 
-static NDK_QP *ndk_penv_qp(struct kunit *test, struct ndk_cenv *e)
-{
-	NDK_QP *unused = NULL;
-	struct ndk_wait w;
-	NTSTATUS st;
-
-	ndk_wait_init(&w);
-	st = e->pd->Dispatch->NdkCreateQp(e->pd, e->cq, e->cq, e, 8, 8, 4, 4, 0,
-					  ndk_test_create_cb, &w, &unused);
-	return container_of(ndk_create_with(test, st, &w), NDK_QP, Header);
-}
-
 /* The QPs and the buffer; connected only when @connect. */
 static struct ndk_penv *ndk_penv_new(struct kunit *test, struct ndk_cenv *e,
 				     bool connect)
@@ -55,8 +43,8 @@ static struct ndk_penv *ndk_penv_new(struct kunit *test, struct ndk_cenv *e,
 	KUNIT_ASSERT_FALSE(test, ib_dma_mapping_error(pe->dev, pe->dma));
 	e->pd->Dispatch->NdkGetPrivilegedMemoryRegionToken(e->pd, &pe->tok);
 	pe->p.c = ndk_cenv_connector(test, e);
-	pe->p.aqp = ndk_penv_qp(test, e);
-	pe->p.pqp = ndk_penv_qp(test, e);
+	pe->p.aqp = ndk_cenv_qp_sge(test, e, 4, 0);
+	pe->p.pqp = ndk_cenv_qp_sge(test, e, 4, 0);
 	if (connect) {
 		ndk_listen_addr(e, &dst);
 		ndk_establish_pair(test, e, &pe->p,

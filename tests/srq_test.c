@@ -252,6 +252,8 @@ static void ndk_srq_traffic_test(struct kunit *test)
  */
 static void ndk_srq_notify_test(struct kunit *test)
 {
+	unsigned long flags;
+	NTSTATUS st;
 	struct ndk_cenv *e = test->priv;
 	struct ndk_senv *s = ndk_senv_new(test, e, 3);
 	unsigned long end;
@@ -267,10 +269,11 @@ static void ndk_srq_notify_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, s->status, STATUS_SUCCESS);
 
 	ndk_wait_init(&w);
-	KUNIT_ASSERT_EQ(test, s->srq->Dispatch->NdkModifySrq(s->srq, 0, 5,
-							     ndk_test_request_cb,
-							     &w),
-			STATUS_PENDING);
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	st = s->srq->Dispatch->NdkModifySrq(s->srq, 0, 5, ndk_test_request_cb,
+					    &w);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	KUNIT_ASSERT_EQ(test, st, STATUS_PENDING);
 	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
 	KUNIT_EXPECT_EQ(test, w.status, STATUS_SUCCESS);
 	msleep(100);
