@@ -24,13 +24,7 @@ append="console=ttyS0 panic=-1 kasan.fault=report"
 
 log "booting the test VM (${NDK_QEMU_ACCEL:-tcg})"
 rc=0
-timeout "${NDK_CHECK_TIMEOUT:-900}" qemu-system-x86_64 \
-	-accel "${NDK_QEMU_ACCEL:-tcg}" -cpu max -smp 2 -m 2G \
-	-kernel "$ktree/arch/x86/boot/bzImage" \
-	-initrd "$outdir/initramfs.cpio.gz" -append "$append" \
-	-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0 \
-	-nographic -no-reboot -monitor none -serial stdio \
-	</dev/null >"$outdir/console.log" 2>&1 || rc=$?
+boot_vm "$ktree" "$outdir" "$append" "${NDK_CHECK_TIMEOUT:-900}" || rc=$?
 [ "$rc" = 124 ] && log "the VM timed out"
 
 exec python3 "$NDK_VM_DIR/judge.py" --ktree "$ktree" --qemu-rc "$rc" \

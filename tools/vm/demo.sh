@@ -17,14 +17,8 @@ ktree=$(build_for_vm "$outdir")
 	"$NDK_TOP/samples/ndk_demo/ndk_demo.ko"
 
 log "booting the demo VM (${NDK_QEMU_ACCEL:-tcg}); the kernel's checkers make it slow"
-timeout "${NDK_DEMO_TIMEOUT:-300}" qemu-system-x86_64 \
-	-accel "${NDK_QEMU_ACCEL:-tcg}" -cpu max -smp 2 -m 2G \
-	-kernel "$ktree/arch/x86/boot/bzImage" \
-	-initrd "$outdir/initramfs.cpio.gz" \
-	-append "console=ttyS0 panic=-1 quiet loglevel=7" \
-	-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0 \
-	-nographic -no-reboot -monitor none -serial stdio \
-	</dev/null >"$outdir/console.log" 2>&1 || true
+boot_vm "$ktree" "$outdir" "console=ttyS0 panic=-1 quiet loglevel=7" \
+	"${NDK_DEMO_TIMEOUT:-300}" || true
 
 # The consumer's own lines, without the kernel's timestamps.
 sed -n 's/^\[ *[0-9.]*\] ndk_demo: /  /p; s/^NDK-DEMO: link /  link /p' \

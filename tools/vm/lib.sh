@@ -36,3 +36,18 @@ build_for_vm() {
 	fi
 	echo "$ktree"
 }
+
+# Boot kernel tree $1 with initramfs $2/initramfs.cpio.gz and command line
+# $3 under TCG (or NDK_QEMU_ACCEL), user networking, for at most $4 seconds;
+# the console goes to $2/console.log. Returns QEMU's (or timeout's) status.
+boot_vm() {
+	local ktree=$1 outdir=$2 append=$3 limit=$4
+	timeout "$limit" qemu-system-x86_64 \
+		-accel "${NDK_QEMU_ACCEL:-tcg}" -cpu max -smp 2 -m 2G \
+		-kernel "$ktree/arch/x86/boot/bzImage" \
+		-initrd "$outdir/initramfs.cpio.gz" -append "$append" \
+		-netdev user,id=n0,restrict=on \
+		-device virtio-net-pci,netdev=n0 \
+		-nographic -no-reboot -monitor none -serial stdio \
+		</dev/null >"$outdir/console.log" 2>&1
+}
