@@ -61,6 +61,7 @@ static struct ndk_senv *ndk_senv_new(struct kunit *test, struct ndk_cenv *e,
 	struct ndk_senv *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
 	struct ib_device *dev;
 	NDK_QP *unused = NULL;
+	unsigned long flags;
 	struct ndk_wait w;
 	NTSTATUS st;
 
@@ -72,10 +73,12 @@ static struct ndk_senv *ndk_senv_new(struct kunit *test, struct ndk_cenv *e,
 					      &w),
 			      NDK_SRQ, Header);
 	ndk_wait_init(&w);
+	spin_lock_irqsave(&ndk_test_lock, flags);
 	st = e->pd->Dispatch->NdkCreateQpWithSrq(e->pd, e->cq, e->cq, s->srq,
 						 (void *)0x5151, 8, 1, 0,
 						 ndk_test_create_cb, &w,
 						 &unused);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
 	s->qp = container_of(ndk_create_with(test, st, &w), NDK_QP, Header);
 	s->buf = kunit_kzalloc(test, 9 * NDK_SRQ_SLOT, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, s->buf);
