@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-# Shared settings for the VM test harness; sourced, not run.
+# Shared settings for the VM test harness and the lint, docs and DKMS
+# checks; sourced, not run.
 
 NDK_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 NDK_VM_DIR=$NDK_TOP/tools/vm
@@ -7,6 +8,30 @@ NDK_CACHE_DIR=${NDK_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ndk}
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+
+# Install those of the Debian packages "$@" that are missing.
+install_missing() {
+	local p missing=()
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} = 0 ] && return 0
+	log "installing: ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q >&2
+	apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+}
+
+# Tracked files matching git pathspecs "$@" (every one without), relative
+# to the current directory, NUL-separated, as they are in the worktree:
+# uncommitted edits included, files deleted there left out.
+tracked() {
+	local f
+	git ls-files -z "$@" | while IFS= read -r -d '' f; do
+		if [ -e "$f" ]; then printf '%s\0' "$f"; fi
+	done
+}
 
 # Cache key of a kernel flavour: source package version, config fragment
 # and the build script itself, so any change rebuilds.
