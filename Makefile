@@ -7,6 +7,7 @@
 #   make check-selftest  prove that a kernel splat turns `make check` red
 #   make demo            boot a VM and run the sample consumer samples/ndk_demo
 #   make install         install modules and public headers
+#   make docs-check      docutils over Documentation/, kernel-doc over the sources
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 PREFIX ?= /usr/local
@@ -35,6 +36,9 @@ check-selftest:
 demo:
 	bash tools/vm/demo.sh
 
+docs-check:
+	bash tools/docs-check.sh
+
 # Works without a kernel tree too (the host's may not exist).
 clean:
 	if [ -d $(KDIR) ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
@@ -44,4 +48,4 @@ clean:
 	rm -rf build Module.symvers modules.order .tmp_versions
 
 .PHONY: all modules modules_install install headers_install check \
-	check-selftest demo clean
+	check-selftest demo docs-check clean

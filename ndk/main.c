@@ -258,7 +258,12 @@ static struct ib_client ndk_ib_client = {
 };
 
 #if IS_ENABLED(CONFIG_KUNIT)
-/* Lets the tests check the module references adapters hold. */
+/**
+ * ndk_module() - ndk's own module, for the tests
+ *
+ * Return: THIS_MODULE, so the tests can check the module references that
+ * open adapters hold.
+ */
 struct module *ndk_module(void)
 {
 	return THIS_MODULE;

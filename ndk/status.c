@@ -110,7 +110,12 @@ NTSTATUS ndk_status_from_wc(enum ib_wc_status wc_status)
 EXPORT_SYMBOL_NDK_TEST(ndk_status_from_wc);
 
 #if IS_ENABLED(CONFIG_KUNIT)
-/* The tables themselves, so the test suite can check every row. */
+/**
+ * ndk_errno_map_table() - the errno table, for the tests to check every row
+ * @n: set to the number of rows
+ *
+ * Return: the first row of ndk_status_from_errno()'s table.
+ */
 const struct ndk_errno_map *ndk_errno_map_table(size_t *n)
 {
 	*n = ARRAY_SIZE(ndk_errno_table);
@@ -118,6 +123,12 @@ const struct ndk_errno_map *ndk_errno_map_table(size_t *n)
 }
 EXPORT_SYMBOL_NDK_TEST(ndk_errno_map_table);
 
+/**
+ * ndk_wc_map_table() - the work-completion table, for the tests to check
+ * @n: set to the number of rows
+ *
+ * Return: the first row of ndk_status_from_wc()'s table.
+ */
 const struct ndk_wc_map *ndk_wc_map_table(size_t *n)
 {
 	*n = ARRAY_SIZE(ndk_wc_table);

@@ -46,6 +46,32 @@ kernel_key() {
 
 kernel_dir() { echo "$NDK_CACHE_DIR/kernel-$1-$(kernel_key "$1")"; }
 
+# Directory with checkpatch.pl (and the data files it reads) and kernel-doc:
+# the test kernel's scripts/ once that is built, else the same files taken
+# from linux-source-6.1 into build/, which takes seconds, not a kernel build.
+kernel_scripts() {
+	local tree srcver dir f files=()
+	tree=$(kernel_dir debug)
+	if [ -f "$tree/.ndk-done" ]; then
+		echo "$tree/scripts"
+		return
+	fi
+	srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1)
+	dir=$NDK_TOP/build/kernel-scripts-$srcver
+	if [ ! -f "$dir/.ndk-done" ]; then
+		for f in checkpatch.pl spelling.txt const_structs.checkpatch kernel-doc; do
+			files+=("linux-source-6.1/scripts/$f")
+		done
+		log "unpacking checkpatch and kernel-doc from linux-source-6.1"
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		tar -C "$dir" --strip-components=2 \
+			-xJf /usr/src/linux-source-6.1.tar.xz "${files[@]}"
+		touch "$dir/.ndk-done"
+	fi
+	echo "$dir"
+}
+
 # Install what is missing, build (or reuse) the debug test kernel and
 # build ndk's modules against it, warning-free; log in $1/build.log.
 # Prints the kernel tree.
