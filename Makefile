@@ -7,6 +7,8 @@
 #   make check-selftest  prove that a kernel splat turns `make check` red
 #   make demo            boot a VM and run the sample consumer samples/ndk_demo
 #   make install         install modules and public headers
+#   make lint            checkpatch, docs-check, W=1 and sparse builds against
+#                        the test kernel and Debian's headers; fails on any finding
 #   make docs-check      docutils over Documentation/, kernel-doc over the sources
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
@@ -36,6 +38,9 @@ check-selftest:
 demo:
 	bash tools/vm/demo.sh
 
+lint:
+	bash tools/lint.sh
+
 docs-check:
 	bash tools/docs-check.sh
 
@@ -48,4 +53,4 @@ clean:
 	rm -rf build Module.symvers modules.order .tmp_versions
 
 .PHONY: all modules modules_install install headers_install check \
-	check-selftest demo docs-check clean
+	check-selftest demo lint docs-check clean

@@ -352,7 +352,6 @@ static void nd_conn_listen_closing(struct kunit *test)
 	ndk_close_all(test, c2, qp2);
 }
 
-
 /* Every call of the handshake and the teardown from atomic context. */
 static void ndk_conn_atomic_test(struct kunit *test)
 {
@@ -469,7 +468,6 @@ static void ndk_conn_disconnect_flush_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, e->disconnects, 1);
 	ndk_pair_close(test, &p);
 }
-
 
 /*
  * The NDK data path over a connection: receives posted before the

@@ -72,6 +72,13 @@ kernel_scripts() {
 	echo "$dir"
 }
 
+# Kernel release of Debian's distribution headers (linux-headers-amd64
+# depends on exactly one linux-headers-<release> package).
+distro_release() {
+	dpkg-query -W -f='${Depends}' linux-headers-amd64 |
+		sed -n 's/^linux-headers-\([^ ,]*\).*/\1/p'
+}
+
 # Install what is missing, build (or reuse) the debug test kernel and
 # build ndk's modules against it, warning-free; log in $1/build.log.
 # Prints the kernel tree.

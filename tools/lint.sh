@@ -1,0 +1,71 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Code hygiene gate: checkpatch --strict over every tracked C file, the
+# documentation check, and a W=1 build with sparse against the test kernel
+# and against Debian's distribution headers.  Any finding fails; every
+# step runs, so one run reports them all.  Logs in build/lint/.
+set -euo pipefail
+. "$(dirname "$0")/vm/lib.sh"
+
+# The test kernel is built here on a fresh machine; it needs what
+# `make check` needs, and `make check` then reuses it.
+"$NDK_VM_DIR/install-deps.sh"
+install_missing linux-headers-amd64 perl
+cd "$NDK_TOP"
+out=build/lint
+rm -rf "$out"
+mkdir -p "$out"
+fail=0
+
+# Run checkpatch.pl over files "${@:2}" ignoring message types $1.
+checkpatch() {
+	local ignore=$1
+	shift
+	[ $# = 0 ] && return 0
+	"$scripts/checkpatch.pl" --strict --no-tree --terse \
+		--show-types --ignore "$ignore" --file "$@" \
+		>>"$out/checkpatch.log" 2>&1 || fail=1
+}
+
+# W=1 build with sparse (C=2: every file, whether rebuilt or not) of a
+# fresh copy of the sources in build/lint/$1, against kernel tree $2, so
+# objects of different trees never mix and every file is compiled.
+build() {
+	local dir=$out/$1 kdir=$2
+	log "W=1 C=2 build against $kdir"
+	mkdir -p "$dir"
+	tracked | tar --null -T - -cf - | tar -xf - -C "$dir"
+	if ! make -C "$dir" KDIR="$kdir" W=1 C=2 modules >"$dir.log" 2>&1; then
+		cat "$dir.log" >&2
+		log "build against $kdir failed"
+		fail=1
+	elif grep -E 'warning:|error:' "$dir.log" | sed "s|$NDK_TOP/$dir/||" >&2; then
+		fail=1
+	fi
+}
+
+# NDKPI's names are Windows-style by specification, and the typedefs of
+# include/ndk/ are the specification's own.
+log "checkpatch"
+scripts=$(kernel_scripts)
+mapfile -d '' spec < <(tracked 'include/ndk/*.[ch]')
+mapfile -d '' rest < <(tracked '*.[ch]' ':!include/ndk/*')
+checkpatch CAMELCASE,NEW_TYPEDEFS "${spec[@]}"
+checkpatch CAMELCASE "${rest[@]}"
+if [ -s "$out/checkpatch.log" ]; then
+	cat "$out/checkpatch.log" >&2
+	fail=1
+fi
+
+log "docs-check"
+tools/docs-check.sh || fail=1
+
+release=$(distro_release)
+[ -n "$release" ] || die "cannot tell the release of linux-headers-amd64"
+build distro "/usr/src/linux-headers-$release"
+ktree=$("$NDK_VM_DIR/build-kernel.sh" debug)
+build test "$ktree"
+
+[ "$fail" = 0 ] || die "lint found problems"
+log "lint clean"
