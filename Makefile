@@ -3,17 +3,24 @@
 # ndk: NDKPI provider for Linux RDMA.
 #   make                 build ndk/ndk.ko (and the KUnit module if KDIR has KUnit)
 #   make KDIR=<tree>     build against another kernel tree or headers
+#   make NDK_ONLY=1      build ndk.ko alone: no KUnit module, no sample (as DKMS)
 #   make check           build the test kernel, run every suite in QEMU
 #   make check-selftest  prove that a kernel splat turns `make check` red
 #   make demo            boot a VM and run the sample consumer samples/ndk_demo
-#   make install         install modules and public headers
+#   make install         install modules, public headers and Module.symvers
 #   make lint            checkpatch, docs-check, W=1 and sparse builds against
 #                        the test kernel and Debian's headers; fails on any finding
 #   make docs-check      docutils over Documentation/, kernel-doc over the sources
+#   make dkms-check      dkms add, build, install and remove on Debian's kernel
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 PREFIX ?= /usr/local
 INSTALL_HDR_DIR ?= $(DESTDIR)$(PREFIX)/include
+# Symbol versions belong to one kernel build, hence one directory per
+# release; UTS_RELEASE, as Debian's headers have another kernel.release.
+KRELEASE = $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
+	$(KDIR)/include/generated/utsrelease.h)
+INSTALL_SYMVERS_DIR ?= $(DESTDIR)$(PREFIX)/lib/ndk/$(KRELEASE)
 
 all: modules
 
@@ -23,11 +30,16 @@ modules:
 modules_install: modules
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
 
-install: modules_install headers_install
+install: modules_install headers_install symvers_install
 
 headers_install:
 	install -d $(INSTALL_HDR_DIR)/ndk
 	install -m 0644 include/ndk/*.h $(INSTALL_HDR_DIR)/ndk/
+
+# For consumers' KBUILD_EXTRA_SYMBOLS.
+symvers_install: modules
+	install -d $(INSTALL_SYMVERS_DIR)
+	install -m 0644 Module.symvers $(INSTALL_SYMVERS_DIR)/
 
 check:
 	bash tools/vm/check.sh
@@ -44,6 +56,9 @@ lint:
 docs-check:
 	bash tools/docs-check.sh
 
+dkms-check:
+	bash tools/dkms-check.sh
+
 # Works without a kernel tree too (the host's may not exist).
 clean:
 	if [ -d $(KDIR) ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
@@ -52,5 +67,5 @@ clean:
 		-delete
 	rm -rf build Module.symvers modules.order .tmp_versions
 
-.PHONY: all modules modules_install install headers_install check \
-	check-selftest demo lint docs-check clean
+.PHONY: all modules modules_install install headers_install symvers_install \
+	check check-selftest demo lint docs-check dkms-check clean
