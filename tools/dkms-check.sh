@@ -45,7 +45,7 @@ log "dkms add, build and install ndk/$ver for $release"
 	dkms build -m ndk -v "$ver" -k "$release" &&
 	dkms install -m ndk -v "$ver" -k "$release" --no-depmod
 } >"$out/dkms.log" 2>&1 || {
-	cat "$out/dkms.log" "$base/log/make.log" >&2 2>/dev/null || true
+	cat "$out/dkms.log" "/var/lib/dkms/ndk/$ver/build/make.log" >&2 || true
 	die "dkms failed"
 }
 cp "$base/log/make.log" "$out/make.log"
