@@ -9,6 +9,7 @@
  * No callback runs once close has started destroying the CQ.
  */
 #include "ndk_priv.h"
+#include "trace.h"
 
 /* Arm states, ordered so that merging two arms is taking the maximum. */
 enum {
@@ -74,6 +75,8 @@ static void ndk_cq_fire(struct ndk_cq *cq)
 	do {
 		cq->notify_again = false;
 		spin_unlock_irqrestore(&cq->notify_lock, flags);
+		trace_ndk_callback(NDK_CB_CQ_NOTIFY, NdkObjectTypeCq,
+				   cq->obj.id, READ_ONCE(cq->fatal));
 		cq->notify_cb(cq->notify_ctx, READ_ONCE(cq->fatal));
 		spin_lock_irqsave(&cq->notify_lock, flags);
 	} while (cq->notify_again);
@@ -272,6 +275,7 @@ static void ndk_cq_resize_work(struct work_struct *work)
 	if (!err)
 		cq->depth = req->depth;
 	kfree(req);
+	trace_ndk_callback(NDK_CB_REQUEST, NdkObjectTypeCq, cq->obj.id, status);
 	cb(ctx, status);
 	ndk_obj_put(&cq->obj);
 }

@@ -79,6 +79,8 @@ enum ndk_obj_state {
 /**
  * struct ndk_obj - lifetime state shared by every NDK object
  * @hdr: the public object header inside the containing structure
+ * @id: small number naming the object in traces and debugfs, which never
+ *	show kernel pointers
  * @ops: type operations
  * @adapter: the adapter the object descends from (NULL for an adapter)
  * @parent: antecedent holding a reference for this object, or NULL
@@ -93,6 +95,7 @@ enum ndk_obj_state {
  */
 struct ndk_obj {
 	NDK_OBJECT_HEADER *hdr;
+	u32 id;
 	const struct ndk_obj_ops *ops;
 	struct ndk_adapter *adapter;
 	struct ndk_obj *parent;
