@@ -188,12 +188,14 @@ static void ndk_conn_finish(struct ndk_connector *conn,
 			    enum ndk_conn_state state, NTSTATUS status)
 {
 	NDK_FN_REQUEST_COMPLETION cb;
+	enum ndk_conn_state was;
 	unsigned long flags;
 	void *ctx;
 
 	spin_lock_irqsave(&conn->lock, flags);
 	cb = conn->req_cb;
 	ctx = conn->req_ctx;
+	was = conn->state;
 	conn->req_cb = NULL;
 	/* A failure with nothing pending still ends the connection. */
 	if (cb || state == NDK_CONN_DONE)
@@ -201,6 +203,11 @@ static void ndk_conn_finish(struct ndk_connector *conn,
 	spin_unlock_irqrestore(&conn->lock, flags);
 	if (!cb)
 		return;
+	/* A consumer that closed the connector did not see a failure. */
+	if (status && status != STATUS_CANCELLED &&
+	    (was == NDK_CONN_CONNECTING || was == NDK_CONN_COMPLETING ||
+	     was == NDK_CONN_ACCEPTING))
+		ndk_stat_inc(conn->obj.adapter, NDK_STAT_CONNECT_FAILURES);
 	trace_ndk_callback(NDK_CB_REQUEST, NdkObjectTypeConnector, conn->obj.id,
 			   status);
 	cb(ctx, status);
@@ -316,6 +323,7 @@ static void ndk_conn_disconnected(struct ndk_connector *conn)
 	/* Answer the peer's disconnect (the DREP on IB) outside the handler. */
 	ndk_obj_get(&conn->obj);
 	queue_work(ndk_wq, &conn->drep_work);
+	ndk_stat_inc(conn->obj.adapter, NDK_STAT_CONNECTION_ERRORS);
 	if (cb_ex || cb)
 		trace_ndk_callback(NDK_CB_DISCONNECT_EVENT,
 				   NdkObjectTypeConnector, conn->obj.id, 0);
@@ -561,9 +569,16 @@ static void ndk_conn_take_qp(struct ndk_connector *conn, NDK_QP *pNdkQp)
 }
 
 /*
- * The traced entry points hold a reference across the call: the request
- * may finish, and the consumer close the connector, before they trace it.
+ * Count a connect or accept that is under way. The traced entry points
+ * hold a reference across the call: the request may finish, and the
+ * consumer close the connector, before they count and trace it.
  */
+static void ndk_conn_count(struct ndk_connector *conn, enum ndk_stat stat,
+			   NTSTATUS status)
+{
+	if (status == STATUS_PENDING)
+		ndk_stat_inc(conn->obj.adapter, stat);
+}
 
 /* Start the active side: bind @src, then resolve, route and connect. */
 static NTSTATUS ndk_connect_common(struct ndk_connector *conn, NDK_QP *pNdkQp,
@@ -630,6 +645,7 @@ static NTSTATUS ndk_connect(NDK_CONNECTOR *pNdkConnector, NDK_QP *pNdkQp,
 				    InboundReadLimit, OutboundReadLimit,
 				    pPrivateData, PrivateDataLength, NULL,
 				    RequestCompletion, RequestContext);
+	ndk_conn_count(conn, NDK_STAT_CONNECTS, status);
 	trace_ndk_connect(conn, status);
 	ndk_obj_put(&conn->obj);
 	return status;
@@ -663,6 +679,7 @@ static NTSTATUS ndk_connect_with_shared_endpoint(NDK_CONNECTOR *pNdkConnector,
 				    InboundReadLimit, OutboundReadLimit,
 				    pPrivateData, PrivateDataLength, sep,
 				    RequestCompletion, RequestContext);
+	ndk_conn_count(conn, NDK_STAT_CONNECTS, status);
 	trace_ndk_connect(conn, status);
 	ndk_obj_put(&conn->obj);
 	return status;
@@ -782,6 +799,7 @@ static NTSTATUS ndk_accept(NDK_CONNECTOR *pNdkConnector, NDK_QP *pNdkQp,
 				   PrivateDataLength, DisconnectEvent, NULL,
 				   DisconnectEventContext, RequestCompletion,
 				   RequestContext);
+	ndk_conn_count(conn, NDK_STAT_ACCEPTS, status);
 	trace_ndk_accept(conn, status);
 	ndk_obj_put(&conn->obj);
 	return status;
@@ -804,6 +822,7 @@ static NTSTATUS ndk_accept_ex(NDK_CONNECTOR *pNdkConnector, NDK_QP *pNdkQp,
 				   PrivateDataLength, NULL, DisconnectEvent,
 				   DisconnectEventContext, RequestCompletion,
 				   RequestContext);
+	ndk_conn_count(conn, NDK_STAT_ACCEPTS, status);
 	trace_ndk_accept(conn, status);
 	ndk_obj_put(&conn->obj);
 	return status;
@@ -913,6 +932,8 @@ static NTSTATUS ndk_reject_traced(NDK_CONNECTOR *pNdkConnector,
 
 	ndk_obj_get(&conn->obj);
 	status = ndk_reject(pNdkConnector, pPrivateData, PrivateDataLength);
+	if (status == STATUS_SUCCESS)
+		ndk_stat_inc(conn->obj.adapter, NDK_STAT_REJECTS);
 	trace_ndk_reject(conn, status);
 	ndk_obj_put(&conn->obj);
 	return status;

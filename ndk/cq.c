@@ -205,6 +205,21 @@ static NDK_OPERATION_TYPE ndk_wc_to_result(const struct ib_wc *wc,
 	return type;
 }
 
+/* Count a polled batch on this CPU: no lock, no atomic, no allocation. */
+static void ndk_cq_count(struct ndk_cq *cq, int n)
+{
+	struct ndk_adapter *adapter = cq->obj.adapter;
+	int i;
+
+	ndk_stat_add(adapter, NDK_STAT_COMPLETED, n);
+	for (i = 0; i < n; i++) {
+		if (cq->wc[i].status == IB_WC_WR_FLUSH_ERR)
+			ndk_stat_inc(adapter, NDK_STAT_CQ_FLUSHED);
+		else if (cq->wc[i].status != IB_WC_SUCCESS)
+			ndk_stat_inc(adapter, NDK_STAT_CQ_ERRORS);
+	}
+}
+
 static ULONG ndk_get_cq_results(NDK_CQ *pNdkCq, NDK_RESULT Results[],
 				ULONG nResults)
 {
@@ -219,6 +234,7 @@ static ULONG ndk_get_cq_results(NDK_CQ *pNdkCq, NDK_RESULT Results[],
 			ndk_wc_to_result(&cq->wc[i], &Results[done + i]);
 		if (n <= 0)
 			break;
+		ndk_cq_count(cq, n);
 		done += n;
 	}
 	return done;
@@ -247,6 +263,7 @@ static ULONG ndk_get_cq_results_ex(NDK_CQ *pNdkCq, NDK_RESULT_EX Results[],
 		}
 		if (n <= 0)
 			break;
+		ndk_cq_count(cq, n);
 		done += n;
 	}
 	return done;

@@ -41,6 +41,7 @@ int ndk_listener_request(struct ndk_listener *listener,
 		return -ENOMEM;
 	ndk_obj_add_antecedent(&conn->obj, &listener->obj);
 	ndk_connector_adopt(conn, id, ev);
+	ndk_obj_track(&conn->obj);
 	trace_ndk_object_create(NdkObjectTypeConnector, conn->obj.id,
 				listener->obj.id, STATUS_SUCCESS);
 	trace_ndk_callback(NDK_CB_CONNECT_EVENT, NdkObjectTypeListener,

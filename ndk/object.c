@@ -44,6 +44,7 @@ void ndk_obj_init(struct ndk_obj *obj, NDK_OBJECT_HEADER *hdr,
 	refcount_set(&obj->refs, 1);
 	obj->state = NDK_OBJ_CREATING;
 	INIT_WORK(&obj->work, ndk_obj_work);
+	INIT_LIST_HEAD(&obj->dev_node);
 	if (parent) {
 		obj->adapter = parent->adapter;
 		ndk_obj_get(parent);
@@ -131,6 +132,7 @@ static void ndk_obj_finish_create(struct ndk_obj *obj)
 		ndk_obj_put_antecedents(parent, extra, ARRAY_SIZE(extra));
 		return;
 	}
+	ndk_obj_track(obj);
 	WRITE_ONCE(obj->state, NDK_OBJ_LIVE);
 	trace_ndk_callback(NDK_CB_CREATE, type, id, STATUS_SUCCESS);
 	/* From here the consumer owns the object and may close it at once. */
@@ -146,6 +148,8 @@ static void ndk_obj_finish_close(struct ndk_obj *obj)
 	u32 type = obj->hdr->ObjectType, id = obj->id;
 
 	memcpy(extra, obj->extra, sizeof(extra));
+	/* Off the debugfs lists before anything goes. */
+	ndk_obj_untrack(obj);
 	trace_ndk_close_done(obj);
 	obj->ops->destroy(obj);
 	obj->ops->free(obj);

@@ -124,6 +124,7 @@ static NTSTATUS ndk_srq_receive(NDK_SRQ *pNdkSrq, PVOID RequestContext,
 		return ndk_status_from_errno(err);
 	}
 	srq->ring.head++;
+	ndk_stat_inc(srq->obj.adapter, NDK_STAT_POSTED);
 	return STATUS_SUCCESS;
 }
 
