@@ -20,11 +20,14 @@ modules:
 modules_install: modules
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
 
-install: modules_install headers_install
+install: modules_install headers_install tools_install
 
 headers_install:
 	install -d $(INSTALL_HDR_DIR)/ndk
 	install -m 0644 include/ndk/*.h $(INSTALL_HDR_DIR)/ndk/
+
+tools_install:
+	install -D -m 0755 tools/ndkstat $(DESTDIR)$(PREFIX)/sbin/ndkstat
 
 check:
 	bash tools/vm/check.sh
@@ -43,5 +46,5 @@ clean:
 		-delete
 	rm -rf build Module.symvers modules.order .tmp_versions
 
-.PHONY: all modules modules_install install headers_install check \
+.PHONY: all modules modules_install install headers_install tools_install check \
 	check-selftest demo clean
