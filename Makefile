@@ -30,7 +30,7 @@ modules:
 modules_install: modules
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
 
-install: modules_install headers_install symvers_install
+install: modules_install headers_install symvers_install tools_install
 
 headers_install:
 	install -d $(INSTALL_HDR_DIR)/ndk
@@ -40,6 +40,9 @@ headers_install:
 symvers_install: modules
 	install -d $(INSTALL_SYMVERS_DIR)
 	install -m 0644 Module.symvers $(INSTALL_SYMVERS_DIR)/
+
+tools_install:
+	install -D -m 0755 tools/ndkstat $(DESTDIR)$(PREFIX)/sbin/ndkstat
 
 check:
 	bash tools/vm/check.sh
@@ -68,4 +71,4 @@ clean:
 	rm -rf build Module.symvers modules.order .tmp_versions
 
 .PHONY: all modules modules_install install headers_install symvers_install \
-	check check-selftest demo lint docs-check dkms-check clean
+	tools_install check check-selftest demo lint docs-check dkms-check clean

@@ -269,17 +269,19 @@ NTSTATUS ndk_open_adapter(int ifindex, NDK_VERSION version,
 	}
 	max_inline = dev->max_inline;
 	mutex_unlock(&dev->probe_lock);
+	/* Its counters and debugfs view outlive a removal while open. */
+	kref_get(&dev->ref);
 	mutex_unlock(&ndk_devices_lock);
 
 	a = kzalloc(sizeof(*a), GFP_KERNEL);
 	if (!a) {
 		status = STATUS_INSUFFICIENT_RESOURCES;
-		goto err_dev;
+		goto err_ref;
 	}
 	if (!try_module_get(THIS_MODULE)) {
 		kfree(a);
 		status = STATUS_NDIS_ADAPTER_NOT_READY;
-		goto err_dev;
+		goto err_ref;
 	}
 	a->ndk.Dispatch = &ndk_adapter_dispatch;
 	a->ndk.Header.Version.Major = NDK_PROVIDER_VERSION_MAJOR;
@@ -288,14 +290,18 @@ NTSTATUS ndk_open_adapter(int ifindex, NDK_VERSION version,
 		     NULL);
 	a->obj.adapter = a;
 	a->obj.state = NDK_OBJ_LIVE;
+	a->dev = dev;
 	a->ibdev = ibdev;
 	a->port = port;
 	a->ifindex = ifindex;
 	init_completion(&a->released);
 	ndk_fill_info(a, max_inline);
+	ndk_obj_track(&a->obj);
 	*adapter = &a->ndk;
 	return STATUS_SUCCESS;
 
+err_ref:
+	kref_put(&dev->ref, ndk_device_release);
 err_dev:
 	ib_device_put(ibdev);
 	return status;
@@ -321,6 +327,8 @@ void ndk_close_adapter(NDK_ADAPTER *adapter)
 	a = container_of(adapter, struct ndk_adapter, ndk);
 	ndk_obj_put(&a->obj);
 	wait_for_completion(&a->released);
+	ndk_obj_untrack(&a->obj);
+	kref_put(&a->dev->ref, ndk_device_release);
 	ib_device_put(a->ibdev);
 	kfree(a);
 	module_put(THIS_MODULE);

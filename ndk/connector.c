@@ -23,6 +23,7 @@
 #include <net/route.h>
 #include <rdma/ib_cm.h>
 #include "ndk_priv.h"
+#include "trace.h"
 
 static struct ndk_connector *to_conn(NDK_CONNECTOR *c)
 {
@@ -187,12 +188,14 @@ static void ndk_conn_finish(struct ndk_connector *conn,
 			    enum ndk_conn_state state, NTSTATUS status)
 {
 	NDK_FN_REQUEST_COMPLETION cb;
+	enum ndk_conn_state was;
 	unsigned long flags;
 	void *ctx;
 
 	spin_lock_irqsave(&conn->lock, flags);
 	cb = conn->req_cb;
 	ctx = conn->req_ctx;
+	was = conn->state;
 	conn->req_cb = NULL;
 	/* A failure with nothing pending still ends the connection. */
 	if (cb || state == NDK_CONN_DONE)
@@ -200,6 +203,13 @@ static void ndk_conn_finish(struct ndk_connector *conn,
 	spin_unlock_irqrestore(&conn->lock, flags);
 	if (!cb)
 		return;
+	/* A consumer that closed the connector did not see a failure. */
+	if (status && status != STATUS_CANCELLED &&
+	    (was == NDK_CONN_CONNECTING || was == NDK_CONN_COMPLETING ||
+	     was == NDK_CONN_ACCEPTING))
+		ndk_stat_inc(conn->obj.adapter, NDK_STAT_CONNECT_FAILURES);
+	trace_ndk_callback(NDK_CB_REQUEST, NdkObjectTypeConnector, conn->obj.id,
+			   status);
 	cb(ctx, status);
 	ndk_obj_put(&conn->obj);
 }
@@ -226,6 +236,22 @@ static void ndk_conn_flush_qp(struct ndk_connector *conn)
 {
 	if (conn->qp)
 		ndk_qp_set_error(conn->qp);
+}
+
+/*
+ * Record the connection's addresses as rdma_cm resolved them, with the
+ * local port, for debugfs and traces. Called from @id's event handler,
+ * or for an incoming request before the consumer sees the connector.
+ */
+static void ndk_conn_note_addrs(struct ndk_connector *conn,
+				struct rdma_cm_id *id)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	memcpy(&conn->src, &id->route.addr.src_addr, sizeof(conn->src));
+	memcpy(&conn->dst, &id->route.addr.dst_addr, sizeof(conn->dst));
+	spin_unlock_irqrestore(&conn->lock, flags);
 }
 
 /* Keep what the peer sent: private data and its read limits. */
@@ -297,6 +323,10 @@ static void ndk_conn_disconnected(struct ndk_connector *conn)
 	/* Answer the peer's disconnect (the DREP on IB) outside the handler. */
 	ndk_obj_get(&conn->obj);
 	queue_work(ndk_wq, &conn->drep_work);
+	ndk_stat_inc(conn->obj.adapter, NDK_STAT_CONNECTION_ERRORS);
+	if (cb_ex || cb)
+		trace_ndk_callback(NDK_CB_DISCONNECT_EVENT,
+				   NdkObjectTypeConnector, conn->obj.id, 0);
 	if (cb_ex)
 		cb_ex(ctx, 0);
 	else if (cb)
@@ -413,11 +443,17 @@ int ndk_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
 	NDK_OBJECT_HEADER *hdr = id->context;
 
+	trace_ndk_cm_event(ndk_obj_of(hdr), ev);
 	if (hdr->ObjectType == NdkObjectTypeListener)
 		return ev->event == RDMA_CM_EVENT_CONNECT_REQUEST ?
 		       ndk_listener_request(id->context, id, ev) : 0;
-	if (hdr->ObjectType == NdkObjectTypeConnector)
-		ndk_conn_event(id->context, id, ev);
+	if (hdr->ObjectType != NdkObjectTypeConnector)
+		return 0;
+	/* The local port is known now; note it before the consumer hears. */
+	if (ev->event == RDMA_CM_EVENT_CONNECT_RESPONSE ||
+	    ev->event == RDMA_CM_EVENT_ESTABLISHED)
+		ndk_conn_note_addrs(id->context, id);
+	ndk_conn_event(id->context, id, ev);
 	return 0;
 }
 
@@ -532,6 +568,18 @@ static void ndk_conn_take_qp(struct ndk_connector *conn, NDK_QP *pNdkQp)
 	ndk_obj_get(&conn->qp->obj);
 }
 
+/*
+ * Count a connect or accept that is under way. The traced entry points
+ * hold a reference across the call: the request may finish, and the
+ * consumer close the connector, before they count and trace it.
+ */
+static void ndk_conn_count(struct ndk_connector *conn, enum ndk_stat stat,
+			   NTSTATUS status)
+{
+	if (status == STATUS_PENDING)
+		ndk_stat_inc(conn->obj.adapter, stat);
+}
+
 /* Start the active side: bind @src, then resolve, route and connect. */
 static NTSTATUS ndk_connect_common(struct ndk_connector *conn, NDK_QP *pNdkQp,
 				   const struct sockaddr *src, ULONG slen,
@@ -587,12 +635,20 @@ static NTSTATUS ndk_connect(NDK_CONNECTOR *pNdkConnector, NDK_QP *pNdkQp,
 			    NDK_FN_REQUEST_COMPLETION RequestCompletion,
 			    PVOID RequestContext)
 {
-	return ndk_connect_common(to_conn(pNdkConnector), pNdkQp, pSrcAddress,
-				  ndk_addr_len(pSrcAddress, SrcAddressLength),
-				  pDestAddress, DestAddressLength,
-				  InboundReadLimit, OutboundReadLimit,
-				  pPrivateData, PrivateDataLength, NULL,
-				  RequestCompletion, RequestContext);
+	struct ndk_connector *conn = to_conn(pNdkConnector);
+	NTSTATUS status;
+
+	ndk_obj_get(&conn->obj);
+	status = ndk_connect_common(conn, pNdkQp, pSrcAddress,
+				    ndk_addr_len(pSrcAddress, SrcAddressLength),
+				    pDestAddress, DestAddressLength,
+				    InboundReadLimit, OutboundReadLimit,
+				    pPrivateData, PrivateDataLength, NULL,
+				    RequestCompletion, RequestContext);
+	ndk_conn_count(conn, NDK_STAT_CONNECTS, status);
+	trace_ndk_connect(conn, status);
+	ndk_obj_put(&conn->obj);
+	return status;
 }
 
 static NTSTATUS ndk_connect_with_shared_endpoint(NDK_CONNECTOR *pNdkConnector,
@@ -611,16 +667,22 @@ static NTSTATUS ndk_connect_with_shared_endpoint(NDK_CONNECTOR *pNdkConnector,
 	struct ndk_sep *sep = ndk_sep_of(pNdkSharedEndpoint,
 					 conn->obj.adapter);
 	struct sockaddr *src;
+	NTSTATUS status;
 
 	if (!sep)
 		return STATUS_INVALID_PARAMETER;
 	src = (struct sockaddr *)&sep->addr;
-	return ndk_connect_common(conn, pNdkQp, src,
-				  ndk_addr_len(src, sizeof(sep->addr)),
-				  pDestAddress, DestAddressLength,
-				  InboundReadLimit, OutboundReadLimit,
-				  pPrivateData, PrivateDataLength, sep,
-				  RequestCompletion, RequestContext);
+	ndk_obj_get(&conn->obj);
+	status = ndk_connect_common(conn, pNdkQp, src,
+				    ndk_addr_len(src, sizeof(sep->addr)),
+				    pDestAddress, DestAddressLength,
+				    InboundReadLimit, OutboundReadLimit,
+				    pPrivateData, PrivateDataLength, sep,
+				    RequestCompletion, RequestContext);
+	ndk_conn_count(conn, NDK_STAT_CONNECTS, status);
+	trace_ndk_connect(conn, status);
+	ndk_obj_put(&conn->obj);
+	return status;
 }
 
 static NTSTATUS ndk_complete_connect_common(struct ndk_connector *conn,
@@ -651,10 +713,16 @@ static NTSTATUS ndk_complete_connect(NDK_CONNECTOR *pNdkConnector,
 				     NDK_FN_REQUEST_COMPLETION RequestCompletion,
 				     PVOID RequestContext)
 {
-	return ndk_complete_connect_common(to_conn(pNdkConnector),
-					   DisconnectEvent, NULL,
-					   DisconnectEventContext,
-					   RequestCompletion, RequestContext);
+	struct ndk_connector *conn = to_conn(pNdkConnector);
+	NTSTATUS status;
+
+	ndk_obj_get(&conn->obj);
+	status = ndk_complete_connect_common(conn, DisconnectEvent, NULL,
+					     DisconnectEventContext,
+					     RequestCompletion, RequestContext);
+	trace_ndk_complete_connect(conn, status);
+	ndk_obj_put(&conn->obj);
+	return status;
 }
 
 static NTSTATUS ndk_complete_connect_ex(NDK_CONNECTOR *pNdkConnector,
@@ -663,10 +731,16 @@ static NTSTATUS ndk_complete_connect_ex(NDK_CONNECTOR *pNdkConnector,
 					NDK_FN_REQUEST_COMPLETION RequestCompletion,
 					PVOID RequestContext)
 {
-	return ndk_complete_connect_common(to_conn(pNdkConnector), NULL,
-					   DisconnectEvent,
-					   DisconnectEventContext,
-					   RequestCompletion, RequestContext);
+	struct ndk_connector *conn = to_conn(pNdkConnector);
+	NTSTATUS status;
+
+	ndk_obj_get(&conn->obj);
+	status = ndk_complete_connect_common(conn, NULL, DisconnectEvent,
+					     DisconnectEventContext,
+					     RequestCompletion, RequestContext);
+	trace_ndk_complete_connect(conn, status);
+	ndk_obj_put(&conn->obj);
+	return status;
 }
 
 static NTSTATUS ndk_accept_common(struct ndk_connector *conn, NDK_QP *pNdkQp,
@@ -716,11 +790,19 @@ static NTSTATUS ndk_accept(NDK_CONNECTOR *pNdkConnector, NDK_QP *pNdkQp,
 			   NDK_FN_REQUEST_COMPLETION RequestCompletion,
 			   PVOID RequestContext)
 {
-	return ndk_accept_common(to_conn(pNdkConnector), pNdkQp,
-				 InboundReadLimit, OutboundReadLimit,
-				 pPrivateData, PrivateDataLength,
-				 DisconnectEvent, NULL, DisconnectEventContext,
-				 RequestCompletion, RequestContext);
+	struct ndk_connector *conn = to_conn(pNdkConnector);
+	NTSTATUS status;
+
+	ndk_obj_get(&conn->obj);
+	status = ndk_accept_common(conn, pNdkQp, InboundReadLimit,
+				   OutboundReadLimit, pPrivateData,
+				   PrivateDataLength, DisconnectEvent, NULL,
+				   DisconnectEventContext, RequestCompletion,
+				   RequestContext);
+	ndk_conn_count(conn, NDK_STAT_ACCEPTS, status);
+	trace_ndk_accept(conn, status);
+	ndk_obj_put(&conn->obj);
+	return status;
 }
 
 static NTSTATUS ndk_accept_ex(NDK_CONNECTOR *pNdkConnector, NDK_QP *pNdkQp,
@@ -731,11 +813,19 @@ static NTSTATUS ndk_accept_ex(NDK_CONNECTOR *pNdkConnector, NDK_QP *pNdkQp,
 			      NDK_FN_REQUEST_COMPLETION RequestCompletion,
 			      PVOID RequestContext)
 {
-	return ndk_accept_common(to_conn(pNdkConnector), pNdkQp,
-				 InboundReadLimit, OutboundReadLimit,
-				 pPrivateData, PrivateDataLength, NULL,
-				 DisconnectEvent, DisconnectEventContext,
-				 RequestCompletion, RequestContext);
+	struct ndk_connector *conn = to_conn(pNdkConnector);
+	NTSTATUS status;
+
+	ndk_obj_get(&conn->obj);
+	status = ndk_accept_common(conn, pNdkQp, InboundReadLimit,
+				   OutboundReadLimit, pPrivateData,
+				   PrivateDataLength, NULL, DisconnectEvent,
+				   DisconnectEventContext, RequestCompletion,
+				   RequestContext);
+	ndk_conn_count(conn, NDK_STAT_ACCEPTS, status);
+	trace_ndk_accept(conn, status);
+	ndk_obj_put(&conn->obj);
+	return status;
 }
 
 /* Refuse a request; the reject itself is sent from ndk_wq. */
@@ -832,6 +922,38 @@ static NTSTATUS ndk_disconnect(NDK_CONNECTOR *pNdkConnector,
 	return status;
 }
 
+/* The dispatch entries of NdkReject and NdkDisconnect, traced. */
+static NTSTATUS ndk_reject_traced(NDK_CONNECTOR *pNdkConnector,
+				  const PVOID pPrivateData,
+				  ULONG PrivateDataLength)
+{
+	struct ndk_connector *conn = to_conn(pNdkConnector);
+	NTSTATUS status;
+
+	ndk_obj_get(&conn->obj);
+	status = ndk_reject(pNdkConnector, pPrivateData, PrivateDataLength);
+	if (status == STATUS_SUCCESS)
+		ndk_stat_inc(conn->obj.adapter, NDK_STAT_REJECTS);
+	trace_ndk_reject(conn, status);
+	ndk_obj_put(&conn->obj);
+	return status;
+}
+
+static NTSTATUS ndk_disconnect_traced(NDK_CONNECTOR *pNdkConnector,
+				      NDK_FN_REQUEST_COMPLETION RequestCompletion,
+				      PVOID RequestContext)
+{
+	struct ndk_connector *conn = to_conn(pNdkConnector);
+	NTSTATUS status;
+
+	ndk_obj_get(&conn->obj);
+	status = ndk_disconnect(pNdkConnector, RequestCompletion,
+				RequestContext);
+	trace_ndk_disconnect(conn, status);
+	ndk_obj_put(&conn->obj);
+	return status;
+}
+
 static const NDK_CONNECTOR_DISPATCH ndk_connector_dispatch = {
 	.NdkCloseConnector = ndk_close_object,
 	.NdkQueryExtension = ndk_query_extension,
@@ -839,11 +961,11 @@ static const NDK_CONNECTOR_DISPATCH ndk_connector_dispatch = {
 	.NdkConnectWithSharedEndpoint = ndk_connect_with_shared_endpoint,
 	.NdkCompleteConnect = ndk_complete_connect,
 	.NdkAccept = ndk_accept,
-	.NdkReject = ndk_reject,
+	.NdkReject = ndk_reject_traced,
 	.NdkGetConnectionData = ndk_get_connection_data,
 	.NdkGetLocalAddress = ndk_conn_get_local_address,
 	.NdkGetPeerAddress = ndk_conn_get_peer_address,
-	.NdkDisconnect = ndk_disconnect,
+	.NdkDisconnect = ndk_disconnect_traced,
 	.NdkCompleteConnectEx = ndk_complete_connect_ex,
 	.NdkAcceptEx = ndk_accept_ex,
 };
@@ -1023,6 +1145,7 @@ void ndk_connector_adopt(struct ndk_connector *conn, struct rdma_cm_id *id,
 
 	conn->id = id;
 	id->context = conn;
+	ndk_conn_note_addrs(conn, id);
 	/*
 	 * From our side: the reads the peer will issue and the reads it
 	 * allows us; NdkAccept caps the consumer's limits by them.

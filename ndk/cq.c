@@ -9,6 +9,7 @@
  * No callback runs once close has started destroying the CQ.
  */
 #include "ndk_priv.h"
+#include "trace.h"
 
 /* Arm states, ordered so that merging two arms is taking the maximum. */
 enum {
@@ -74,6 +75,8 @@ static void ndk_cq_fire(struct ndk_cq *cq)
 	do {
 		cq->notify_again = false;
 		spin_unlock_irqrestore(&cq->notify_lock, flags);
+		trace_ndk_callback(NDK_CB_CQ_NOTIFY, NdkObjectTypeCq,
+				   cq->obj.id, READ_ONCE(cq->fatal));
 		cq->notify_cb(cq->notify_ctx, READ_ONCE(cq->fatal));
 		spin_lock_irqsave(&cq->notify_lock, flags);
 	} while (cq->notify_again);
@@ -202,6 +205,21 @@ static NDK_OPERATION_TYPE ndk_wc_to_result(const struct ib_wc *wc,
 	return type;
 }
 
+/* Count a polled batch on this CPU: no lock, no atomic, no allocation. */
+static void ndk_cq_count(struct ndk_cq *cq, int n)
+{
+	struct ndk_adapter *adapter = cq->obj.adapter;
+	int i;
+
+	ndk_stat_add(adapter, NDK_STAT_COMPLETED, n);
+	for (i = 0; i < n; i++) {
+		if (cq->wc[i].status == IB_WC_WR_FLUSH_ERR)
+			ndk_stat_inc(adapter, NDK_STAT_CQ_FLUSHED);
+		else if (cq->wc[i].status != IB_WC_SUCCESS)
+			ndk_stat_inc(adapter, NDK_STAT_CQ_ERRORS);
+	}
+}
+
 static ULONG ndk_get_cq_results(NDK_CQ *pNdkCq, NDK_RESULT Results[],
 				ULONG nResults)
 {
@@ -216,6 +234,7 @@ static ULONG ndk_get_cq_results(NDK_CQ *pNdkCq, NDK_RESULT Results[],
 			ndk_wc_to_result(&cq->wc[i], &Results[done + i]);
 		if (n <= 0)
 			break;
+		ndk_cq_count(cq, n);
 		done += n;
 	}
 	return done;
@@ -244,6 +263,7 @@ static ULONG ndk_get_cq_results_ex(NDK_CQ *pNdkCq, NDK_RESULT_EX Results[],
 		}
 		if (n <= 0)
 			break;
+		ndk_cq_count(cq, n);
 		done += n;
 	}
 	return done;
@@ -272,6 +292,7 @@ static void ndk_cq_resize_work(struct work_struct *work)
 	if (!err)
 		cq->depth = req->depth;
 	kfree(req);
+	trace_ndk_callback(NDK_CB_REQUEST, NdkObjectTypeCq, cq->obj.id, status);
 	cb(ctx, status);
 	ndk_obj_put(&cq->obj);
 }

@@ -9,6 +9,7 @@
  * listened.
  */
 #include "ndk_priv.h"
+#include "trace.h"
 
 static struct ndk_listener *to_listener(NDK_LISTENER *l)
 {
@@ -40,6 +41,11 @@ int ndk_listener_request(struct ndk_listener *listener,
 		return -ENOMEM;
 	ndk_obj_add_antecedent(&conn->obj, &listener->obj);
 	ndk_connector_adopt(conn, id, ev);
+	ndk_obj_track(&conn->obj);
+	trace_ndk_object_create(NdkObjectTypeConnector, conn->obj.id,
+				listener->obj.id, STATUS_SUCCESS);
+	trace_ndk_callback(NDK_CB_CONNECT_EVENT, NdkObjectTypeListener,
+			   listener->obj.id, STATUS_SUCCESS);
 	/* The consumer owns the connector from here and may close it. */
 	listener->event_cb(listener->event_ctx, &conn->ndk);
 	return 0;
@@ -62,6 +68,8 @@ static void ndk_listen_work(struct work_struct *work)
 	/* A listen that failed may be tried again. */
 	if (status)
 		WRITE_ONCE(l->listen_cb, NULL);
+	trace_ndk_callback(NDK_CB_REQUEST, NdkObjectTypeListener, l->obj.id,
+			   status);
 	cb(ctx, status);
 	ndk_obj_put(&l->obj);
 }
@@ -86,6 +94,23 @@ static NTSTATUS ndk_listen(NDK_LISTENER *pNdkListener,
 	return STATUS_PENDING;
 }
 
+/* NdkListen, traced; the reference outlives a listen that finishes first. */
+static NTSTATUS ndk_listen_traced(NDK_LISTENER *pNdkListener,
+				  const PSOCKADDR pAddress, ULONG AddressLength,
+				  NDK_FN_REQUEST_COMPLETION RequestCompletion,
+				  PVOID RequestContext)
+{
+	struct ndk_listener *l = to_listener(pNdkListener);
+	NTSTATUS status;
+
+	ndk_obj_get(&l->obj);
+	status = ndk_listen(pNdkListener, pAddress, AddressLength,
+			    RequestCompletion, RequestContext);
+	trace_ndk_listen(l, status);
+	ndk_obj_put(&l->obj);
+	return status;
+}
+
 static NTSTATUS ndk_listener_get_local_address(NDK_LISTENER *pNdkListener,
 					       PSOCKADDR pAddress,
 					       ULONG *pAddressLength)
@@ -106,7 +131,7 @@ static void ndk_control_connect_events(NDK_LISTENER *pNdkListener,
 static const NDK_LISTENER_DISPATCH ndk_listener_dispatch = {
 	.NdkCloseListener = ndk_close_object,
 	.NdkQueryExtension = ndk_query_extension,
-	.NdkListen = ndk_listen,
+	.NdkListen = ndk_listen_traced,
 	.NdkGetLocalAddress = ndk_listener_get_local_address,
 	.NdkControlConnectEvents = ndk_control_connect_events,
 };

@@ -219,9 +219,18 @@ static int ndk_ib_add(struct ib_device *ibdev)
 	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
 	if (!dev)
 		return -ENOMEM;
+	dev->stats = alloc_percpu(struct ndk_stats);
+	if (!dev->stats) {
+		kfree(dev);
+		return -ENOMEM;
+	}
 	dev->ibdev = ibdev;
+	kref_init(&dev->ref);
 	mutex_init(&dev->probe_lock);
+	spin_lock_init(&dev->objs_lock);
+	INIT_LIST_HEAD(&dev->objs);
 	ndk_device_find_adapters(dev);
+	ndk_device_debugfs_add(dev);
 
 	mutex_lock(&ndk_notify_lock);
 	mutex_lock(&ndk_devices_lock);
@@ -245,9 +254,24 @@ static void ndk_ib_remove(struct ib_device *ibdev, void *client_data)
 	ndk_notify_device(dev, NDK_ADAPTER_REMOVED);
 	mutex_unlock(&ndk_notify_lock);
 	/* Open adapters hold device references: unregistration waits for
-	 * their consumers to close them.
+	 * their consumers to close them. They hold @dev too.
 	 */
+	ndk_device_debugfs_remove(dev);
+	kref_put(&dev->ref, ndk_device_release);
+}
+
+/**
+ * ndk_device_release() - the last reference on a device entry is gone
+ * @ref: its reference count
+ *
+ * The ib_client removed the device and every adapter on it is closed.
+ */
+void ndk_device_release(struct kref *ref)
+{
+	struct ndk_device *dev = container_of(ref, struct ndk_device, ref);
+
 	mutex_destroy(&dev->probe_lock);
+	free_percpu(dev->stats);
 	kfree(dev);
 }
 
@@ -278,15 +302,19 @@ static int __init ndk_init(void)
 	ndk_wq = alloc_workqueue("ndk", WQ_MEM_RECLAIM, 0);
 	if (!ndk_wq)
 		return -ENOMEM;
+	ndk_debugfs_init();
 	ret = ib_register_client(&ndk_ib_client);
-	if (ret)
+	if (ret) {
+		ndk_debugfs_exit();
 		destroy_workqueue(ndk_wq);
+	}
 	return ret;
 }
 
 static void __exit ndk_exit(void)
 {
 	ib_unregister_client(&ndk_ib_client);
+	ndk_debugfs_exit();
 	destroy_workqueue(ndk_wq);
 }
 

@@ -17,6 +17,7 @@
 #include <linux/vmalloc.h>
 #include <rdma/ib_cache.h>
 #include "ndk_priv.h"
+#include "trace.h"
 
 static struct ndk_mr *to_ndk_mr(NDK_MR *mr)
 {
@@ -457,6 +458,7 @@ static void ndk_mr_complete(struct ndk_mr *mr, NTSTATUS status)
 	void *ctx = mr->ctx;
 
 	atomic_set(&mr->busy, 0);
+	trace_ndk_callback(NDK_CB_REQUEST, NdkObjectTypeMr, mr->obj.id, status);
 	cb(ctx, status);
 	ndk_obj_put(&mr->obj);
 }
@@ -618,6 +620,40 @@ ndk_initialize_fast_register_mr(NDK_MR *pNdkMr, ULONG AdapterPageCount,
 			    RequestContext);
 }
 
+/*
+ * The dispatch entries of NdkRegisterMr and NdkDeregisterMr, traced. The
+ * reference outlives a request that finishes before the call returns.
+ */
+static NTSTATUS ndk_register_mr_traced(NDK_MR *pNdkMr, MDL *Mdl,
+				       SIZE_T Length, ULONG Flags,
+				       NDK_FN_REQUEST_COMPLETION RequestCompletion,
+				       PVOID RequestContext)
+{
+	struct ndk_mr *mr = to_ndk_mr(pNdkMr);
+	NTSTATUS status;
+
+	ndk_obj_get(&mr->obj);
+	status = ndk_register_mr(pNdkMr, Mdl, Length, Flags,
+				 RequestCompletion, RequestContext);
+	trace_ndk_register_mr(mr, Length, status);
+	ndk_obj_put(&mr->obj);
+	return status;
+}
+
+static NTSTATUS ndk_deregister_mr_traced(NDK_MR *pNdkMr,
+					 NDK_FN_REQUEST_COMPLETION RequestCompletion,
+					 PVOID RequestContext)
+{
+	struct ndk_mr *mr = to_ndk_mr(pNdkMr);
+	NTSTATUS status;
+
+	ndk_obj_get(&mr->obj);
+	status = ndk_deregister_mr(pNdkMr, RequestCompletion, RequestContext);
+	trace_ndk_deregister_mr(mr, READ_ONCE(mr->length), status);
+	ndk_obj_put(&mr->obj);
+	return status;
+}
+
 /* Both tokens are 0 while nothing is registered or initialized. */
 static UINT32 ndk_get_local_token_from_mr(NDK_MR *pNdkMr)
 {
@@ -636,8 +672,8 @@ static UINT32 ndk_get_remote_token_from_mr(NDK_MR *pNdkMr)
 static const NDK_MR_DISPATCH ndk_mr_dispatch = {
 	.NdkCloseMr = ndk_close_object,
 	.NdkQueryExtension = ndk_query_extension,
-	.NdkRegisterMr = ndk_register_mr,
-	.NdkDeregisterMr = ndk_deregister_mr,
+	.NdkRegisterMr = ndk_register_mr_traced,
+	.NdkDeregisterMr = ndk_deregister_mr_traced,
 	.NdkInitializeFastRegisterMr = ndk_initialize_fast_register_mr,
 	.NdkGetRemoteTokenFromMr = ndk_get_remote_token_from_mr,
 	.NdkGetLocalTokenFromMr = ndk_get_local_token_from_mr,

@@ -8,8 +8,10 @@
 #define _NDK_PRIV_H
 
 #include <linux/completion.h>
+#include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/percpu.h>
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
@@ -79,6 +81,8 @@ enum ndk_obj_state {
 /**
  * struct ndk_obj - lifetime state shared by every NDK object
  * @hdr: the public object header inside the containing structure
+ * @id: small number naming the object in traces and debugfs, which never
+ *	show kernel pointers
  * @ops: type operations
  * @adapter: the adapter the object descends from (NULL for an adapter)
  * @parent: antecedent holding a reference for this object, or NULL
@@ -90,9 +94,11 @@ enum ndk_obj_state {
  * @create_cb: consumer's create completion
  * @close_cb: consumer's close completion
  * @cb_ctx: context for whichever of the two is pending
+ * @dev_node: entry in its device's list of live objects (debugfs.c)
  */
 struct ndk_obj {
 	NDK_OBJECT_HEADER *hdr;
+	u32 id;
 	const struct ndk_obj_ops *ops;
 	struct ndk_adapter *adapter;
 	struct ndk_obj *parent;
@@ -103,6 +109,7 @@ struct ndk_obj {
 	NDK_FN_CREATE_COMPLETION create_cb;
 	NDK_FN_CLOSE_COMPLETION close_cb;
 	void *cb_ctx;
+	struct list_head dev_node;
 };
 
 void ndk_obj_init(struct ndk_obj *obj, NDK_OBJECT_HEADER *hdr,
@@ -123,26 +130,59 @@ NTSTATUS ndk_query_extension(NDK_OBJECT_HEADER *hdr, GUID *id,
 			     NDK_EXTENSION_INTERFACE *iface);
 
 /* ------------------------------------------------------------------ */
+/* Statistics (debugfs.c)                                             */
+
+/* Counters of one RDMA device, summed over its adapters. */
+enum ndk_stat {
+	NDK_STAT_CONNECTS,		/* NdkConnect(WithSharedEndpoint) pending */
+	NDK_STAT_ACCEPTS,		/* NdkAccept(Ex) pending */
+	NDK_STAT_REJECTS,		/* NdkReject sent */
+	NDK_STAT_CONNECT_FAILURES,	/* connect, complete or accept failed */
+	NDK_STAT_CONNECTION_ERRORS,	/* established, ended by the peer */
+	NDK_STAT_CQ_ERRORS,		/* completions polled with an error */
+	NDK_STAT_CQ_FLUSHED,		/* completions polled as flushed */
+	NDK_STAT_POSTED,		/* requests posted */
+	NDK_STAT_COMPLETED,		/* completions polled */
+	NDK_STAT_MAX,
+};
+
+/* Per-CPU, so that the post and poll paths count without lock or atomic. */
+struct ndk_stats {
+	u64 v[NDK_STAT_MAX];
+};
+
+/* ------------------------------------------------------------------ */
 /* Devices and adapters (main.c, adapter.c)                           */
 
 /**
  * struct ndk_device - one RDMA device known to the ib_client
  * @ibdev: the device
  * @list: entry in ndk_devices
+ * @ref: one for the ib_client, one per open adapter; removal drops the
+ *	first while adapters may still be open
  * @descs: its adapters, found when the device was added
  * @ndescs: how many
  * @max_inline: largest inline size an RC QP accepts, probed once
  * @probe_lock: serializes the probe
  * @probed: @max_inline is valid
+ * @stats: counters of every adapter opened on the device
+ * @objs_lock: protects @objs; taken from atomic context too
+ * @objs: live objects of every adapter on the device, for debugfs
+ * @debugfs: its directory, ndk/<device name>
  */
 struct ndk_device {
 	struct ib_device *ibdev;
 	struct list_head list;
+	struct kref ref;
 	struct ndk_adapter_desc descs[4];
 	int ndescs;
 	struct mutex probe_lock; /* protects @probed and @max_inline */
 	bool probed;
 	u32 max_inline;
+	struct ndk_stats __percpu *stats;
+	spinlock_t objs_lock; /* see above */
+	struct list_head objs;
+	struct dentry *debugfs;
 };
 
 /**
@@ -154,10 +194,12 @@ struct ndk_device {
  * @ifindex: network interface index the consumer opened
  * @info: adapter information computed at open
  * @released: completed when the last reference on @obj is gone
+ * @dev: the ib_client's entry for @ibdev, referenced while open
  */
 struct ndk_adapter {
 	NDK_ADAPTER ndk;
 	struct ndk_obj obj;
+	struct ndk_device *dev;
 	struct ib_device *ibdev;
 	u32 port;
 	int ifindex;
@@ -170,11 +212,32 @@ extern struct list_head ndk_devices;
 
 int ndk_device_port_of(struct ib_device *ibdev, struct net_device *ndev,
 		       u32 *port);
+void ndk_device_release(struct kref *ref);
 NDK_RDMA_TECHNOLOGY ndk_rdma_technology(struct ib_device *ibdev, u32 port);
 void ndk_adapter_released(struct ndk_adapter *adapter);
 #if IS_ENABLED(CONFIG_KUNIT)
 struct module *ndk_module(void);
 #endif
+
+void ndk_debugfs_init(void);
+void ndk_debugfs_exit(void);
+void ndk_device_debugfs_add(struct ndk_device *dev);
+void ndk_device_debugfs_remove(struct ndk_device *dev);
+void ndk_obj_track(struct ndk_obj *obj);
+void ndk_obj_untrack(struct ndk_obj *obj);
+
+/* Count @n events of @stat on this CPU: no lock, no allocation. */
+static inline void ndk_stat_add(struct ndk_adapter *adapter,
+				enum ndk_stat stat, u64 n)
+{
+	this_cpu_add(adapter->dev->stats->v[stat], n);
+}
+
+static inline void ndk_stat_inc(struct ndk_adapter *adapter,
+				enum ndk_stat stat)
+{
+	ndk_stat_add(adapter, stat, 1);
+}
 
 /* ------------------------------------------------------------------ */
 /* PD and CQ (pd.c, cq.c)                                             */

@@ -15,8 +15,12 @@
  * inside the callback.
  */
 #include "ndk_priv.h"
+#include "trace.h"
 
 static void ndk_obj_work(struct work_struct *work);
+
+/* Object ids for traces and debugfs; 0 is never used. */
+static atomic_t ndk_obj_last_id = ATOMIC_INIT(0);
 
 /**
  * ndk_obj_init() - prepare the common part of a new object
@@ -33,12 +37,14 @@ void ndk_obj_init(struct ndk_obj *obj, NDK_OBJECT_HEADER *hdr,
 		  struct ndk_obj *parent)
 {
 	obj->hdr = hdr;
+	obj->id = atomic_inc_return(&ndk_obj_last_id);
 	obj->ops = ops;
 	obj->parent = parent;
 	memset(obj->extra, 0, sizeof(obj->extra));
 	refcount_set(&obj->refs, 1);
 	obj->state = NDK_OBJ_CREATING;
 	INIT_WORK(&obj->work, ndk_obj_work);
+	INIT_LIST_HEAD(&obj->dev_node);
 	if (parent) {
 		obj->adapter = parent->adapter;
 		ndk_obj_get(parent);
@@ -112,18 +118,23 @@ static void ndk_obj_finish_create(struct ndk_obj *obj)
 	struct ndk_obj *extra[ARRAY_SIZE(obj->extra)];
 	void *ctx = obj->cb_ctx;
 	struct ndk_obj *parent = obj->parent;
+	u32 type = obj->hdr->ObjectType, id = obj->id;
 	NTSTATUS status;
 
 	status = obj->ops->create(obj);
+	trace_ndk_object_create(type, id, parent->id, status);
 	if (status) {
 		memcpy(extra, obj->extra, sizeof(extra));
 		obj->ops->destroy(obj);
 		obj->ops->free(obj);
+		trace_ndk_callback(NDK_CB_CREATE, type, id, status);
 		cb(ctx, status, NULL);
 		ndk_obj_put_antecedents(parent, extra, ARRAY_SIZE(extra));
 		return;
 	}
+	ndk_obj_track(obj);
 	WRITE_ONCE(obj->state, NDK_OBJ_LIVE);
+	trace_ndk_callback(NDK_CB_CREATE, type, id, STATUS_SUCCESS);
 	/* From here the consumer owns the object and may close it at once. */
 	cb(ctx, STATUS_SUCCESS, obj->hdr);
 }
@@ -134,12 +145,18 @@ static void ndk_obj_finish_close(struct ndk_obj *obj)
 	struct ndk_obj *extra[ARRAY_SIZE(obj->extra)];
 	void *ctx = obj->cb_ctx;
 	struct ndk_obj *parent = obj->parent;
+	u32 type = obj->hdr->ObjectType, id = obj->id;
 
 	memcpy(extra, obj->extra, sizeof(extra));
+	/* Off the debugfs lists before anything goes. */
+	ndk_obj_untrack(obj);
+	trace_ndk_close_done(obj);
 	obj->ops->destroy(obj);
 	obj->ops->free(obj);
-	if (cb)
+	if (cb) {
+		trace_ndk_callback(NDK_CB_CLOSE, type, id, STATUS_SUCCESS);
 		cb(ctx);
+	}
 	ndk_obj_put_antecedents(parent, extra, ARRAY_SIZE(extra));
 }
 
@@ -184,6 +201,7 @@ NTSTATUS ndk_obj_create_async(struct ndk_obj *obj,
 NTSTATUS ndk_obj_close(struct ndk_obj *obj, NDK_FN_CLOSE_COMPLETION cb,
 		       void *ctx)
 {
+	trace_ndk_object_close(obj);
 	obj->close_cb = cb;
 	obj->cb_ctx = ctx;
 	WRITE_ONCE(obj->state, NDK_OBJ_CLOSING);

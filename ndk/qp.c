@@ -223,8 +223,10 @@ static NTSTATUS ndk_qp_post_wr(struct ndk_qp *qp, struct ib_send_wr *wr,
 	if (Flags & NDK_OP_FLAG_INLINE)
 		wr->send_flags |= IB_SEND_INLINE;
 	err = ib_post_send(qp->ibqp, wr, NULL);
-	if (!err)
+	if (!err) {
 		qp->sq.head++;
+		ndk_stat_inc(qp->obj.adapter, NDK_STAT_POSTED);
+	}
 	return ndk_status_from_errno(err);
 }
 
@@ -314,8 +316,10 @@ static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
 	wr.wr_id = ndk_ring_slot(&qp->rq, NDK_WR_RQ, RequestContext,
 				 NdkOperationTypeReceive);
 	err = ib_post_recv(qp->ibqp, &wr, NULL);
-	if (!err)
+	if (!err) {
 		qp->rq.head++;
+		ndk_stat_inc(qp->obj.adapter, NDK_STAT_POSTED);
+	}
 	return ndk_status_from_errno(err);
 }
 

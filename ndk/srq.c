@@ -8,6 +8,7 @@
  * posted and the SRQ receive completions the consumer has polled.
  */
 #include "ndk_priv.h"
+#include "trace.h"
 
 static struct ndk_srq *to_ndk_srq(NDK_SRQ *srq)
 {
@@ -16,8 +17,11 @@ static struct ndk_srq *to_ndk_srq(NDK_SRQ *srq)
 
 static void ndk_srq_notify(struct ndk_srq *srq, NTSTATUS status)
 {
-	if (srq->notify && READ_ONCE(srq->obj.state) != NDK_OBJ_CLOSING)
+	if (srq->notify && READ_ONCE(srq->obj.state) != NDK_OBJ_CLOSING) {
+		trace_ndk_callback(NDK_CB_SRQ_NOTIFY, NdkObjectTypeSrq,
+				   srq->obj.id, status);
 		srq->notify(srq->notify_ctx, status);
+	}
 }
 
 /* From the device's event context; the SRQ limit disarms itself. */
@@ -120,6 +124,7 @@ static NTSTATUS ndk_srq_receive(NDK_SRQ *pNdkSrq, PVOID RequestContext,
 		return ndk_status_from_errno(err);
 	}
 	srq->ring.head++;
+	ndk_stat_inc(srq->obj.adapter, NDK_STAT_POSTED);
 	return STATUS_SUCCESS;
 }
 
@@ -153,6 +158,8 @@ static void ndk_srq_modify_work(struct work_struct *work)
 		below = !ib_modify_srq(srq->ibsrq, &attr, IB_SRQ_LIMIT);
 	}
 	atomic_set(&srq->busy, 0);
+	trace_ndk_callback(NDK_CB_REQUEST, NdkObjectTypeSrq, srq->obj.id,
+			   ndk_status_from_errno(err));
 	cb(srq->modify_ctx, ndk_status_from_errno(err));
 	if (below)
 		ndk_srq_notify(srq, STATUS_SUCCESS);

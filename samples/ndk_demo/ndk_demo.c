@@ -26,6 +26,11 @@
 #define DEMO_BUF	(64 * 1024)
 #define DEMO_BURST	256
 
+/* A pause with the connection up, for tools such as ndkstat to see it. */
+static unsigned int hold_ms;
+module_param(hold_ms, uint, 0444);
+MODULE_PARM_DESC(hold_ms, "keep the connection up this long before teardown");
+
 /* One asynchronous NDK request, made synchronous. */
 struct demo_wait {
 	struct completion done;
@@ -446,6 +451,10 @@ static int __init demo_init(void)
 		err = demo_connect(d);
 	if (!err)
 		err = demo_traffic(d);
+	if (!err && hold_ms) {
+		pr_info("holding the connection for %u ms\n", hold_ms);
+		msleep(hold_ms);
+	}
 	demo_teardown(d);
 	kfree(d);
 	pr_info("demo %s\n", err ? "FAILED" : "done");

@@ -20,9 +20,18 @@ log "booting the demo VM (${NDK_QEMU_ACCEL:-tcg}); the kernel's checkers make it
 boot_vm "$ktree" "$outdir" "console=ttyS0 panic=-1 quiet loglevel=7" \
 	"${NDK_DEMO_TIMEOUT:-300}" || true
 
-# The consumer's own lines, without the kernel's timestamps.
+# The consumer's own lines, without the kernel's timestamps, then what
+# ndkstat, rdma(8) and the trace showed while its connection was up.
 sed -n 's/^\[ *[0-9.]*\] ndk_demo: /  /p; s/^NDK-DEMO: link /  link /p' \
 	"$outdir/console.log"
+for tag in STAT RES TRACE; do
+	case $tag in
+	STAT) echo "ndkstat during the connection:" ;;
+	RES) echo "rdma resource show, ndk's objects:" ;;
+	TRACE) echo "trace events (events/ndk), the first few:" ;;
+	esac
+	sed -n "s/^NDK-$tag: /  /p" "$outdir/console.log"
+done
 grep -q 'ndk_demo: demo done' "$outdir/console.log" ||
 	die "the demo did not finish; see $outdir/console.log"
 log "full console log: $outdir/console.log"

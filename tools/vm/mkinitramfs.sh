@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Pack the test VM's initramfs: busybox, the host's rdma/rdma-core tools with
-# their libraries and user providers, the kernel's modules and ndk's modules.
+# their libraries and user providers, the kernel's modules, ndk's modules and
+# tools/ndkstat.
 # Usage: mkinitramfs.sh <kernel-tree> <output.cpio.gz> <init-script> <ko>...
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -47,6 +48,7 @@ done
 
 cp -a "$ktree/modroot/lib" "$root/"
 cp "$@" "$root/ndk/"
+install -m 0755 "$NDK_TOP/tools/ndkstat" "$root/bin/ndkstat"
 install -m 0755 "$init" "$root/init"
 
 (cd "$root" && find . | cpio -o -H newc --quiet) | gzip -1 >"$out"
