@@ -217,6 +217,7 @@ NDK_RDMA_TECHNOLOGY ndk_rdma_technology(struct ib_device *ibdev, u32 port);
 void ndk_adapter_released(struct ndk_adapter *adapter);
 #if IS_ENABLED(CONFIG_KUNIT)
 struct module *ndk_module(void);
+bool ndk_close_adapter_timeout(NDK_ADAPTER *adapter, unsigned long timeout);
 #endif
 
 void ndk_debugfs_init(void);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * ndk_adapter: discovery, open/close, version negotiation and
- * NdkQueryAdapterInfo over the VM's Soft-RoCE device.
+ * NdkQueryAdapterInfo over the VM's soft RDMA device.
  */
 #include <linux/netdevice.h>
 #include <net/net_namespace.h>
@@ -26,9 +26,11 @@ static void ndk_adapter_enum_test(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, ndev);
 	KUNIT_EXPECT_STREQ(test, ndev->name, "eth0");
 	dev_put(ndev);
-	KUNIT_EXPECT_STREQ(test, descs[0].ibdev_name, "rxe0");
+	KUNIT_EXPECT_STREQ(test, descs[0].ibdev_name,
+			   ndk_test_iwarp() ? "siw0" : "rxe0");
 	KUNIT_EXPECT_EQ(test, descs[0].port, 1U);
-	KUNIT_EXPECT_EQ(test, descs[0].rdma_technology, NdkRoCEv2);
+	KUNIT_EXPECT_EQ(test, descs[0].rdma_technology,
+			ndk_test_iwarp() ? NdkiWarp : NdkRoCEv2);
 }
 
 static void ndk_adapter_open_close_test(struct kunit *test)
@@ -163,12 +165,22 @@ static void ndk_adapter_info_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, (u64)info.MaxWindowSize, 0ULL);
 	KUNIT_EXPECT_EQ(test, info.MaxCqDepth, (ULONG)at->max_cqe);
 	KUNIT_EXPECT_GT(test, info.LargeRequestThreshold, 0U);
-	/* RoCE: rdma_cm leaves 56 bytes of the CM REQ, 148 of a REJ. */
-	KUNIT_EXPECT_EQ(test, info.MaxCallerData, 56U);
-	KUNIT_EXPECT_EQ(test, info.MaxCalleeData, 148U);
-	KUNIT_EXPECT_EQ(test, info.RdmaTechnology, NdkRoCEv2);
-	KUNIT_EXPECT_TRUE(test, info.AdapterFlags &
-			  NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED);
+	if (ndk_test_iwarp()) {
+		/* MPA carries 256 bytes, of which MPA v2 takes 4. */
+		KUNIT_EXPECT_EQ(test, info.MaxCallerData, 252U);
+		KUNIT_EXPECT_EQ(test, info.MaxCalleeData, 252U);
+		KUNIT_EXPECT_EQ(test, info.RdmaTechnology, NdkiWarp);
+	} else {
+		/* RoCE: rdma_cm leaves 56 bytes of the CM REQ, 148 of a REJ. */
+		KUNIT_EXPECT_EQ(test, info.MaxCallerData, 56U);
+		KUNIT_EXPECT_EQ(test, info.MaxCalleeData, 148U);
+		KUNIT_EXPECT_EQ(test, info.RdmaTechnology, NdkRoCEv2);
+	}
+	/* iWARP read sinks need remote write access; IB and RoCE not. */
+	KUNIT_EXPECT_EQ(test,
+			!!(info.AdapterFlags &
+			   NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED),
+			!ndk_test_iwarp());
 	KUNIT_EXPECT_EQ(test,
 			!!(info.AdapterFlags & NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED),
 			!!ibdev->ops.resize_cq);

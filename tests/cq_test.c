@@ -17,7 +17,7 @@ static int ndk_cq_init_test(struct kunit *test)
 static void ndk_cq_exit_test(struct kunit *test)
 {
 	if (test->priv)
-		ndk_close_adapter(test->priv);
+		ndk_test_close_adapter(test, test->priv);
 }
 
 static NDK_CQ *to_cq(NDK_OBJECT_HEADER *hdr)

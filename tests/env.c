@@ -165,7 +165,7 @@ void ndk_conn_exit_test(struct kunit *test)
 		ndk_test_close(test, &e->cq->Header, e->cq->Dispatch->NdkCloseCq);
 	if (e->pd)
 		ndk_test_close(test, &e->pd->Header, e->pd->Dispatch->NdkClosePd);
-	ndk_close_adapter(e->a);
+	ndk_test_close_adapter(test, e->a);
 }
 
 /* NdkConnect from @src to @dst, optionally with a spinlock held. */

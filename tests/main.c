@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The ndk KUnit module: every suite runs when the module is loaded in
- * the test VM, over the Soft-RoCE device the VM's init created.
+ * the test VM, over the soft RDMA device the VM's init created.
  */
 #include <linux/delay.h>
 #include <linux/module.h>

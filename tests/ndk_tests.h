@@ -57,6 +57,7 @@ void ndk_test_close_cb(PVOID Context);
 void ndk_test_request_cb(PVOID Context, NTSTATUS Status);
 
 NDK_ADAPTER *ndk_test_open(struct kunit *test);
+void ndk_test_close_adapter(struct kunit *test, NDK_ADAPTER *a);
 int ndk_test_ifindex(struct kunit *test);
 NDK_OBJECT_HEADER *ndk_test_create_pd(struct kunit *test, NDK_ADAPTER *a);
 NDK_OBJECT_HEADER *ndk_test_create_cq(struct kunit *test, NDK_ADAPTER *a,
@@ -95,6 +96,7 @@ void ndk_test_loopback_free(struct ndk_test_lqp *l);
 
 /* A spinlock the tests hold to call NDK functions from atomic context. */
 extern spinlock_t ndk_test_lock;
+bool ndk_test_iwarp(void);
 
 /* Listener port of the connection environment; suites use it and +1..+4. */
 #define NDK_TEST_PORT	18515

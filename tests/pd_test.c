@@ -18,7 +18,7 @@ static int ndk_pd_init_test(struct kunit *test)
 static void ndk_pd_exit_test(struct kunit *test)
 {
 	if (test->priv)
-		ndk_close_adapter(test->priv);
+		ndk_test_close_adapter(test, test->priv);
 }
 
 static void ndk_pd_create_close_test(struct kunit *test)

@@ -39,7 +39,7 @@ static void ndk_qp_exit_test(struct kunit *test)
 		ndk_test_close(test, &e->cq->Header, e->cq->Dispatch->NdkCloseCq);
 	if (e->pd)
 		ndk_test_close(test, &e->pd->Header, e->pd->Dispatch->NdkClosePd);
-	ndk_close_adapter(e->a);
+	ndk_test_close_adapter(test, e->a);
 }
 
 static NTSTATUS ndk_qp_try(struct ndk_qp_env *e, NDK_CQ *rcq, NDK_CQ *icq,

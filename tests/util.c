@@ -4,6 +4,7 @@
 #include <net/ipv6.h>
 #include <rdma/ib_cache.h>
 #include "ndk_tests.h"
+#include "ndk_priv.h"
 
 DEFINE_SPINLOCK(ndk_test_lock);
 
@@ -50,14 +51,38 @@ void ndk_test_request_cb(PVOID Context, NTSTATUS Status)
 	complete(&w->done);
 }
 
-/* The interface index of the first NDK adapter (rxe0 on eth0 in the VM). */
+/*
+ * True when the run is over Soft-iWARP rather than Soft-RoCE. init.sh
+ * creates siw0 or rxe0 on eth0, one at a time; module parameters cannot
+ * say which, because KUnit runs a module's suites before its parameters
+ * are parsed.
+ */
+bool ndk_test_iwarp(void)
+{
+	struct ndk_adapter_desc desc;
+
+	return ndk_enum_adapters(&desc, 1) >= 1 &&
+	       !strcmp(desc.ibdev_name, "siw0");
+}
+
+/* The interface index of the first NDK adapter (on eth0 in the VM). */
 int ndk_test_ifindex(struct kunit *test)
 {
 	struct ndk_adapter_desc desc;
 
 	KUNIT_ASSERT_GE_MSG(test, ndk_enum_adapters(&desc, 1), 1,
-			    "no RDMA adapter: is rxe0 set up?");
+			    "no RDMA adapter: is rxe0 or siw0 set up?");
 	return desc.ifindex;
+}
+
+/*
+ * For exit hooks: a case that failed halfway may leave objects open, and
+ * ndk_close_adapter() would then wait forever, stalling every later suite.
+ */
+void ndk_test_close_adapter(struct kunit *test, NDK_ADAPTER *a)
+{
+	if (!ndk_close_adapter_timeout(a, NDK_TEST_TIMEOUT))
+		KUNIT_FAIL(test, "objects left open under the adapter");
 }
 
 NDK_ADAPTER *ndk_test_open(struct kunit *test)

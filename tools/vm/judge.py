@@ -36,18 +36,35 @@ TS = r"^(?:\[[^\]]*\] )?"
 SUITE_RESULT = re.compile(TS + r"(?:not )?ok \d+ ")
 
 
-def ktap_of_module(lines, path):
-    """The suites of the test module, under a top-level KTAP header.
+BEGIN = re.compile(r"NDK-CHECK: tests begin (\w+)")
+
+
+def runs_of(lines):
+    """The transports the VM ran the suites over, with their lines.
+
+    init.sh loads the test module once per transport between a begin and
+    an end marker; a run without its end marker keeps everything after it.
+    """
+    runs = []
+    for i, line in enumerate(lines):
+        match = BEGIN.search(line)
+        if not match:
+            continue
+        name = match.group(1)
+        end = next((j for j in range(i + 1, len(lines))
+                    if f"NDK-CHECK: tests end {name}" in lines[j]),
+                   len(lines))
+        runs.append((name, lines[i + 1:end]))
+    return runs
+
+
+def ktap_of_module(body, path):
+    """The suites of one load of the test module, as a KTAP document.
 
     A module's suites are printed without the header that built-in suites
     get, which kunit.py needs; add it, counting the suites' result lines.
     """
-    try:
-        begin = next(i for i, l in enumerate(lines)
-                     if "NDK-CHECK: tests begin" in l)
-    except StopIteration:
-        begin = len(lines)
-    body = [re.sub(TS, "", line, count=1) for line in lines[begin + 1:]]
+    body = [re.sub(TS, "", line, count=1) for line in body]
     suites = sum(1 for line in body if SUITE_RESULT.match(line))
     with open(path, "w") as f:
         f.write(f"KTAP version 1\n1..{suites}\n")
@@ -80,13 +97,25 @@ def main():
     with open(args.log, errors="replace") as f:
         lines = f.read().splitlines()
 
-    ktap = os.path.join(os.path.dirname(os.path.abspath(args.log)),
-                        "kunit.log")
-    ktap_of_module(lines, ktap)
-    counts, parsed = kunit_counts(args.ktree, ktap)
+    counts = {}
     problems = []
-    if not parsed:
+    runs = runs_of(lines)
+    if not runs:
         problems.append("no KUnit results in the console log")
+    for name, body in runs:
+        ktap = os.path.join(os.path.dirname(os.path.abspath(args.log)),
+                            f"kunit-{name}.log")
+        ktap_of_module(body, ktap)
+        print(f"check: suites over {name}")
+        run, parsed = kunit_counts(args.ktree, ktap)
+        if not parsed:
+            problems.append(f"no KUnit results over {name}")
+        for key, val in run.items():
+            counts[key] = counts.get(key, 0) + val
+        print(f"check: {name}: {run['passed']} passed, "
+              f"{run['failed'] + run['crashed'] + run['errors']} failed")
+    for key in ("passed", "failed", "skipped", "crashed", "errors"):
+        counts.setdefault(key, 0)
     # Before the setup marker only the kernel itself has run: a splat
     # there (seen once: an early-boot KASAN report under TCG) is shown
     # but cannot be ndk's doing.
