@@ -183,113 +183,30 @@ static NTSTATUS ndk_pgwalk_status(int err)
 /* ------------------------------------------------------------------ */
 /* The registration path of a PD                                       */
 
-/**
- * ndk_loopback_connect() - connect an RC QP in RESET to itself
- * @qp: the QP, on a RoCE or IB port
- * @port: its port
- *
- * Walks INIT -> RTR -> RTS by hand with the port's first RoCE v2 GID
- * (else GID 0, and the port's LID on IB) as the destination. iWARP QPs
- * cannot be moved like this.
- *
- * Return: 0 or a negative errno.
- */
-int ndk_loopback_connect(struct ib_qp *qp, u32 port)
-{
-	struct ib_device *ibdev = qp->device;
-	const struct ib_gid_attr *gattr = NULL;
-	struct ib_port_attr pattr;
-	struct ib_qp_attr attr = {};
-	struct net_device *ndev;
-	union ib_gid gid;
-	int i, ret;
-
-	if (rdma_protocol_iwarp(ibdev, port))
-		return -EOPNOTSUPP;
-	/* On RoCE prefer a v2 GID, which routes through the netdev. */
-	for (i = 0; i < 16 && !gattr; i++) {
-		gattr = rdma_get_gid_attr(ibdev, port, i);
-		if (IS_ERR(gattr)) {
-			gattr = NULL;
-		} else if (rdma_protocol_roce(ibdev, port) &&
-			   gattr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP) {
-			rdma_put_gid_attr(gattr);
-			gattr = NULL;
-		}
-	}
-	if (!gattr)
-		gattr = rdma_get_gid_attr(ibdev, port, 0);
-	if (IS_ERR(gattr))
-		return -EOPNOTSUPP;
-	ret = ib_query_port(ibdev, port, &pattr);
-	if (ret)
-		goto out;
-
-	attr.qp_state = IB_QPS_INIT;
-	attr.port_num = port;
-	attr.qp_access_flags = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
-	ret = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
-			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
-	if (ret)
-		goto out;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IB_QPS_RTR;
-	attr.path_mtu = IB_MTU_1024;
-	attr.dest_qp_num = qp->qp_num;
-	attr.max_dest_rd_atomic = 1;
-	attr.min_rnr_timer = 1;
-	attr.ah_attr.type = rdma_ah_find_type(ibdev, port);
-	rdma_ah_set_port_num(&attr.ah_attr, port);
-	gid = gattr->gid;
-	rdma_ah_set_grh(&attr.ah_attr, &gid, 0, gattr->index, 1, 0);
-	if (attr.ah_attr.type == RDMA_AH_ATTR_TYPE_IB)
-		rdma_ah_set_dlid(&attr.ah_attr, pattr.lid);
-	if (attr.ah_attr.type == RDMA_AH_ATTR_TYPE_ROCE) {
-		rcu_read_lock();
-		ndev = rdma_read_gid_attr_ndev_rcu(gattr);
-		if (!IS_ERR(ndev))
-			memcpy(attr.ah_attr.roce.dmac, ndev->dev_addr,
-			       ETH_ALEN);
-		rcu_read_unlock();
-		if (IS_ERR(ndev)) {
-			ret = PTR_ERR(ndev);
-			goto out;
-		}
-	}
-	ret = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_AV |
-			   IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
-			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
-	if (ret)
-		goto out;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IB_QPS_RTS;
-	attr.timeout = 14;
-	attr.retry_cnt = 7;
-	attr.rnr_retry = 7;
-	attr.max_rd_atomic = 1;
-	ret = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_TIMEOUT |
-			   IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
-			   IB_QP_MAX_QP_RD_ATOMIC);
-out:
-	rdma_put_gid_attr(gattr);
-	return ret;
-}
-EXPORT_SYMBOL_NDK_TEST(ndk_loopback_connect);
-
 void ndk_reg_init(struct ndk_reg *reg)
 {
 	mutex_init(&reg->lock);
 	init_completion(&reg->done);
 }
 
-void ndk_reg_destroy(struct ndk_reg *reg)
+/* Disconnect the loop and free what ndk_reg_setup() made. */
+static void ndk_reg_teardown(struct ndk_reg *reg)
 {
-	if (reg->qp)
-		ib_destroy_qp(reg->qp);
+	ndk_loop_disconnect(&reg->loop);
+	if (reg->loop.qp)
+		ib_destroy_qp(reg->loop.qp);
+	if (reg->loop.peer)
+		ib_destroy_qp(reg->loop.peer);
 	if (reg->cq)
 		ib_free_cq(reg->cq);
+	reg->loop.qp = NULL;
+	reg->loop.peer = NULL;
+	reg->cq = NULL;
+}
+
+void ndk_reg_destroy(struct ndk_reg *reg)
+{
+	ndk_reg_teardown(reg);
 	mutex_destroy(&reg->lock);
 }
 
@@ -301,8 +218,10 @@ static void ndk_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 	complete(&reg->done);
 }
 
+/* On iWARP the loop needs a second QP as its far end. */
 static int ndk_reg_setup(struct ndk_pd *pd)
 {
+	struct ndk_adapter *adapter = pd->obj.adapter;
 	struct ndk_reg *reg = &pd->reg;
 	struct ib_qp_init_attr init = {
 		.qp_type = IB_QPT_RC,
@@ -322,27 +241,27 @@ static int ndk_reg_setup(struct ndk_pd *pd)
 	init.send_cq = reg->cq;
 	init.recv_cq = reg->cq;
 	qp = ib_create_qp(pd->ibpd, &init);
-	err = IS_ERR(qp) ? PTR_ERR(qp) :
-	      ndk_loopback_connect(qp, pd->obj.adapter->port);
-	if (err) {
-		if (!IS_ERR(qp))
-			ib_destroy_qp(qp);
-		ib_free_cq(reg->cq);
-		reg->cq = NULL;
-		return err;
+	if (IS_ERR(qp)) {
+		err = PTR_ERR(qp);
+		goto fail;
 	}
-	reg->qp = qp;
+	reg->loop.qp = qp;
+	if (rdma_protocol_iwarp(adapter->ibdev, adapter->port)) {
+		qp = ib_create_qp(pd->ibpd, &init);
+		if (IS_ERR(qp)) {
+			err = PTR_ERR(qp);
+			goto fail;
+		}
+		reg->loop.peer = qp;
+	}
+	err = ndk_loop_connect(adapter, &reg->loop);
+	if (err)
+		goto fail;
 	reg->cqe.done = ndk_reg_done;
 	return 0;
-}
-
-/* A failed request leaves the QP in the error state: start afresh. */
-static void ndk_reg_reset(struct ndk_reg *reg)
-{
-	ib_destroy_qp(reg->qp);
-	reg->qp = NULL;
-	ib_free_cq(reg->cq);
-	reg->cq = NULL;
+fail:
+	ndk_reg_teardown(reg);
+	return err;
 }
 
 /* Make @mr valid with @access through the PD's registration QP. Sleeps. */
@@ -360,18 +279,19 @@ static NTSTATUS ndk_reg_post(struct ndk_pd *pd, struct ib_mr *mr, int access)
 	int err = 0;
 
 	mutex_lock(&reg->lock);
-	if (!reg->qp)
+	if (!reg->loop.qp)
 		err = ndk_reg_setup(pd);
 	if (!err) {
 		reinit_completion(&reg->done);
-		err = ib_post_send(reg->qp, &wr.wr, NULL);
+		err = ib_post_send(reg->loop.qp, &wr.wr, NULL);
 	}
 	/* The device completes the request, if only by flushing it. */
 	if (!err) {
 		wait_for_completion(&reg->done);
 		wc_status = reg->status;
+		/* A failed request leaves the QP in error: start afresh. */
 		if (wc_status != IB_WC_SUCCESS)
-			ndk_reg_reset(reg);
+			ndk_reg_teardown(reg);
 	}
 	mutex_unlock(&reg->lock);
 	if (err)

@@ -244,10 +244,48 @@ static inline void ndk_stat_inc(struct ndk_adapter *adapter,
 /* PD and CQ (pd.c, cq.c)                                             */
 
 /**
+ * struct ndk_loop_side - what rdma_cm reported to one end of an iWARP loop
+ * @done: completed at each awaited event
+ * @status: 0 or the failure the event carried
+ * @passive: the accepted id (passive side)
+ * @peer: the QP the passive side accepts with
+ * @expect: the active id's address: the only request accepted
+ */
+struct ndk_loop_side {
+	struct completion done;
+	int status;
+	struct rdma_cm_id *passive;
+	struct ib_qp *peer;
+	struct sockaddr_in expect;
+};
+
+/**
+ * struct ndk_loop - a loopback connection (loopback.c)
+ * @qp: the QP whose sends reach this adapter
+ * @peer: iWARP: its other end (IB and RoCE: unused)
+ * @id: iWARP: the active rdma_cm id owning @qp
+ * @peer_id: iWARP: the passive id owning @peer
+ * @act: iWARP: reports of @id
+ * @pas: iWARP: reports of the listener and @peer_id
+ */
+struct ndk_loop {
+	struct ib_qp *qp;
+	struct ib_qp *peer;
+	struct rdma_cm_id *id;
+	struct rdma_cm_id *peer_id;
+	struct ndk_loop_side act;
+	struct ndk_loop_side pas;
+};
+
+int ndk_loop_connect(struct ndk_adapter *adapter, struct ndk_loop *loop);
+void ndk_loop_disconnect(struct ndk_loop *loop);
+
+/**
  * struct ndk_reg - a PD's path for memory registration
  * @lock: serializes the requests; each waits for its completion
- * @cq: completion queue of @qp
- * @qp: RC QP connected to itself, created at the first registration
+ * @cq: completion queue of the loop's QPs
+ * @loop: a loopback connection, made at the first registration; REG_MR
+ *	requests go to @loop.qp
  * @cqe: completion of the request in flight
  * @done: completed with @status
  * @status: work completion status of the request in flight
@@ -258,7 +296,7 @@ static inline void ndk_stat_inc(struct ndk_adapter *adapter,
 struct ndk_reg {
 	struct mutex lock; /* one registration request at a time */
 	struct ib_cq *cq;
-	struct ib_qp *qp;
+	struct ndk_loop loop;
 	struct ib_cqe cqe;
 	struct completion done;
 	enum ib_wc_status status;
@@ -462,7 +500,6 @@ NTSTATUS ndk_create_mr(NDK_PD *pNdkPd, BOOLEAN FastRegister,
 		       PVOID RequestContext, NDK_MR **ppNdkMr);
 void ndk_reg_init(struct ndk_reg *reg);
 void ndk_reg_destroy(struct ndk_reg *reg);
-int ndk_loopback_connect(struct ib_qp *qp, u32 port);
 NTSTATUS ndk_build_lam(NDK_ADAPTER *pNdkAdapter, MDL *Mdl, SIZE_T Length,
 		       NDK_FN_REQUEST_COMPLETION RequestCompletion,
 		       PVOID RequestContext,
