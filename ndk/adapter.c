@@ -15,12 +15,13 @@
  * REQ carries 92 bytes of which rdma_cm uses 36 for its address header;
  * the callee data limit is the smaller of REP and REJ. On iWARP the MPA
  * frame carries up to RDMA_MAX_PRIVATE_DATA bytes, 4 of which MPA v2
- * spends on IRD/ORD.
+ * spends on IRD/ORD; siw counts the frame's total in a u8, so one byte
+ * less is all that arrives intact.
  */
 #define NDK_IB_CALLER_DATA	(IB_CM_REQ_PRIVATE_DATA_SIZE - 36)
 #define NDK_IB_CALLEE_DATA	min_t(u32, IB_CM_REP_PRIVATE_DATA_SIZE, \
 				      IB_CM_REJ_PRIVATE_DATA_SIZE)
-#define NDK_IW_PRIVATE_DATA	(RDMA_MAX_PRIVATE_DATA - 4)
+#define NDK_IW_PRIVATE_DATA	(RDMA_MAX_PRIVATE_DATA - 4 - 1)
 
 /* Size hint above which RDMA read/write beats send/receive. */
 #define NDK_LARGE_REQUEST_THRESHOLD	(8 * 1024)
@@ -341,10 +342,16 @@ void ndk_close_adapter(NDK_ADAPTER *adapter)
 EXPORT_SYMBOL_GPL(ndk_close_adapter);
 
 #if IS_ENABLED(CONFIG_KUNIT)
-/*
- * ndk_close_adapter() bounded in time, for the test suites' exit hooks: a
- * case that failed halfway leaves objects open, and the remaining suites
- * must still run. On timeout the adapter is abandoned, never freed.
+/**
+ * ndk_close_adapter_timeout() - ndk_close_adapter() bounded in time
+ * @adapter: an adapter from ndk_open_adapter()
+ * @timeout: how long to wait, in jiffies
+ *
+ * For the test suites' exit hooks: a case that failed halfway leaves
+ * objects open, and the remaining suites must still run. On timeout the
+ * adapter is abandoned, never freed.
+ *
+ * Return: true if the adapter closed and was freed.
  */
 bool ndk_close_adapter_timeout(NDK_ADAPTER *adapter, unsigned long timeout)
 {

@@ -401,6 +401,15 @@ static void ndk_conn_event(struct ndk_connector *conn, struct rdma_cm_id *id,
 			break;
 		}
 		rej = rdma_consumer_reject_data(id, ev, &rej_len);
+		/*
+		 * siw reports an MPA reject as a reset, which rdma_cm does
+		 * not count as the consumer's; its private data is there.
+		 */
+		if (!rej && conn->iwarp && ev->param.conn.private_data) {
+			rej = ev->param.conn.private_data;
+			/* A u8: it fits peer_pdata. */
+			rej_len = ev->param.conn.private_data_len;
+		}
 		if (rej) {
 			memcpy(conn->peer_pdata, rej, rej_len);
 			conn->rds = rej_len;
@@ -505,7 +514,14 @@ static void ndk_conn_work(struct work_struct *work)
 			err = rdma_accept(conn->id, &conn->param);
 			rdma_unlock_handler(conn->id);
 		}
-		if (err)
+		/*
+		 * On iWARP a peer that abandoned its request has closed the
+		 * TCP connection the MPA reply must go out on.
+		 */
+		if (err == -ECONNRESET || err == -EPIPE)
+			ndk_conn_finish(conn, NDK_CONN_DONE,
+					STATUS_CONNECTION_ABORTED);
+		else if (err)
 			ndk_conn_finish(conn, NDK_CONN_DONE,
 					ndk_status_from_errno(err));
 		return;

@@ -372,7 +372,6 @@ static NTSTATUS ndk_fast_register(NDK_QP *pNdkQp, PVOID RequestContext,
 		.wr = { .wr_id = (uintptr_t)RequestContext,
 			.opcode = IB_WR_REG_MR },
 	};
-	unsigned int off = FBO;
 	struct scatterlist *sg;
 	ULONG i, n;
 
@@ -399,6 +398,10 @@ static NTSTATUS ndk_fast_register(NDK_QP *pNdkQp, PVOID RequestContext,
 			     (qp->obj.adapter->info.RdmaTechnology == NdkiWarp ?
 			      IB_ACCESS_REMOTE_WRITE : 0);
 
+	/*
+	 * The first entry starts at the first byte rather than through an
+	 * sg_offset: siw builds its page list from the entries alone.
+	 */
 	n = DIV_ROUND_UP(FBO + Length, PAGE_SIZE);
 	for (i = 0; i < n; i++) {
 		sg = &mr->frsg[i];
@@ -407,8 +410,10 @@ static NTSTATUS ndk_fast_register(NDK_QP *pNdkQp, PVOID RequestContext,
 		sg_dma_len(sg) = PAGE_SIZE;
 	}
 	sg_dma_len(sg) = FBO + Length - (n - 1) * PAGE_SIZE;
+	sg_dma_address(mr->frsg) += FBO;
+	sg_dma_len(mr->frsg) -= FBO;
 	sg_mark_end(sg);
-	if (ib_map_mr_sg(mr->ibmr, mr->frsg, n, &off, PAGE_SIZE) != n)
+	if (ib_map_mr_sg(mr->ibmr, mr->frsg, n, NULL, PAGE_SIZE) != n)
 		return STATUS_INVALID_PARAMETER;
 	mr->ibmr->iova = va;
 	wr.mr = mr->ibmr;
