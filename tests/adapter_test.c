@@ -166,9 +166,9 @@ static void ndk_adapter_info_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, info.MaxCqDepth, (ULONG)at->max_cqe);
 	KUNIT_EXPECT_GT(test, info.LargeRequestThreshold, 0U);
 	if (ndk_test_iwarp()) {
-		/* MPA carries 256 bytes, of which MPA v2 takes 4. */
-		KUNIT_EXPECT_EQ(test, info.MaxCallerData, 252U);
-		KUNIT_EXPECT_EQ(test, info.MaxCalleeData, 252U);
+		/* MPA v2 takes 4 of 256 bytes; siw's u8 length one more. */
+		KUNIT_EXPECT_EQ(test, info.MaxCallerData, 251U);
+		KUNIT_EXPECT_EQ(test, info.MaxCalleeData, 251U);
 		KUNIT_EXPECT_EQ(test, info.RdmaTechnology, NdkiWarp);
 	} else {
 		/* RoCE: rdma_cm leaves 56 bytes of the CM REQ, 148 of a REJ. */

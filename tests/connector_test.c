@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * ndk_connector, ndk_listener, ndk_endpoint: connections over rdma_cm
- * between two QPs of the same adapter (loopback through rxe): the NDK
+ * between two QPs of the same adapter (loopback through rxe or siw): the NDK
  * handshake, private data and read limits, reject, refusal, statuses,
  * disconnect; listeners; and the reference counting of endpoints.
  */
@@ -9,6 +9,7 @@
 #include <linux/fs.h>
 #include <linux/inet.h>
 #include <linux/inetdevice.h>
+#include <linux/net.h>
 #include <net/addrconf.h>
 #include <linux/netdevice.h>
 #include <net/net_namespace.h>
@@ -95,7 +96,8 @@ static void ndk_conn_connect_accept_test(struct kunit *test)
 								 &ord, pdata,
 								 &len),
 			STATUS_SUCCESS);
-	KUNIT_EXPECT_EQ(test, len, 56U);
+	/* IB pads to what the CM REQ carries; MPA keeps the exact length. */
+	KUNIT_EXPECT_EQ(test, len, ndk_test_iwarp() ? 6U : 56U);
 	NDK_EXPECT_MEMEQ(test, pdata, "hello", 6);
 	KUNIT_EXPECT_EQ(test, ird, 4U);
 	KUNIT_EXPECT_EQ(test, ord, 4U);
@@ -113,8 +115,12 @@ static void ndk_conn_connect_accept_test(struct kunit *test)
 								pdata, &len),
 			STATUS_SUCCESS);
 	NDK_EXPECT_MEMEQ(test, pdata, "world", 6);
-	/* Our ORD is capped by the peer's IRD of 2, our IRD by its ORD. */
-	KUNIT_EXPECT_EQ(test, ord, 2U);
+	/*
+	 * Our ORD is capped by the peer's IRD of 2, our IRD by its ORD. siw
+	 * negotiates IRD leniently: the responder raises its IRD to the
+	 * initiator's ORD of 4 rather than refuse it.
+	 */
+	KUNIT_EXPECT_EQ(test, ord, ndk_test_iwarp() ? 4U : 2U);
 	KUNIT_EXPECT_EQ(test, ird, 4U);
 
 	ndk_wait_init(&ccw);
@@ -742,6 +748,57 @@ static void ndk_conn_pause_test(struct kunit *test)
 	ndk_pair_close(test, &p);
 }
 
+/* A kernel TCP socket listening on @addr:@port that never accepts. */
+static struct socket *ndk_tcp_listener(struct kunit *test,
+				       const struct sockaddr_in *addr, u16 port)
+{
+	struct sockaddr_in sin = *addr;
+	struct socket *sock;
+
+	KUNIT_ASSERT_EQ(test, sock_create_kern(&init_net, AF_INET, SOCK_STREAM,
+					       IPPROTO_TCP, &sock),
+			0);
+	sin.sin_port = htons(port);
+	if (kernel_bind(sock, (struct sockaddr *)&sin, sizeof(sin)) ||
+	    kernel_listen(sock, 4)) {
+		sock_release(sock);
+		KUNIT_ASSERT_FAILURE(test, "no TCP listener on port %u", port);
+	}
+	return sock;
+}
+
+/*
+ * The active side of iWARP speaking for itself: a TCP connection to
+ * @dst carrying an MPA request (revision 1, no CRC, no markers, no
+ * private data), then silence.
+ */
+static struct socket *ndk_mpa_mute_connect(struct kunit *test,
+					   const struct sockaddr_in *dst)
+{
+	struct {
+		u8 key[16];
+		__be16 bits;
+		__be16 pd_len;
+	} __packed req = { .bits = cpu_to_be16(1), .pd_len = 0 };
+	struct kvec iov = { .iov_base = &req, .iov_len = sizeof(req) };
+	struct msghdr msg = {};
+	struct socket *sock;
+	int ret;
+
+	memcpy(req.key, "MPA ID Req Frame", sizeof(req.key));
+	KUNIT_ASSERT_EQ(test, sock_create_kern(&init_net, AF_INET, SOCK_STREAM,
+					       IPPROTO_TCP, &sock),
+			0);
+	ret = kernel_connect(sock, (struct sockaddr *)dst, sizeof(*dst), 0);
+	if (!ret)
+		ret = kernel_sendmsg(sock, &msg, &iov, 1, sizeof(req));
+	if (ret != sizeof(req)) {
+		sock_release(sock);
+		KUNIT_ASSERT_FAILURE(test, "MPA request not sent: %d", ret);
+	}
+	return sock;
+}
+
 /*
  * rdma_cm gives a REQ 16 tries of about 6 s each on RoCE: 98 s plus the
  * slowness of TCG.
@@ -756,12 +813,23 @@ static void ndk_conn_connect_timeout_test(struct kunit *test)
 {
 	struct ndk_cenv *e = test->priv;
 	struct sockaddr_in gw = e->addr;
+	struct socket *tcp = NULL;
 	NDK_CONNECTOR *c = ndk_cenv_connector(test, e);
 	NDK_QP *qp = ndk_cenv_qp(test, e);
 	struct ndk_wait w;
 
 	gw.sin_addr.s_addr = in_aton("10.0.2.2");
 	gw.sin_port = htons(NDK_TEST_PORT);
+	/*
+	 * The gateway refuses TCP at once, which iWARP reports as refused.
+	 * There the silent peer is a plain TCP listener: it takes the
+	 * connection but never answers the MPA request.
+	 */
+	if (ndk_test_iwarp()) {
+		tcp = ndk_tcp_listener(test, &e->addr, NDK_TEST_PORT + 3);
+		gw = e->addr;
+		gw.sin_port = htons(NDK_TEST_PORT + 3);
+	}
 	ndk_wait_init(&w);
 	KUNIT_EXPECT_EQ(test, ndk_connect_to(c, qp, (struct sockaddr *)&e->addr,
 					     (struct sockaddr *)&gw, sizeof(gw),
@@ -772,6 +840,8 @@ static void ndk_conn_connect_timeout_test(struct kunit *test)
 			0UL);
 	KUNIT_EXPECT_EQ(test, w.status, STATUS_IO_TIMEOUT);
 	ndk_close_all(test, c, qp);
+	if (tcp)
+		sock_release(tcp);
 }
 
 /* An active side speaking ib_cm directly, so it can stay silent. */
@@ -883,13 +953,17 @@ static void ndk_conn_accept_timeout_test(struct kunit *test)
 	struct ndk_cenv *e = test->priv;
 	struct ndk_mute_peer m = {};
 	NDK_QP *qp = ndk_cenv_qp(test, e);
+	struct socket *tcp = NULL;
 	struct sockaddr_in dst;
 	struct ndk_wait aw;
 	unsigned long got;
 
 	ndk_listen_addr(e, &dst);
 	reinit_completion(&e->incoming_done);
-	ndk_mute_connect(test, &m, &e->addr, &dst);
+	if (ndk_test_iwarp())
+		tcp = ndk_mpa_mute_connect(test, &dst);
+	else
+		ndk_mute_connect(test, &m, &e->addr, &dst);
 	got = wait_for_completion_timeout(&e->incoming_done, NDK_TEST_TIMEOUT);
 	KUNIT_EXPECT_NE(test, got, 0UL);
 	ndk_wait_init(&aw);
@@ -903,11 +977,19 @@ static void ndk_conn_accept_timeout_test(struct kunit *test)
 								 &aw),
 				STATUS_PENDING);
 		KUNIT_EXPECT_TRUE(test, ndk_wait_for(&aw));
-		KUNIT_EXPECT_EQ(test, aw.status, STATUS_IO_TIMEOUT);
+		/*
+		 * iWARP has no RTU to wait for: the passive side is
+		 * connected once its MPA reply is out.
+		 */
+		KUNIT_EXPECT_EQ(test, aw.status, ndk_test_iwarp() ?
+				STATUS_SUCCESS : STATUS_IO_TIMEOUT);
 		ndk_close_all(test, e->incoming, NULL);
 	}
 	ndk_close_all(test, NULL, qp);
-	ndk_mute_free(&m);
+	if (tcp)
+		sock_release(tcp);
+	else
+		ndk_mute_free(&m);
 }
 
 #define NDK_CYCLES	100

@@ -312,7 +312,22 @@ static NTSTATUS ndk_menv_rdma(struct kunit *test, struct ndk_cenv *e,
 	spin_unlock_irqrestore(&ndk_test_lock, irq);
 	if (st)
 		return st;
-	return ndk_test_result(test, me, e->cq, (void *)0x77, NULL);
+	st = ndk_test_result(test, me, e->cq, (void *)0x77, NULL);
+	if (st || !write || !ndk_test_iwarp())
+		return st;
+	/*
+	 * An iWARP write completes once sent: neither placed nor checked
+	 * yet. A zero-length read behind it returns only after the peer
+	 * has placed it, and fails if the peer refused it, since the
+	 * peer's TERMINATE ends the connection.
+	 */
+	sge.Length = 0;
+	spin_lock_irqsave(&ndk_test_lock, irq);
+	st = qp->Dispatch->NdkRead(qp, (void *)0x78, &sge, 1, raddr, token, 0);
+	spin_unlock_irqrestore(&ndk_test_lock, irq);
+	if (st)
+		return st;
+	return ndk_test_result(test, me, e->cq, (void *)0x78, NULL);
 }
 
 struct ndk_mem_case {
@@ -409,8 +424,6 @@ struct ndk_violation_case {
 static const struct ndk_violation_case ndk_violation_cases[] = {
 	{ "nd_write_violation", NDK_MR_FLAG_ALLOW_REMOTE_READ, true, false,
 	  0, 64 },
-	{ "read without remote read", NDK_MR_FLAG_ALLOW_REMOTE_WRITE, false,
-	  false, 0, 64 },
 	{ "nd_invalid_write", NDK_MR_FLAG_ALLOW_REMOTE_WRITE, true, true, 0,
 	  64 },
 	{ "nd_invalid_read", NDK_MR_FLAG_ALLOW_REMOTE_READ, false, true, 0,
@@ -429,9 +442,9 @@ static void ndk_violation_desc(const struct ndk_violation_case *c,
 
 KUNIT_ARRAY_PARAM(ndk_mr_violation, ndk_violation_cases, ndk_violation_desc);
 
-static void ndk_mr_violation_test(struct kunit *test)
+static void ndk_mr_violation_run(struct kunit *test,
+				 const struct ndk_violation_case *vc)
 {
-	const struct ndk_violation_case *vc = test->param_value;
 	struct ndk_cenv *e = test->priv;
 	struct ndk_menv *me = ndk_kzalloc_test(test, sizeof(*me));
 	struct ndk_mem *t = ndk_kzalloc_test(test, sizeof(*t));
@@ -463,6 +476,29 @@ static void ndk_mr_violation_test(struct kunit *test)
 	ndk_test_close_mr(test, mr);
 	ndk_mem_free(t);
 	ndk_menv_free(test, me);
+}
+
+static void ndk_mr_violation_test(struct kunit *test)
+{
+	ndk_mr_violation_run(test, test->param_value);
+}
+
+/*
+ * A region without the remote read right refuses a peer's read. Outside
+ * the parameter table so that its skip on siw shows: siw answers a read
+ * from any valid STag, checking no permission when it sends a read
+ * response (siw_qp_sq_process()).
+ */
+static void ndk_mr_no_remote_read_test(struct kunit *test)
+{
+	static const struct ndk_violation_case vc = {
+		"read without remote read", NDK_MR_FLAG_ALLOW_REMOTE_WRITE,
+		false, false, 0, 64
+	};
+
+	if (ndk_test_iwarp())
+		kunit_skip(test, "siw does not enforce remote read access");
+	ndk_mr_violation_run(test, &vc);
 }
 
 /* Requests NdkRegisterMr refuses, inline or when it completes. */
@@ -779,6 +815,7 @@ static void ndk_mr_read_invalidate_test(struct kunit *test)
  */
 static void ndk_mr_failed_type_test(struct kunit *test)
 {
+	bool iwarp = ndk_test_iwarp();
 	struct ndk_cenv *e = test->priv;
 	struct ndk_menv *me = ndk_kzalloc_test(test, sizeof(*me));
 	NDK_RESULT_EX r = {};
@@ -796,16 +833,23 @@ static void ndk_mr_failed_type_test(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, qp->Dispatch->NdkReceive(qp, (void *)0x61, &sge,
 						       1),
 			STATUS_SUCCESS);
+	/* An iWARP write fails only at the peer, so a read stands in. */
 	spin_lock_irqsave(&ndk_test_lock, irq);
-	st = qp->Dispatch->NdkWrite(qp, (void *)0x62, &sge, 1,
-				    (uintptr_t)me->lmem.base, 0x5a5a5a,
-				    NDK_OP_FLAG_SILENT_SUCCESS);
+	if (iwarp)
+		st = qp->Dispatch->NdkRead(qp, (void *)0x62, &sge, 1,
+					   (uintptr_t)me->lmem.base, 0x5a5a5a,
+					   NDK_OP_FLAG_SILENT_SUCCESS);
+	else
+		st = qp->Dispatch->NdkWrite(qp, (void *)0x62, &sge, 1,
+					    (uintptr_t)me->lmem.base, 0x5a5a5a,
+					    NDK_OP_FLAG_SILENT_SUCCESS);
 	spin_unlock_irqrestore(&ndk_test_lock, irq);
 	KUNIT_EXPECT_EQ(test, st, STATUS_SUCCESS);
 	KUNIT_EXPECT_NE(test, ndk_test_result(test, me, e->cq, (void *)0x62,
 					      &r),
 			STATUS_SUCCESS);
-	KUNIT_EXPECT_EQ(test, r.Type, (ULONG)NdkOperationTypeWrite);
+	KUNIT_EXPECT_EQ(test, r.Type, iwarp ? (ULONG)NdkOperationTypeRead :
+			(ULONG)NdkOperationTypeWrite);
 	KUNIT_EXPECT_EQ(test, r.BytesTransferred, 0U);
 	KUNIT_EXPECT_EQ(test, ndk_test_result(test, me, e->cq, (void *)0x61,
 					      &r),
@@ -818,6 +862,7 @@ static void ndk_mr_failed_type_test(struct kunit *test)
 static struct kunit_case ndk_mr_cases[] = {
 	KUNIT_CASE_PARAM(ndk_mr_rdma_test, ndk_mr_rdma_gen_params),
 	KUNIT_CASE_PARAM(ndk_mr_violation_test, ndk_mr_violation_gen_params),
+	KUNIT_CASE(ndk_mr_no_remote_read_test),
 	KUNIT_CASE(nd_mr_invalid_buffer),
 	KUNIT_CASE(ndk_mr_limit_test),
 	KUNIT_CASE(ndk_mr_fast_register_test),

@@ -33,7 +33,7 @@ extern struct kunit_suite ndk_observe_suite;
 	KUNIT_EXPECT_EQ_MSG(test, memcmp(a, b, n), 0, "bytes differ")
 
 /* How long a test waits for a completion before calling it lost. */
-#define NDK_TEST_TIMEOUT	(10 * HZ)
+#define NDK_TEST_TIMEOUT	(20 * HZ)
 
 /**
  * struct ndk_wait - one asynchronous NDK completion a test waits for
@@ -71,18 +71,21 @@ struct ndk_adapter;
 #define NDK_TEST_MSG	8
 
 /**
- * struct ndk_test_lqp - raw RC QP connected to itself
+ * struct ndk_test_lqp - raw RC QPs connected in a loop
  * @fake: stands in for an NDK QP so completions carry a QPContext
  *	(its context points back at this struct)
- * @pd: its protection domain
- * @qp: the QP
+ * @pd: their protection domain
+ * @loop: @loop.qp sends; on iWARP @loop.peer receives, elsewhere
+ *	@loop.qp is its own peer
+ * @rqp: the QP that receives
  * @buf: send buffer followed by receive buffer
  * @dma: DMA address of @buf
  */
 struct ndk_test_lqp {
 	struct ndk_qp fake;
 	struct ib_pd *pd;
-	struct ib_qp *qp;
+	struct ndk_loop loop;
+	struct ib_qp *rqp;
 	u8 *buf;
 	u64 dma;
 };

@@ -100,7 +100,13 @@ static void ndk_penv_expect(struct kunit *test, struct ndk_cenv *e,
 	}
 	KUNIT_ASSERT_EQ(test, got, n);
 	for (i = 0; i < n; i++) {
-		KUNIT_EXPECT_EQ(test, r[i].Status, status);
+		/*
+		 * iWARP has no receiver-not-ready wait: a send completes
+		 * once it is on the wire, before a flush can catch it.
+		 */
+		if (type != NdkOperationTypeSend || !ndk_test_iwarp() ||
+		    r[i].Status != STATUS_SUCCESS)
+			KUNIT_EXPECT_EQ(test, r[i].Status, status);
 		KUNIT_EXPECT_EQ(test, r[i].Type, (ULONG)type);
 		KUNIT_EXPECT_GE(test, (uintptr_t)r[i].RequestContext, ctx);
 		KUNIT_EXPECT_LT(test, (uintptr_t)r[i].RequestContext, ctx + n);

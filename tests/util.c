@@ -152,9 +152,9 @@ void ndk_test_close(struct kunit *test, NDK_OBJECT_HEADER *obj,
 }
 
 /*
- * A raw RC QP connected to itself, for tests that need completions on an
- * NDK CQ before NDK QPs are involved, connected the way ndk connects
- * its registration QPs.
+ * Raw RC QPs in a loop, for tests that need completions on an NDK CQ
+ * before NDK QPs are involved, connected the way ndk connects its
+ * registration QPs: one QP to itself, or on iWARP two QPs to each other.
  */
 struct ndk_test_lqp *ndk_test_loopback_qp(struct kunit *test,
 					  struct ndk_adapter *a,
@@ -178,10 +178,16 @@ struct ndk_test_lqp *ndk_test_loopback_qp(struct kunit *test,
 	init.cap.max_send_sge = 1;
 	init.cap.max_recv_sge = 1;
 	init.qp_context = &l->fake;
-	l->qp = ib_create_qp(l->pd, &init);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(l->qp));
+	l->loop.qp = ib_create_qp(l->pd, &init);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(l->loop.qp));
+	l->rqp = l->loop.qp;
+	if (rdma_protocol_iwarp(ibdev, a->port)) {
+		l->loop.peer = ib_create_qp(l->pd, &init);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(l->loop.peer));
+		l->rqp = l->loop.peer;
+	}
 
-	KUNIT_ASSERT_EQ(test, ndk_loopback_connect(l->qp, a->port), 0);
+	KUNIT_ASSERT_EQ(test, ndk_loop_connect(a, &l->loop), 0);
 
 	l->buf = kunit_kzalloc(test, 2 * NDK_TEST_MSG, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, l->buf);
@@ -213,14 +219,17 @@ void ndk_test_loopback_send(struct kunit *test, struct ndk_test_lqp *l,
 
 	if (solicited)
 		swr.send_flags |= IB_SEND_SOLICITED;
-	KUNIT_ASSERT_EQ(test, ib_post_recv(l->qp, &rwr, NULL), 0);
-	KUNIT_ASSERT_EQ(test, ib_post_send(l->qp, &swr, NULL), 0);
+	KUNIT_ASSERT_EQ(test, ib_post_recv(l->rqp, &rwr, NULL), 0);
+	KUNIT_ASSERT_EQ(test, ib_post_send(l->loop.qp, &swr, NULL), 0);
 }
 
 void ndk_test_loopback_free(struct ndk_test_lqp *l)
 {
 	ib_dma_unmap_single(l->pd->device, l->dma, 2 * NDK_TEST_MSG,
 			    DMA_BIDIRECTIONAL);
-	ib_destroy_qp(l->qp);
+	ndk_loop_disconnect(&l->loop);
+	ib_destroy_qp(l->loop.qp);
+	if (l->loop.peer)
+		ib_destroy_qp(l->loop.peer);
 	ib_dealloc_pd(l->pd);
 }
