@@ -7,7 +7,8 @@
 #
 # Environment: NDK_QEMU_ACCEL (tcg), NDK_CHECK_TIMEOUT (seconds, 900),
 # NDK_CHECK_PROVOKE=warn|leak|sleep makes the test module provoke that
-# splat, to prove the detection turns the run red (`make check-selftest`).
+# splat, to prove the detection turns the run red (`make check-selftest`),
+# NDK_CHECK_TRANSPORTS=rxe,siw (the default) picks the soft devices.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -21,6 +22,8 @@ ktree=$(build_for_vm "$outdir")
 
 append="console=ttyS0 panic=-1 kasan.fault=report"
 [ -n "${NDK_CHECK_PROVOKE:-}" ] && append+=" ndk_check.provoke=$NDK_CHECK_PROVOKE"
+[ -n "${NDK_CHECK_TRANSPORTS:-}" ] &&
+	append+=" ndk_check.transports=$NDK_CHECK_TRANSPORTS"
 
 log "booting the test VM (${NDK_QEMU_ACCEL:-tcg})"
 rc=0

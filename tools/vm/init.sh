@@ -15,6 +15,8 @@ arg() { tr ' ' '\n' </proc/cmdline | sed -n "s/^ndk_check\.$1=//p"; }
 kunit_args=
 provoke=$(arg provoke)
 [ -n "$provoke" ] && kunit_args="provoke=$provoke"
+transports=$(arg transports | tr , ' ')
+[ -n "$transports" ] || transports="rxe siw"
 
 echo "NDK-CHECK: setup"
 ip link set lo up
@@ -36,7 +38,7 @@ echo clear >/sys/kernel/debug/kmemleak
 # loaded across both, so the switch also exercises device removal and
 # arrival under a loaded provider.
 insmod /ndk/ndk.ko || echo "NDK-CHECK: insmod ndk failed"
-for t in rxe siw; do
+for t in $transports; do
 	mod=siw
 	[ $t = rxe ] && mod=rdma_rxe
 	modprobe $mod || echo "NDK-CHECK: modprobe $mod failed"
