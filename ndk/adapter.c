@@ -274,7 +274,7 @@ NTSTATUS ndk_open_adapter(int ifindex, NDK_VERSION version,
 	kref_get(&dev->ref);
 	mutex_unlock(&ndk_devices_lock);
 
-	a = kzalloc(sizeof(*a), GFP_KERNEL);
+	a = NDK_FI_NULL(kzalloc(sizeof(*a), GFP_KERNEL));
 	if (!a) {
 		status = STATUS_INSUFFICIENT_RESOURCES;
 		goto err_ref;

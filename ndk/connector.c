@@ -228,7 +228,7 @@ static int ndk_conn_modify_qp(struct ndk_connector *conn,
 		attr.max_dest_rd_atomic = conn->ird;
 	if (state == IB_QPS_RTS)
 		attr.max_rd_atomic = conn->ord;
-	return ib_modify_qp(conn->qp->ibqp, &attr, mask);
+	return NDK_FI_ERR(ib_modify_qp(conn->qp->ibqp, &attr, mask));
 }
 
 /* The connection's QP, if it has one yet, stops and flushes. */
@@ -361,7 +361,7 @@ static void ndk_conn_event(struct ndk_connector *conn, struct rdma_cm_id *id,
 					STATUS_INVALID_ADDRESS);
 			break;
 		}
-		err = rdma_resolve_route(id, NDK_CM_TIMEOUT_MS);
+		err = NDK_FI_ERR(rdma_resolve_route(id, NDK_CM_TIMEOUT_MS));
 		if (err)
 			ndk_conn_finish(conn, NDK_CONN_DONE,
 					ndk_status_from_errno(err));
@@ -369,7 +369,7 @@ static void ndk_conn_event(struct ndk_connector *conn, struct rdma_cm_id *id,
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 		err = ndk_conn_modify_qp(conn, IB_QPS_INIT);
 		if (!err)
-			err = rdma_connect_locked(id, &conn->param);
+			err = NDK_FI_ERR(rdma_connect_locked(id, &conn->param));
 		if (err)
 			ndk_conn_finish(conn, NDK_CONN_DONE,
 					ndk_status_from_errno(err));
@@ -475,16 +475,16 @@ static void ndk_conn_work(struct work_struct *work)
 
 	switch (READ_ONCE(conn->state)) {
 	case NDK_CONN_CONNECTING:
-		err = rdma_bind_addr(conn->id, (struct sockaddr *)&conn->src);
+		err = NDK_FI_ERR(rdma_bind_addr(conn->id, (struct sockaddr *)&conn->src));
 		if (!err && conn->id->device != conn->obj.adapter->ibdev)
 			err = -ENODEV;
 		if (!err)
 			err = ndk_route_check((struct sockaddr *)&conn->dst);
 		if (!err)
-			err = rdma_resolve_addr(conn->id,
-						(struct sockaddr *)&conn->src,
-						(struct sockaddr *)&conn->dst,
-						NDK_CM_TIMEOUT_MS);
+			err = NDK_FI_ERR(rdma_resolve_addr(conn->id,
+							   (struct sockaddr *)&conn->src,
+							   (struct sockaddr *)&conn->dst,
+							   NDK_CM_TIMEOUT_MS));
 		if (err)
 			ndk_conn_finish(conn, NDK_CONN_DONE,
 					ndk_bind_status((struct sockaddr *)&conn->src,
@@ -497,7 +497,7 @@ static void ndk_conn_work(struct work_struct *work)
 				err = ndk_conn_modify_qp(conn, IB_QPS_RTS);
 			if (!err) {
 				rdma_lock_handler(conn->id);
-				err = rdma_accept(conn->id, NULL);
+				err = NDK_FI_ERR(rdma_accept(conn->id, NULL));
 				rdma_unlock_handler(conn->id);
 			}
 		}
@@ -511,7 +511,7 @@ static void ndk_conn_work(struct work_struct *work)
 			err = ndk_conn_modify_qp(conn, IB_QPS_RTR);
 		if (!err) {
 			rdma_lock_handler(conn->id);
-			err = rdma_accept(conn->id, &conn->param);
+			err = NDK_FI_ERR(rdma_accept(conn->id, &conn->param));
 			rdma_unlock_handler(conn->id);
 		}
 		/*
@@ -1001,8 +1001,8 @@ NTSTATUS ndk_cm_create_id(void *ctx, struct rdma_cm_id **idp)
 {
 	struct rdma_cm_id *id;
 
-	id = rdma_create_id(&init_net, ndk_cm_handler, ctx, RDMA_PS_TCP,
-			    IB_QPT_RC);
+	id = NDK_FI_PTR(rdma_create_id(&init_net, ndk_cm_handler, ctx,
+				       RDMA_PS_TCP, IB_QPT_RC));
 	if (IS_ERR(id))
 		return ndk_status_from_errno(PTR_ERR(id));
 	*idp = id;
@@ -1098,7 +1098,7 @@ static const struct ndk_obj_ops ndk_conn_ops = {
 struct ndk_connector *ndk_connector_alloc(struct ndk_adapter *adapter,
 					  gfp_t gfp)
 {
-	struct ndk_connector *conn = kzalloc(sizeof(*conn), gfp);
+	struct ndk_connector *conn = NDK_FI_NULL(kzalloc(sizeof(*conn), gfp));
 
 	if (!conn)
 		return NULL;

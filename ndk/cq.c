@@ -453,8 +453,9 @@ static NTSTATUS ndk_cq_create(struct ndk_obj *obj)
 	};
 	struct ib_cq *ibcq;
 
-	ibcq = ib_create_cq(obj->adapter->ibdev, ndk_cq_comp_handler,
-			    ndk_cq_event_handler, cq, &attr);
+	ibcq = NDK_FI_PTR(ib_create_cq(obj->adapter->ibdev,
+				       ndk_cq_comp_handler,
+				       ndk_cq_event_handler, cq, &attr));
 	if (IS_ERR(ibcq))
 		return ndk_status_from_errno(PTR_ERR(ibcq));
 	cq->ibcq = ibcq;
@@ -516,7 +517,7 @@ NTSTATUS ndk_create_cq(NDK_ADAPTER *pNdkAdapter, ULONG CqDepth,
 		return STATUS_INVALID_PARAMETER;
 	if (Affinity && !Affinity->Mask)
 		return STATUS_INVALID_PARAMETER;
-	cq = kzalloc(sizeof(*cq), GFP_ATOMIC);
+	cq = NDK_FI_NULL(kzalloc(sizeof(*cq), GFP_ATOMIC));
 	if (!cq)
 		return STATUS_INSUFFICIENT_RESOURCES;
 	cq->ndk.Dispatch = &ndk_cq_dispatch;

@@ -100,7 +100,7 @@ static NTSTATUS ndk_sep_create(struct ndk_obj *obj)
 	id = sep->id;
 	err = rdma_set_reuseaddr(id, 1);
 	if (!err)
-		err = rdma_bind_addr(id, (struct sockaddr *)&sep->addr);
+		err = NDK_FI_ERR(rdma_bind_addr(id, (struct sockaddr *)&sep->addr));
 	if (!err && id->device != obj->adapter->ibdev)
 		err = -ENODEV;
 	if (err)
@@ -206,7 +206,7 @@ NTSTATUS ndk_create_shared_endpoint(NDK_ADAPTER *pNdkAdapter,
 	if (!pNdkAdapter || !CreateCompletion || !len)
 		return STATUS_INVALID_PARAMETER;
 	adapter = container_of(pNdkAdapter, struct ndk_adapter, ndk);
-	sep = kzalloc(sizeof(*sep), GFP_ATOMIC);
+	sep = NDK_FI_NULL(kzalloc(sizeof(*sep), GFP_ATOMIC));
 	if (!sep)
 		return STATUS_INSUFFICIENT_RESOURCES;
 	sep->ndk.Dispatch = &ndk_sep_dispatch;

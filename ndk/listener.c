@@ -59,11 +59,11 @@ static void ndk_listen_work(struct work_struct *work)
 	NTSTATUS status;
 	int err;
 
-	err = rdma_bind_addr(l->id, (struct sockaddr *)&l->addr);
+	err = NDK_FI_ERR(rdma_bind_addr(l->id, (struct sockaddr *)&l->addr));
 	if (!err && l->id->device && l->id->device != l->obj.adapter->ibdev)
 		err = -ENODEV;
 	if (!err)
-		err = rdma_listen(l->id, 128);
+		err = NDK_FI_ERR(rdma_listen(l->id, 128));
 	status = ndk_bind_status((struct sockaddr *)&l->addr, err);
 	/* A listen that failed may be tried again. */
 	if (status)
@@ -198,7 +198,7 @@ NTSTATUS ndk_create_listener(NDK_ADAPTER *pNdkAdapter,
 	if (!pNdkAdapter || !ConnectEvent || !CreateCompletion)
 		return STATUS_INVALID_PARAMETER;
 	adapter = container_of(pNdkAdapter, struct ndk_adapter, ndk);
-	l = kzalloc(sizeof(*l), GFP_ATOMIC);
+	l = NDK_FI_NULL(kzalloc(sizeof(*l), GFP_ATOMIC));
 	if (!l)
 		return STATUS_INSUFFICIENT_RESOURCES;
 	l->ndk.Dispatch = &ndk_listener_dispatch;

@@ -53,8 +53,8 @@ static int ndk_loop_self(struct ib_qp *qp, u32 port)
 	attr.qp_state = IB_QPS_INIT;
 	attr.port_num = port;
 	attr.qp_access_flags = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
-	ret = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
-			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	ret = NDK_FI_ERR(ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS));
 	if (ret)
 		goto out;
 
@@ -82,9 +82,9 @@ static int ndk_loop_self(struct ib_qp *qp, u32 port)
 			goto out;
 		}
 	}
-	ret = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_AV |
+	ret = NDK_FI_ERR(ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_AV |
 			   IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
-			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER));
 	if (ret)
 		goto out;
 
@@ -94,9 +94,9 @@ static int ndk_loop_self(struct ib_qp *qp, u32 port)
 	attr.retry_cnt = 7;
 	attr.rnr_retry = 7;
 	attr.max_rd_atomic = 1;
-	ret = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_TIMEOUT |
+	ret = NDK_FI_ERR(ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_TIMEOUT |
 			   IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
-			   IB_QP_MAX_QP_RD_ATOMIC);
+			   IB_QP_MAX_QP_RD_ATOMIC));
 out:
 	rdma_put_gid_attr(gattr);
 	return ret;
@@ -227,34 +227,37 @@ static int ndk_loop_iwarp(struct ndk_adapter *adapter, struct ndk_loop *loop)
 	init_completion(&pas->done);
 	pas->peer = loop->peer;
 
-	listener = rdma_create_id(&init_net, ndk_loop_passive_handler, pas,
-				  RDMA_PS_TCP, IB_QPT_RC);
+	listener = NDK_FI_PTR(rdma_create_id(&init_net,
+					     ndk_loop_passive_handler, pas,
+					     RDMA_PS_TCP, IB_QPT_RC));
 	if (IS_ERR(listener))
 		return PTR_ERR(listener);
-	err = rdma_bind_addr(listener, (struct sockaddr *)&sin);
+	err = NDK_FI_ERR(rdma_bind_addr(listener, (struct sockaddr *)&sin));
 	if (!err && listener->device != adapter->ibdev)
 		err = -ENODEV;
 	if (!err)
-		err = rdma_listen(listener, 1);
+		err = NDK_FI_ERR(rdma_listen(listener, 1));
 	if (err)
 		goto out;
 	bound = (struct sockaddr_in *)&listener->route.addr.src_addr;
 	sin.sin_port = bound->sin_port;
 
-	loop->id = rdma_create_id(&init_net, ndk_loop_active_handler, act,
-				  RDMA_PS_TCP, IB_QPT_RC);
+	loop->id = NDK_FI_PTR(rdma_create_id(&init_net,
+					     ndk_loop_active_handler, act,
+					     RDMA_PS_TCP, IB_QPT_RC));
 	if (IS_ERR(loop->id)) {
 		err = PTR_ERR(loop->id);
 		loop->id = NULL;
 		goto out;
 	}
-	err = rdma_resolve_addr(loop->id, NULL, (struct sockaddr *)&sin,
-				jiffies_to_msecs(NDK_LOOP_TIMEOUT));
+	err = NDK_FI_ERR(rdma_resolve_addr(loop->id, NULL,
+					   (struct sockaddr *)&sin,
+					   jiffies_to_msecs(NDK_LOOP_TIMEOUT)));
 	if (!err)
 		err = ndk_loop_wait(act);
 	if (!err)
-		err = rdma_resolve_route(loop->id,
-					 jiffies_to_msecs(NDK_LOOP_TIMEOUT));
+		err = NDK_FI_ERR(rdma_resolve_route(loop->id,
+						    jiffies_to_msecs(NDK_LOOP_TIMEOUT)));
 	if (!err)
 		err = ndk_loop_wait(act);
 	if (!err) {
@@ -262,7 +265,7 @@ static int ndk_loop_iwarp(struct ndk_adapter *adapter, struct ndk_loop *loop)
 		memcpy(&pas->expect, &loop->id->route.addr.src_addr,
 		       sizeof(pas->expect));
 		param.qp_num = loop->qp->qp_num;
-		err = rdma_connect(loop->id, &param);
+		err = NDK_FI_ERR(rdma_connect(loop->id, &param));
 	}
 	if (!err)
 		err = ndk_loop_wait(act);

@@ -232,7 +232,7 @@ static int ndk_reg_setup(struct ndk_pd *pd)
 	struct ib_qp *qp;
 	int err;
 
-	reg->cq = ib_alloc_cq(pd->ibpd->device, NULL, 4, 0, IB_POLL_SOFTIRQ);
+	reg->cq = NDK_FI_PTR(ib_alloc_cq(pd->ibpd->device, NULL, 4, 0, IB_POLL_SOFTIRQ));
 	if (IS_ERR(reg->cq)) {
 		err = PTR_ERR(reg->cq);
 		reg->cq = NULL;
@@ -240,14 +240,14 @@ static int ndk_reg_setup(struct ndk_pd *pd)
 	}
 	init.send_cq = reg->cq;
 	init.recv_cq = reg->cq;
-	qp = ib_create_qp(pd->ibpd, &init);
+	qp = NDK_FI_PTR(ib_create_qp(pd->ibpd, &init));
 	if (IS_ERR(qp)) {
 		err = PTR_ERR(qp);
 		goto fail;
 	}
 	reg->loop.qp = qp;
 	if (rdma_protocol_iwarp(adapter->ibdev, adapter->port)) {
-		qp = ib_create_qp(pd->ibpd, &init);
+		qp = NDK_FI_PTR(ib_create_qp(pd->ibpd, &init));
 		if (IS_ERR(qp)) {
 			err = PTR_ERR(qp);
 			goto fail;
@@ -283,7 +283,7 @@ static NTSTATUS ndk_reg_post(struct ndk_pd *pd, struct ib_mr *mr, int access)
 		err = ndk_reg_setup(pd);
 	if (!err) {
 		reinit_completion(&reg->done);
-		err = ib_post_send(reg->loop.qp, &wr.wr, NULL);
+		err = NDK_FI_ERR(ib_post_send(reg->loop.qp, &wr.wr, NULL));
 	}
 	/* The device completes the request, if only by flushing it. */
 	if (!err) {
@@ -341,29 +341,31 @@ static NTSTATUS ndk_mr_do_register(struct ndk_mr *mr)
 	/* The device translates addresses page by page from the base. */
 	if ((mr->mdl->va & ~PAGE_MASK) != w.fbo)
 		return STATUS_INVALID_PARAMETER;
-	pages = kvmalloc_array(w.n, sizeof(*pages), GFP_KERNEL);
+	pages = NDK_FI_NULL(kvmalloc_array(w.n, sizeof(*pages), GFP_KERNEL));
 	if (!pages)
 		return STATUS_INSUFFICIENT_RESOURCES;
 	w = (struct ndk_pgwalk){ .fn = ndk_mr_collect, .arg = pages };
 	err = ndk_pgwalk(&w, mr->mdl, mr->length);
 	if (!err)
-		err = sg_alloc_table_from_pages(&mr->sgt, pages, w.n, w.fbo,
-						mr->length, GFP_KERNEL);
+		err = NDK_FI_ERR(sg_alloc_table_from_pages(&mr->sgt, pages,
+							   w.n, w.fbo,
+							   mr->length,
+							   GFP_KERNEL));
 	kvfree(pages);
 	if (err) {
 		mr->sgt.sgl = NULL;
 		return ndk_pgwalk_status(err);
 	}
-	err = ib_dma_map_sgtable_attrs(dev, &mr->sgt, DMA_BIDIRECTIONAL, 0);
+	err = NDK_FI_ERR(ib_dma_map_sgtable_attrs(dev, &mr->sgt, DMA_BIDIRECTIONAL, 0));
 	if (err)
 		return ndk_status_from_errno(err);
 	mr->mapped = true;
 
-	ibmr = ib_alloc_mr(mr->pd->ibpd, IB_MR_TYPE_MEM_REG, w.n);
+	ibmr = NDK_FI_PTR(ib_alloc_mr(mr->pd->ibpd, IB_MR_TYPE_MEM_REG, w.n));
 	if (IS_ERR(ibmr))
 		return ndk_status_from_errno(PTR_ERR(ibmr));
 	mr->ibmr = ibmr;
-	n = ib_map_mr_sg(ibmr, mr->sgt.sgl, mr->sgt.nents, NULL, PAGE_SIZE);
+	n = NDK_FI_ERR(ib_map_mr_sg(ibmr, mr->sgt.sgl, mr->sgt.nents, NULL, PAGE_SIZE));
 	if (n != mr->sgt.nents)
 		return n < 0 ? ndk_status_from_errno(n) :
 			       STATUS_INVALID_PARAMETER;
@@ -408,13 +410,13 @@ static void ndk_mr_init_fast_work(struct work_struct *work)
 	struct ib_mr *ibmr;
 
 	ndk_mr_release(mr);
-	mr->frsg = kcalloc(mr->max_pages, sizeof(*mr->frsg), GFP_KERNEL);
+	mr->frsg = NDK_FI_NULL(kcalloc(mr->max_pages, sizeof(*mr->frsg), GFP_KERNEL));
 	if (!mr->frsg) {
 		status = STATUS_INSUFFICIENT_RESOURCES;
 		goto out;
 	}
 	sg_init_table(mr->frsg, mr->max_pages);
-	ibmr = ib_alloc_mr(mr->pd->ibpd, IB_MR_TYPE_MEM_REG, mr->max_pages);
+	ibmr = NDK_FI_PTR(ib_alloc_mr(mr->pd->ibpd, IB_MR_TYPE_MEM_REG, mr->max_pages));
 	if (IS_ERR(ibmr)) {
 		status = ndk_status_from_errno(PTR_ERR(ibmr));
 		goto out;
@@ -646,7 +648,7 @@ NTSTATUS ndk_create_mr(NDK_PD *pNdkPd, BOOLEAN FastRegister,
 
 	if (!pNdkPd || !CreateCompletion)
 		return STATUS_INVALID_PARAMETER;
-	mr = kzalloc(sizeof(*mr), GFP_ATOMIC);
+	mr = NDK_FI_NULL(kzalloc(sizeof(*mr), GFP_ATOMIC));
 	if (!mr)
 		return STATUS_INSUFFICIENT_RESOURCES;
 	mr->ndk.Dispatch = &ndk_mr_dispatch;

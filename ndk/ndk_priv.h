@@ -29,6 +29,26 @@
 
 extern struct workqueue_struct *ndk_wq;
 
+/*
+ * Failure injection for the ndk_faults suite: every call on a create,
+ * connect or register path that can fail is wrapped, so the suite can
+ * make the n-th such call fail (ndk_fault_arm()) and count them. Without
+ * KUnit the wrappers are the bare calls.
+ */
+#if IS_ENABLED(CONFIG_KUNIT)
+bool ndk_fault(void);
+void ndk_fault_arm(int nth);
+int ndk_fault_disarm(bool *fired);
+#else
+static inline bool ndk_fault(void)
+{
+	return false;
+}
+#endif
+#define NDK_FI_NULL(call)	(ndk_fault() ? NULL : (call))
+#define NDK_FI_PTR(call)	(ndk_fault() ? ERR_PTR(-ENOMEM) : (call))
+#define NDK_FI_ERR(call)	(ndk_fault() ? -ENOMEM : (call))
+
 /* ------------------------------------------------------------------ */
 /* Status translation (status.c)                                      */
 

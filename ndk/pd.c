@@ -15,7 +15,7 @@ static NTSTATUS ndk_pd_create(struct ndk_obj *obj)
 	struct ndk_pd *pd = container_of(obj, struct ndk_pd, obj);
 	struct ib_pd *ibpd;
 
-	ibpd = ib_alloc_pd(obj->adapter->ibdev, 0);
+	ibpd = NDK_FI_PTR(ib_alloc_pd(obj->adapter->ibdev, 0));
 	if (IS_ERR(ibpd))
 		return ndk_status_from_errno(PTR_ERR(ibpd));
 	pd->ibpd = ibpd;
@@ -99,7 +99,7 @@ NTSTATUS ndk_create_pd(NDK_ADAPTER *pNdkAdapter,
 	if (!pNdkAdapter || !CreateCompletion)
 		return STATUS_INVALID_PARAMETER;
 	adapter = container_of(pNdkAdapter, struct ndk_adapter, ndk);
-	pd = kzalloc(sizeof(*pd), GFP_ATOMIC);
+	pd = NDK_FI_NULL(kzalloc(sizeof(*pd), GFP_ATOMIC));
 	if (!pd)
 		return STATUS_INSUFFICIENT_RESOURCES;
 	pd->ndk.Dispatch = &ndk_pd_dispatch;

@@ -30,8 +30,8 @@ static int ndk_qp_to_init(struct ndk_qp *qp)
 
 	if (rdma_protocol_iwarp(adapter->ibdev, adapter->port))
 		return 0;
-	return ib_modify_qp(qp->ibqp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
-			    IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	return NDK_FI_ERR(ib_modify_qp(qp->ibqp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			    IB_QP_PORT | IB_QP_ACCESS_FLAGS));
 }
 
 static NTSTATUS ndk_qp_create(struct ndk_obj *obj)
@@ -42,13 +42,13 @@ static NTSTATUS ndk_qp_create(struct ndk_obj *obj)
 
 	qp->init.send_cq = qp->icq->ibcq;
 	qp->init.recv_cq = qp->rcq->ibcq;
-	qp->isge = kcalloc(max(qp->max_isge, 1U), sizeof(*qp->isge),
-			   GFP_KERNEL);
-	qp->rsge = kcalloc(max(qp->max_rsge, 1U), sizeof(*qp->rsge),
-			   GFP_KERNEL);
+	qp->isge = NDK_FI_NULL(kcalloc(max(qp->max_isge, 1U),
+				       sizeof(*qp->isge), GFP_KERNEL));
+	qp->rsge = NDK_FI_NULL(kcalloc(max(qp->max_rsge, 1U),
+				       sizeof(*qp->rsge), GFP_KERNEL));
 	if (!qp->isge || !qp->rsge)
 		return STATUS_INSUFFICIENT_RESOURCES;
-	ibqp = ib_create_qp(pd->ibpd, &qp->init);
+	ibqp = NDK_FI_PTR(ib_create_qp(pd->ibpd, &qp->init));
 	if (IS_ERR(ibqp))
 		return ndk_status_from_errno(PTR_ERR(ibqp));
 	qp->ibqp = ibqp;
@@ -70,8 +70,8 @@ int ndk_ring_init(struct ndk_wr_ring *ring, u32 depth)
 {
 	u32 n = roundup_pow_of_two(depth + 1);
 
-	ring->ctx = kvcalloc(n, sizeof(*ring->ctx), GFP_KERNEL);
-	ring->type = kvcalloc(n, sizeof(*ring->type), GFP_KERNEL);
+	ring->ctx = NDK_FI_NULL(kvcalloc(n, sizeof(*ring->ctx), GFP_KERNEL));
+	ring->type = NDK_FI_NULL(kvcalloc(n, sizeof(*ring->type), GFP_KERNEL));
 	ring->mask = n - 1;
 	return ring->ctx && ring->type ? 0 : -ENOMEM;
 }
@@ -538,7 +538,7 @@ static NTSTATUS ndk_qp_new(struct ndk_pd *pd, NDK_CQ *pReceiveCq,
 	    InlineDataSize > info->MaxInlineDataSize)
 		return STATUS_INVALID_PARAMETER;
 
-	qp = kzalloc(sizeof(*qp), GFP_ATOMIC);
+	qp = NDK_FI_NULL(kzalloc(sizeof(*qp), GFP_ATOMIC));
 	if (!qp)
 		return STATUS_INSUFFICIENT_RESOURCES;
 	qp->ndk.Dispatch = &ndk_qp_dispatch;

@@ -52,13 +52,13 @@ static NTSTATUS ndk_srq_create(struct ndk_obj *obj)
 	struct ndk_pd *pd = container_of(obj->parent, struct ndk_pd, obj);
 	struct ib_srq *ibsrq;
 
-	srq->sge = kcalloc(max(srq->max_sge, 1U), sizeof(*srq->sge),
-			   GFP_KERNEL);
+	srq->sge = NDK_FI_NULL(kcalloc(max(srq->max_sge, 1U),
+				       sizeof(*srq->sge), GFP_KERNEL));
 	if (!srq->sge)
 		return STATUS_INSUFFICIENT_RESOURCES;
 	if (ndk_ring_init(&srq->ring, srq->obj.adapter->info.MaxSrqDepth))
 		return STATUS_INSUFFICIENT_RESOURCES;
-	ibsrq = ib_create_srq(pd->ibpd, &srq->init);
+	ibsrq = NDK_FI_PTR(ib_create_srq(pd->ibpd, &srq->init));
 	if (IS_ERR(ibsrq))
 		return ndk_status_from_errno(PTR_ERR(ibsrq));
 	srq->ibsrq = ibsrq;
@@ -237,7 +237,7 @@ NTSTATUS ndk_create_srq(NDK_PD *pNdkPd, ULONG SrqDepth,
 	    MaxReceiveRequestSge > info->MaxReceiveRequestSge ||
 	    NotifyThreshold > SrqDepth)
 		return STATUS_INVALID_PARAMETER;
-	srq = kzalloc(sizeof(*srq), GFP_ATOMIC);
+	srq = NDK_FI_NULL(kzalloc(sizeof(*srq), GFP_ATOMIC));
 	if (!srq)
 		return STATUS_INSUFFICIENT_RESOURCES;
 	srq->ndk.Dispatch = &ndk_srq_dispatch;

@@ -87,6 +87,21 @@ def kunit_counts(ktree, log):
     return counts, bool(match)
 
 
+COVERAGE = re.compile(r"coverage: (.*)$")
+
+
+def write_coverage(runs, path):
+    """The ndk_faults suite's report: failure points per path and run."""
+    report = [f"{name}: {m.group(1).strip()}" for name, body in runs
+              for m in map(COVERAGE.search, body) if m]
+    if not report:
+        return
+    with open(path, "w") as f:
+        f.write("\n".join(report) + "\n")
+    print("check: failure injection coverage (" + path + "):\n  " +
+          "\n  ".join(report))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ktree", required=True)
@@ -116,6 +131,8 @@ def main():
               f"{run['failed'] + run['crashed'] + run['errors']} failed")
     for key in ("passed", "failed", "skipped", "crashed", "errors"):
         counts.setdefault(key, 0)
+    write_coverage(runs, os.path.join(os.path.dirname(
+        os.path.abspath(args.log)), "fault-coverage.txt"))
     # Before the setup marker only the kernel itself has run: a splat
     # there (seen once: an early-boot KASAN report under TCG) is shown
     # but cannot be ndk's doing.
