@@ -492,7 +492,15 @@ static void ndk_conn_work(struct work_struct *work)
 		return;
 	case NDK_CONN_COMPLETING:
 		if (!conn->iwarp) {
-			err = ndk_conn_modify_qp(conn, IB_QPS_RTR);
+			/*
+			 * INIT again, as rdma_cm does for its own QPs: the
+			 * move to INIT before the request was sent got no
+			 * remote access rights, since no CM id existed yet.
+			 * Without this the peer cannot read or write here.
+			 */
+			err = ndk_conn_modify_qp(conn, IB_QPS_INIT);
+			if (!err)
+				err = ndk_conn_modify_qp(conn, IB_QPS_RTR);
 			if (!err)
 				err = ndk_conn_modify_qp(conn, IB_QPS_RTS);
 			if (!err) {

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # /init of the test VM: run the KUnit suites by loading their module,
-# over Soft-RoCE and then over Soft-iWARP, scan for leaks, power off.
+# and the interop cases against rdma-core's programs, over Soft-RoCE and
+# then over Soft-iWARP, scan for leaks, power off.
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 
 mount -t proc proc /proc
@@ -33,6 +34,87 @@ echo 240 >/proc/sys/kernel/hung_task_timeout_secs
 echo scan >/sys/kernel/debug/kmemleak
 echo clear >/sys/kernel/debug/kmemleak
 
+# Wait up to $2 seconds for a kernel log line matching extended regular
+# expression $1; each interop case clears the log first.
+wait_log() {
+	i=0
+	while ! dmesg | grep -Eq "$1"; do
+		[ $i -ge $(($2 * 10)) ] && return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+# Report interop case $2 over transport $1: ok when the user-space
+# program exited with $3 = 0 and ndk_rping logged PASS. On failure the
+# reason and the program's output follow.
+interop_result() {
+	res=$(dmesg | grep -Eo 'ndk_rping: [a-z]+ [a-z]+: (PASS|FAIL).*')
+	case "$res" in
+	*PASS*) [ "$3" = 0 ] && echo "NDK-INTEROP: ok $1 $2" && return ;;
+	"") res="ndk_rping reported nothing" ;;
+	esac
+	echo "NDK-INTEROP: not ok $1 $2 (user-space exit $3; $res)"
+	sed 's/^/NDK-INTEROP-LOG: /' /tmp/interop.log
+}
+
+# Case $2 over transport $1: ndk_rping as the server (module arguments
+# $3), then the user-space client "$@" after shift 3, at most 60 s.
+interop_ndk_server() {
+	t=$1 name=$2 args=$3
+	shift 3
+	dmesg -c >/dev/null
+	insmod /ndk/ndk_rping.ko mode=server addr=10.0.2.15 $args ||
+		echo "NDK-CHECK: insmod ndk_rping failed"
+	rc=none
+	if wait_log 'ndk_rping: .*(listening|FAIL)' 30; then
+		timeout 60 "$@" >/tmp/interop.log 2>&1
+		rc=$?
+	fi
+	wait_log 'ndk_rping: .*(PASS|FAIL)' 60
+	rmmod ndk_rping || echo "NDK-CHECK: rmmod ndk_rping failed"
+	interop_result $t $name $rc
+}
+
+# Case $2 over transport $1: the user-space server "$@" after shift 4
+# listening on port $4, then ndk_rping as the client (arguments $3).
+interop_ndk_client() {
+	t=$1 name=$2 args=$3 port=$4
+	shift 4
+	dmesg -c >/dev/null
+	timeout 60 "$@" >/tmp/interop.log 2>&1 &
+	pid=$!
+	# Connect only once the server listens: a request before that is
+	# refused.
+	i=0
+	while ! rdma resource show cm_id | grep -q "LISTEN.*:$port "; do
+		[ $i -ge 100 ] && break
+		sleep 0.1
+		i=$((i + 1))
+	done
+	insmod /ndk/ndk_rping.ko mode=client addr=10.0.2.15 $args ||
+		echo "NDK-CHECK: insmod ndk_rping failed"
+	wait_log 'ndk_rping: .*(PASS|FAIL)' 60
+	wait $pid
+	rc=$?
+	rmmod ndk_rping || echo "NDK-CHECK: rmmod ndk_rping failed"
+	interop_result $t $name $rc
+}
+
+# ndk against rdma-core's own programs, which ndk's authors did not
+# write: rping's RDMA read/write ping loop and rdma_server/rdma_client's
+# send/receive, each with ndk on either side.
+interop() {
+	interop_ndk_server $1 rping-user-client-ndk-server "count=10 size=64" \
+		rping -c -a 10.0.2.15 -p 7174 -C 10 -S 64 -V
+	interop_ndk_client $1 rping-ndk-client-user-server "count=10 size=64" \
+		7174 rping -s -a 10.0.2.15 -p 7174 -C 10 -S 64 -V
+	interop_ndk_server $1 rdmacm-user-client-ndk-server proto=rdmacm \
+		rdma_client -s 10.0.2.15 -p 7471
+	interop_ndk_client $1 rdmacm-ndk-client-user-server proto=rdmacm \
+		7471 rdma_server -p 7471
+}
+
 # One full run per transport: Soft-RoCE (RoCEv2), then Soft-iWARP. Each
 # device alone sits on eth0 so that addresses resolve to it. ndk stays
 # loaded across both, so the switch also exercises device removal and
@@ -50,6 +132,7 @@ for t in $transports; do
 		echo "NDK-CHECK: insmod ndk_kunit failed"
 	rmmod ndk_kunit || echo "NDK-CHECK: rmmod ndk_kunit failed"
 	echo "NDK-CHECK: tests end $t"
+	interop $t
 	# Removal waits for every device reference; one left behind by a
 	# failed case would stall the VM until its timeout.
 	rdma link delete ${t}0 &

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Judge a test VM console log: KUnit results, kernel splats, completion.
+"""Judge a test VM console log: KUnit results, interop cases, kernel
+splats, completion.
 
 Prints kunit.py's summary, every problem found, and a last line
-"N passed, N failed[, N skipped]". A splat, a timeout or a missing end
-marker counts as one failure each, so the run turns red even when every
-KUnit case passed.
+"N passed, N failed[, N skipped]". Each interop case counts as one test.
+A splat, a timeout or a missing end marker counts as one failure each,
+so the run turns red even when every KUnit case passed.
 """
 import argparse
 import os
@@ -37,6 +38,16 @@ SUITE_RESULT = re.compile(TS + r"(?:not )?ok \d+ ")
 
 
 BEGIN = re.compile(r"NDK-CHECK: tests begin (\w+)")
+
+# init.sh runs these after the suites of every transport: ndk_rping
+# against rdma-core's rping, rdma_client and rdma_server.
+INTEROP = re.compile(r"NDK-INTEROP: (ok|not ok) (\w+) (\S+)(.*)")
+INTEROP_CASES = [
+    "rping-user-client-ndk-server",
+    "rping-ndk-client-user-server",
+    "rdmacm-user-client-ndk-server",
+    "rdmacm-ndk-client-user-server",
+]
 
 
 def runs_of(lines):
@@ -102,6 +113,29 @@ def write_coverage(runs, path):
           "\n  ".join(report))
 
 
+def interop_results(lines, transport):
+    """Passed count and problems of the interop cases over a transport.
+
+    A case that reported nothing (the VM stopped, init.sh broke) fails
+    like one that reported "not ok".
+    """
+    seen = {}
+    for line in lines:
+        match = INTEROP.search(line)
+        if match and match.group(2) == transport:
+            seen[match.group(3)] = (match.group(1), match.group(4).strip())
+    passed, problems = 0, []
+    for case in INTEROP_CASES:
+        result, why = seen.get(case, (None, ""))
+        if result == "ok":
+            passed += 1
+        elif result is None:
+            problems.append(f"interop over {transport}: {case}: no result")
+        else:
+            problems.append(f"interop over {transport}: {case}: not ok {why}")
+    return passed, problems
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ktree", required=True)
@@ -129,6 +163,11 @@ def main():
             counts[key] = counts.get(key, 0) + val
         print(f"check: {name}: {run['passed']} passed, "
               f"{run['failed'] + run['crashed'] + run['errors']} failed")
+        passed, failures = interop_results(lines, name)
+        counts["passed"] = counts.get("passed", 0) + passed
+        problems += failures
+        print(f"check: interop over {name}: {passed} passed, "
+              f"{len(failures)} failed")
     for key in ("passed", "failed", "skipped", "crashed", "errors"):
         counts.setdefault(key, 0)
     write_coverage(runs, os.path.join(os.path.dirname(
