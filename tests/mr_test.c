@@ -783,27 +783,96 @@ static void ndk_mr_send_invalidate_test(struct kunit *test)
 	ndk_menv_free(test, me);
 }
 
-/* The adapter has no read-with-invalidate on RoCE: the flag is refused. */
+/*
+ * Read with local invalidate: refused where the adapter lacks it (RoCE);
+ * on iWARP the read fills the sink and invalidates the sink's token.
+ */
 static void ndk_mr_read_invalidate_test(struct kunit *test)
 {
 	struct ndk_cenv *e = test->priv;
 	const NDK_ADAPTER_INFO *info =
 		&container_of(e->a, struct ndk_adapter, ndk)->info;
 	struct ndk_menv *me = ndk_kzalloc_test(test, sizeof(*me));
+	struct ndk_mem *src = ndk_kzalloc_test(test, sizeof(*src));
+	struct ndk_mem *sink = ndk_kzalloc_test(test, sizeof(*sink));
+	NDK_LOGICAL_ADDRESS_MAPPING *lam;
+	NDK_RESULT_EX r = {};
+	NDK_MR *smr, *fmr;
+	unsigned long irq;
 	NDK_SGE sge;
+	ULONG fbo;
+	NTSTATUS st;
+	u32 rkey;
 
-	if (info->AdapterFlags &
-	    NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED)
-		kunit_skip(test, "iWARP adapters accept the flag");
 	ndk_menv_init(test, e, me);
 	sge.VirtualAddress = me->lmem.base;
 	sge.Length = 8;
 	sge.MemoryRegionToken =
 		me->lmr->Dispatch->NdkGetLocalTokenFromMr(me->lmr);
-	KUNIT_EXPECT_EQ(test, me->p.aqp->Dispatch->NdkRead(me->p.aqp, NULL, &sge,
-							   1, 0, 0,
-						      NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE),
-			STATUS_INVALID_PARAMETER);
+	if (!(info->AdapterFlags &
+	      NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED)) {
+		KUNIT_EXPECT_EQ(test,
+				me->p.aqp->Dispatch->NdkRead(me->p.aqp, NULL,
+					&sge, 1, 0, 0,
+					NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE),
+				STATUS_INVALID_PARAMETER);
+		ndk_menv_free(test, me);
+		return;
+	}
+
+	/* The peer's source region, and our sink fast-registered for it. */
+	ndk_mem_init(test, src, NDK_MDL_KVA, false, false, NDK_REGION_OFF, 64);
+	ndk_mem_fill(src, 0, 64, 31);
+	smr = ndk_test_mr(test, e, false);
+	KUNIT_ASSERT_EQ(test, ndk_test_register(smr, src, 64,
+						NDK_MR_FLAG_ALLOW_REMOTE_READ),
+			STATUS_SUCCESS);
+	rkey = smr->Dispatch->NdkGetRemoteTokenFromMr(smr);
+	ndk_mem_init(test, sink, NDK_MDL_PAGES, false, false, NDK_REGION_OFF,
+		     64);
+	lam = ndk_test_lam(test, e, sink, &fbo);
+	fmr = ndk_test_fast_mr(test, e, 4, TRUE, &st);
+	KUNIT_ASSERT_EQ(test, st, STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, ndk_test_fast_register(test, e, me, fmr, lam, fbo,
+						     sink,
+						     NDK_OP_FLAG_ALLOW_LOCAL_WRITE |
+						     NDK_OP_FLAG_RDMA_READ_SINK),
+			STATUS_SUCCESS);
+
+	/* The read fills the sink and invalidates its token... */
+	sge.VirtualAddress = (void *)(uintptr_t)ndk_mem_va(sink);
+	sge.Length = 64;
+	sge.MemoryRegionToken = fmr->Dispatch->NdkGetLocalTokenFromMr(fmr);
+	spin_lock_irqsave(&ndk_test_lock, irq);
+	st = me->p.aqp->Dispatch->NdkRead(me->p.aqp, (void *)0x66, &sge, 1,
+					  ndk_mem_va(src), rkey,
+					  NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE);
+	spin_unlock_irqrestore(&ndk_test_lock, irq);
+	KUNIT_ASSERT_EQ(test, st, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_test_result(test, me, e->cq, (void *)0x66,
+					      &r),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, r.Type, (ULONG)NdkOperationTypeRead);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(sink, 0, 64, 31));
+
+	/* ...so the same read into it fails and leaves it alone. */
+	ndk_mem_fill(src, 0, 64, 90);
+	spin_lock_irqsave(&ndk_test_lock, irq);
+	st = me->p.aqp->Dispatch->NdkRead(me->p.aqp, (void *)0x67, &sge, 1,
+					  ndk_mem_va(src), rkey, 0);
+	spin_unlock_irqrestore(&ndk_test_lock, irq);
+	KUNIT_ASSERT_EQ(test, st, STATUS_SUCCESS);
+	KUNIT_EXPECT_NE(test, ndk_test_result(test, me, e->cq, (void *)0x67,
+					      NULL),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(sink, 0, 64, 31));
+
+	ndk_test_close_mr(test, fmr);
+	e->a->Dispatch->NdkReleaseLAM(e->a, lam);
+	KUNIT_EXPECT_EQ(test, ndk_test_deregister(smr), STATUS_SUCCESS);
+	ndk_test_close_mr(test, smr);
+	ndk_mem_free(sink);
+	ndk_mem_free(src);
 	ndk_menv_free(test, me);
 }
 
