@@ -224,6 +224,15 @@ static int ndk_conn_modify_qp(struct ndk_connector *conn,
 	err = rdma_init_qp_attr(conn->id, &attr, &mask);
 	if (err)
 		return err;
+	/*
+	 * An iWARP active side moves to INIT before its iw_cm id exists,
+	 * when rdma_cm grants no remote access at all, and nothing moves it
+	 * again: grant what the IB CM would, remote write, and remote read
+	 * if reads may come in.
+	 */
+	if (state == IB_QPS_INIT && conn->iwarp)
+		attr.qp_access_flags = IB_ACCESS_REMOTE_WRITE |
+				       (conn->ird ? IB_ACCESS_REMOTE_READ : 0);
 	if (state == IB_QPS_RTR)
 		attr.max_dest_rd_atomic = conn->ird;
 	if (state == IB_QPS_RTS)

@@ -288,9 +288,9 @@ static void ndk_menv_free(struct kunit *test, struct ndk_menv *me)
  * NdkWrite (or NdkRead) of @len bytes between the local buffer and
  * @raddr under @token; the completion status.
  */
-static NTSTATUS ndk_menv_rdma(struct kunit *test, struct ndk_cenv *e,
-			      struct ndk_menv *me, bool write, u64 raddr,
-			      u32 token, u32 len)
+static NTSTATUS ndk_menv_rdma_on(struct kunit *test, struct ndk_cenv *e,
+				 struct ndk_menv *me, NDK_QP *qp, bool write,
+				 u64 raddr, u32 token, u32 len)
 {
 	NDK_SGE sge = {
 		.VirtualAddress = me->lmem.base,
@@ -298,7 +298,6 @@ static NTSTATUS ndk_menv_rdma(struct kunit *test, struct ndk_cenv *e,
 		.MemoryRegionToken =
 			me->lmr->Dispatch->NdkGetLocalTokenFromMr(me->lmr),
 	};
-	NDK_QP *qp = me->p.aqp;
 	unsigned long irq;
 	NTSTATUS st;
 
@@ -328,6 +327,15 @@ static NTSTATUS ndk_menv_rdma(struct kunit *test, struct ndk_cenv *e,
 	if (st)
 		return st;
 	return ndk_test_result(test, me, e->cq, (void *)0x78, NULL);
+}
+
+/* From the active side, which the other cases read and write from. */
+static NTSTATUS ndk_menv_rdma(struct kunit *test, struct ndk_cenv *e,
+			      struct ndk_menv *me, bool write, u64 raddr,
+			      u32 token, u32 len)
+{
+	return ndk_menv_rdma_on(test, e, me, me->p.aqp, write, raddr, token,
+				len);
 }
 
 struct ndk_mem_case {
@@ -412,6 +420,47 @@ static void ndk_mr_rdma_test(struct kunit *test)
  * A failing access case: the region registered with @flags, then one
  * request; the request fails and the target memory stays as it was.
  */
+/*
+ * The passive side writes to and reads from the active side's memory:
+ * the connecting QP must grant remote access too, which rdma_cm gives it
+ * only once its CM id exists.
+ */
+static void ndk_mr_toward_active_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_menv *me = ndk_kzalloc_test(test, sizeof(*me));
+	struct ndk_mem *t = ndk_kzalloc_test(test, sizeof(*t));
+	NDK_MR *mr;
+	u32 rkey;
+
+	ndk_menv_init(test, e, me);
+	ndk_mem_init(test, t, NDK_MDL_KVA, false, false, NDK_REGION_OFF, 64);
+	mr = ndk_test_mr(test, e, false);
+	KUNIT_ASSERT_EQ(test, ndk_test_register(mr, t, 64,
+						NDK_MR_FLAG_ALLOW_REMOTE_READ |
+						NDK_MR_FLAG_ALLOW_REMOTE_WRITE),
+			STATUS_SUCCESS);
+	rkey = mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
+
+	ndk_mem_fill(&me->lmem, 0, 64, 5);
+	KUNIT_EXPECT_EQ(test, ndk_menv_rdma_on(test, e, me, me->p.pqp, true,
+					       ndk_mem_va(t), rkey, 64),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, 64, 5));
+
+	ndk_mem_fill(t, 0, 64, 8);
+	memset(me->lmem.base, 0, 64);
+	KUNIT_EXPECT_EQ(test, ndk_menv_rdma_on(test, e, me, me->p.pqp, false,
+					       ndk_mem_va(t), rkey, 64),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(&me->lmem, 0, 64, 8));
+
+	KUNIT_EXPECT_EQ(test, ndk_test_deregister(mr), STATUS_SUCCESS);
+	ndk_test_close_mr(test, mr);
+	ndk_mem_free(t);
+	ndk_menv_free(test, me);
+}
+
 struct ndk_violation_case {
 	const char *name;
 	ULONG flags;
@@ -932,6 +981,7 @@ static struct kunit_case ndk_mr_cases[] = {
 	KUNIT_CASE_PARAM(ndk_mr_rdma_test, ndk_mr_rdma_gen_params),
 	KUNIT_CASE_PARAM(ndk_mr_violation_test, ndk_mr_violation_gen_params),
 	KUNIT_CASE(ndk_mr_no_remote_read_test),
+	KUNIT_CASE(ndk_mr_toward_active_test),
 	KUNIT_CASE(nd_mr_invalid_buffer),
 	KUNIT_CASE(ndk_mr_limit_test),
 	KUNIT_CASE(ndk_mr_fast_register_test),
