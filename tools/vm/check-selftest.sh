@@ -10,7 +10,9 @@ set -uo pipefail
 passed=0 failed=0
 for p in warn leak sleep; do
 	out=$NDK_TOP/build/check/selftest-$p.log
-	if NDK_CHECK_PROVOKE=$p "$NDK_VM_DIR/check.sh" >"$out" 2>&1; then
+	# The provocation happens at module load: one transport shows it.
+	if NDK_CHECK_PROVOKE=$p NDK_CHECK_TRANSPORTS=rxe \
+		"$NDK_VM_DIR/check.sh" >"$out" 2>&1; then
 		log "selftest $p: make check stayed green"
 		failed=$((failed + 1))
 	elif ! grep -q '^check: kernel splat' "$out" ||
