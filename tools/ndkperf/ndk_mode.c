@@ -91,40 +91,65 @@ static void np_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_OBJECT close)
 		pr_err("a close did not complete\n");
 }
 
-#define np_close_obj(o, fn)						\
-	do {								\
-		if (o)							\
-			np_close(&(o)->Header, (o)->Dispatch->fn);	\
-	} while (0)
+static void np_close_qp(NDK_QP *o)
+{
+	if (o)
+		np_close(&o->Header, o->Dispatch->NdkCloseQp);
+}
 
-struct np {
-	const struct perf_cfg *cfg;
-	NDK_ADAPTER *adapter;
-	NDK_PD *pd;
-	NDK_CQ *cq[2];
-	NDK_QP *qp[2];
-	NDK_LISTENER *listener;
-	NDK_CONNECTOR *conn[2];
+static void np_close_conn(NDK_CONNECTOR *o)
+{
+	if (o)
+		np_close(&o->Header, o->Dispatch->NdkCloseConnector);
+}
+
+static void np_close_mr(NDK_MR *o)
+{
+	if (o)
+		np_close(&o->Header, o->Dispatch->NdkCloseMr);
+}
+
+static void np_close_cq(NDK_CQ *o)
+{
+	if (o)
+		np_close(&o->Header, o->Dispatch->NdkCloseCq);
+}
+
+/* One end: side 0 is the client, side 1 the server. */
+struct np_side {
+	NDK_CQ *cq;
+	NDK_QP *qp;
+	NDK_CONNECTOR *conn;
 	/*
 	 * write_lat: a second connection with side 1 active, for side 1's
 	 * writes. ndk's active side QP refuses inbound RDMA (see
 	 * Documentation/ndk/performance.rst), so each side writes over the
 	 * connection it started.
 	 */
-	NDK_QP *wqp[2];
-	NDK_CONNECTOR *wconn[2];
+	NDK_QP *wqp;
+	NDK_CONNECTOR *wconn;
+	u8 *buf;
+	struct ndk_mdl mdl;
+	NDK_MR *mr;
+	u32 lkey;
+	u32 rkey;
+};
+
+struct np {
+	const struct perf_cfg *cfg;
+	NDK_ADAPTER *adapter;
+	NDK_PD *pd;
+	NDK_LISTENER *listener;
+	struct np_side sd[2];
 	struct completion incoming;
 	NDK_CONNECTOR *incoming_conn;
-	u8 *buf[2];
-	struct ndk_mdl mdl[2];
-	NDK_MR *mr[2];
-	u32 lkey[2];
-	u32 rkey[2];
 	/* reg_mr: the region registered again and again */
 	u8 *rbuf;
 	struct ndk_mdl rmdl;
 	NDK_MR *rmr;
 	u64 reg_call_ns, reg_work_ns, reg_wake_ns, reg_n;
+	/* conn: QPs created, handshake, disconnect, closes */
+	u64 conn_ns[4], conn_n;
 	NDK_RESULT res[NP_POLL_MAX];
 };
 
@@ -138,15 +163,15 @@ static void np_connect_event(PVOID ctx, NDK_CONNECTOR *connector)
 
 static NDK_QP *np_qp(struct np *p, int side)
 {
+	NDK_CQ *cq = p->sd[side].cq;
 	u32 d = p->cfg->depth;
 	NDK_QP *qp = NULL;
 	struct np_wait w;
 	NTSTATUS st;
 
 	np_wait_init(&w);
-	st = p->pd->Dispatch->NdkCreateQp(p->pd, p->cq[side], p->cq[side], p,
-					  2 * d, d, 1, 1, 0, np_create_done,
-					  &w, &qp);
+	st = p->pd->Dispatch->NdkCreateQp(p->pd, cq, cq, p, 2 * d, d, 1, 1, 0,
+					  np_create_done, &w, &qp);
 	return np_obj(np_created(&w, st, "QP"), NDK_QP);
 }
 
@@ -259,28 +284,37 @@ static void np_teardown(void *st)
 			p->reg_n, div64_u64(p->reg_call_ns, p->reg_n),
 			div64_u64(p->reg_work_ns, p->reg_n),
 			div64_u64(p->reg_wake_ns, p->reg_n));
-	if (p->conn[0] && p->conn[1])
-		np_disconnect(p->conn[0]);
-	if (p->wconn[0] && p->wconn[1])
-		np_disconnect(p->wconn[1]);
+	if (p->conn_n)
+		pr_info("detail workload=conn mode=ndk n=%llu qp_ns=%llu connect_ns=%llu disconnect_ns=%llu close_ns=%llu\n",
+			p->conn_n, div64_u64(p->conn_ns[0], p->conn_n),
+			div64_u64(p->conn_ns[1], p->conn_n),
+			div64_u64(p->conn_ns[2], p->conn_n),
+			div64_u64(p->conn_ns[3], p->conn_n));
+	if (p->sd[0].conn && p->sd[1].conn)
+		np_disconnect(p->sd[0].conn);
+	if (p->sd[0].wconn && p->sd[1].wconn)
+		np_disconnect(p->sd[1].wconn);
 	for (s = 1; s >= 0; s--) {
-		np_close_obj(p->conn[s], NdkCloseConnector);
-		np_close_obj(p->wconn[s], NdkCloseConnector);
-		np_close_obj(p->wqp[s], NdkCloseQp);
+		np_close_conn(p->sd[s].conn);
+		np_close_conn(p->sd[s].wconn);
+		np_close_qp(p->sd[s].wqp);
 	}
-	np_close_obj(p->listener, NdkCloseListener);
+	if (p->listener)
+		np_close(&p->listener->Header,
+			 p->listener->Dispatch->NdkCloseListener);
 	for (s = 1; s >= 0; s--) {
-		np_close_obj(p->qp[s], NdkCloseQp);
-		np_close_obj(p->mr[s], NdkCloseMr);
+		np_close_qp(p->sd[s].qp);
+		np_close_mr(p->sd[s].mr);
 	}
-	np_close_obj(p->rmr, NdkCloseMr);
+	np_close_mr(p->rmr);
 	for (s = 1; s >= 0; s--)
-		np_close_obj(p->cq[s], NdkCloseCq);
-	np_close_obj(p->pd, NdkClosePd);
+		np_close_cq(p->sd[s].cq);
+	if (p->pd)
+		np_close(&p->pd->Header, p->pd->Dispatch->NdkClosePd);
 	if (p->adapter)
 		ndk_close_adapter(p->adapter);
-	kfree(p->buf[0]);
-	kfree(p->buf[1]);
+	kfree(p->sd[0].buf);
+	kfree(p->sd[1].buf);
 	kfree(p->rbuf);
 	kfree(p);
 }
@@ -293,6 +327,7 @@ static int np_setup_objects(struct np *p)
 				    .sin_addr.s_addr = p->cfg->addr };
 	u32 len = 2 * p->cfg->size;
 	NDK_LISTENER *l = NULL;
+	struct np_side *d;
 	struct np_wait w;
 	NTSTATUS st;
 	int s;
@@ -303,22 +338,23 @@ static int np_setup_objects(struct np *p)
 	if (!p->pd)
 		return -ENOMEM;
 	for (s = 0; s < 2; s++) {
+		d = &p->sd[s];
 		/* Polled: no notification callback. */
 		np_wait_init(&w);
 		st = a->NdkCreateCq(p->adapter, 4 * p->cfg->depth, NULL, NULL,
-				    NULL, np_create_done, &w, &p->cq[s]);
-		p->cq[s] = np_obj(np_created(&w, st, "CQ"), NDK_CQ);
-		if (!p->cq[s])
+				    NULL, np_create_done, &w, &d->cq);
+		d->cq = np_obj(np_created(&w, st, "CQ"), NDK_CQ);
+		if (!d->cq)
 			return -ENOMEM;
-		p->qp[s] = np_qp(p, s);
-		p->buf[s] = kzalloc(len, GFP_KERNEL);
-		if (!p->qp[s] || !p->buf[s])
+		d->qp = np_qp(p, s);
+		d->buf = kzalloc(len, GFP_KERNEL);
+		if (!d->qp || !d->buf)
 			return -ENOMEM;
-		p->mr[s] = np_register(p, p->buf[s], &p->mdl[s], len);
-		if (!p->mr[s])
+		d->mr = np_register(p, d->buf, &d->mdl, len);
+		if (!d->mr)
 			return -EIO;
-		p->lkey[s] = p->mr[s]->Dispatch->NdkGetLocalTokenFromMr(p->mr[s]);
-		p->rkey[s] = p->mr[s]->Dispatch->NdkGetRemoteTokenFromMr(p->mr[s]);
+		d->lkey = d->mr->Dispatch->NdkGetLocalTokenFromMr(d->mr);
+		d->rkey = d->mr->Dispatch->NdkGetRemoteTokenFromMr(d->mr);
 	}
 	np_wait_init(&w);
 	st = a->NdkCreateListener(p->adapter, np_connect_event, p,
@@ -345,14 +381,15 @@ static int np_setup_objects(struct np *p)
 		ndk_mdl_init_kva(&p->rmdl, p->rbuf, p->cfg->size);
 	}
 	if (p->cfg->wl == PERF_WRITE_LAT) {
-		p->wqp[0] = np_qp(p, 0);
-		p->wqp[1] = np_qp(p, 1);
-		if (!p->wqp[0] || !p->wqp[1] ||
-		    np_connect(p, p->wqp[1], p->wqp[0], &p->wconn[1],
-			       &p->wconn[0]))
+		p->sd[0].wqp = np_qp(p, 0);
+		p->sd[1].wqp = np_qp(p, 1);
+		if (!p->sd[0].wqp || !p->sd[1].wqp ||
+		    np_connect(p, p->sd[1].wqp, p->sd[0].wqp, &p->sd[1].wconn,
+			       &p->sd[0].wconn))
 			return -EIO;
 	}
-	return np_connect(p, p->qp[0], p->qp[1], &p->conn[0], &p->conn[1]);
+	return np_connect(p, p->sd[0].qp, p->sd[1].qp, &p->sd[0].conn,
+			  &p->sd[1].conn);
 }
 
 static void *np_setup(const struct perf_cfg *cfg)
@@ -376,7 +413,7 @@ static void *np_setup(const struct perf_cfg *cfg)
 
 static u8 *np_buf(void *st, int side)
 {
-	return ((struct np *)st)->buf[side];
+	return ((struct np *)st)->sd[side].buf;
 }
 
 static int np_status(NTSTATUS st)
@@ -387,9 +424,9 @@ static int np_status(NTSTATUS st)
 static int np_send(void *st, int side, u32 len)
 {
 	struct np *p = st;
-	NDK_SGE sge = { .VirtualAddress = p->buf[side], .Length = len,
-			.MemoryRegionToken = p->lkey[side] };
-	NDK_QP *qp = p->qp[side];
+	NDK_SGE sge = { .VirtualAddress = p->sd[side].buf, .Length = len,
+			.MemoryRegionToken = p->sd[side].lkey };
+	NDK_QP *qp = p->sd[side].qp;
 
 	return np_status(qp->Dispatch->NdkSend(qp, (void *)PERF_K_SEND, &sge,
 					       1, 0));
@@ -398,9 +435,9 @@ static int np_send(void *st, int side, u32 len)
 static int np_recv(void *st, int side, u32 len)
 {
 	struct np *p = st;
-	NDK_SGE sge = { .VirtualAddress = p->buf[side] + p->cfg->size,
-			.Length = len, .MemoryRegionToken = p->lkey[side] };
-	NDK_QP *qp = p->qp[side];
+	NDK_SGE sge = { .VirtualAddress = p->sd[side].buf + p->cfg->size,
+			.Length = len, .MemoryRegionToken = p->sd[side].lkey };
+	NDK_QP *qp = p->sd[side].qp;
 
 	return np_status(qp->Dispatch->NdkReceive(qp, (void *)PERF_K_RECV,
 						  &sge, 1));
@@ -410,33 +447,33 @@ static int np_recv(void *st, int side, u32 len)
 static int np_write(void *st, int side, u32 len)
 {
 	struct np *p = st;
-	NDK_SGE sge = { .VirtualAddress = p->buf[side], .Length = len,
-			.MemoryRegionToken = p->lkey[side] };
-	u64 raddr = (uintptr_t)(p->buf[!side] + p->cfg->size);
-	NDK_QP *qp = p->wqp[side] && side ? p->wqp[side] : p->qp[side];
+	NDK_SGE sge = { .VirtualAddress = p->sd[side].buf, .Length = len,
+			.MemoryRegionToken = p->sd[side].lkey };
+	u64 raddr = (uintptr_t)(p->sd[!side].buf + p->cfg->size);
+	NDK_QP *qp = side && p->sd[1].wqp ? p->sd[1].wqp : p->sd[side].qp;
 
 	return np_status(qp->Dispatch->NdkWrite(qp, (void *)PERF_K_WRITE,
 						&sge, 1, raddr,
-						p->rkey[!side], 0));
+						p->sd[!side].rkey, 0));
 }
 
 /* From the peer's first half into this side's second half. */
 static int np_read(void *st, int side, u32 len)
 {
 	struct np *p = st;
-	NDK_SGE sge = { .VirtualAddress = p->buf[side] + p->cfg->size,
-			.Length = len, .MemoryRegionToken = p->lkey[side] };
-	u64 raddr = (uintptr_t)p->buf[!side];
-	NDK_QP *qp = p->qp[side];
+	NDK_SGE sge = { .VirtualAddress = p->sd[side].buf + p->cfg->size,
+			.Length = len, .MemoryRegionToken = p->sd[side].lkey };
+	u64 raddr = (uintptr_t)p->sd[!side].buf;
+	NDK_QP *qp = p->sd[side].qp;
 
 	return np_status(qp->Dispatch->NdkRead(qp, (void *)PERF_K_READ, &sge,
-					       1, raddr, p->rkey[!side], 0));
+					       1, raddr, p->sd[!side].rkey, 0));
 }
 
 static int np_poll(void *st, int side, struct perf_wc *wc, int n)
 {
 	struct np *p = st;
-	NDK_CQ *cq = p->cq[side];
+	NDK_CQ *cq = p->sd[side].cq;
 	int i, got;
 
 	got = cq->Dispatch->NdkGetCqResults(cq, p->res, min(n, NP_POLL_MAX));
@@ -483,19 +520,28 @@ static int np_conn_once(void *st)
 {
 	struct np *p = st;
 	NDK_CONNECTOR *c[2] = { };
+	ktime_t t[5];
 	NDK_QP *qp[2];
 	int err = -ENOMEM, s;
 
+	t[0] = ktime_get();
 	qp[0] = np_qp(p, 0);
 	qp[1] = np_qp(p, 1);
+	t[1] = ktime_get();
 	if (qp[0] && qp[1])
 		err = np_connect(p, qp[0], qp[1], &c[0], &c[1]);
+	t[2] = ktime_get();
 	if (!err)
 		np_disconnect(c[0]);
+	t[3] = ktime_get();
 	for (s = 1; s >= 0; s--)
-		np_close_obj(c[s], NdkCloseConnector);
+		np_close_conn(c[s]);
 	for (s = 1; s >= 0; s--)
-		np_close_obj(qp[s], NdkCloseQp);
+		np_close_qp(qp[s]);
+	t[4] = ktime_get();
+	for (s = 0; s < 4; s++)
+		p->conn_ns[s] += ktime_to_ns(ktime_sub(t[s + 1], t[s]));
+	p->conn_n++;
 	return err;
 }
 
@@ -503,7 +549,8 @@ static void np_sizes(void *st)
 {
 	struct np *p = st;
 
-	perf_print_sizes(p->pd, p->cq[0], p->qp[0], p->mr[0], p->conn[0]);
+	perf_print_sizes(p->pd, p->sd[0].cq, p->sd[0].qp, p->sd[0].mr,
+			 p->sd[0].conn);
 }
 
 const struct perf_ops perf_ndk_ops = {

@@ -50,6 +50,8 @@ struct rp {
 	struct rp_mr mr[2];
 	u8 *rbuf;
 	u64 reg_map_ns, reg_alloc_ns, reg_post_ns, reg_n;
+	/* conn: handshake (with the QPs), disconnect, destruction */
+	u64 conn_ns[3], conn_n;
 	struct ib_wc wc[RP_POLL_MAX];
 };
 
@@ -312,6 +314,11 @@ static void rp_teardown(void *st)
 			p->reg_n, div64_u64(p->reg_map_ns, p->reg_n),
 			div64_u64(p->reg_alloc_ns, p->reg_n),
 			div64_u64(p->reg_post_ns, p->reg_n));
+	if (p->conn_n)
+		pr_info("detail workload=conn mode=raw n=%llu connect_ns=%llu disconnect_ns=%llu close_ns=%llu\n",
+			p->conn_n, div64_u64(p->conn_ns[0], p->conn_n),
+			div64_u64(p->conn_ns[1], p->conn_n),
+			div64_u64(p->conn_ns[2], p->conn_n));
 	if (p->conn[0] && p->conn[0]->id && p->conn[1] && p->conn[1]->id)
 		rp_disconnect(p->conn[0]);
 	for (s = 1; s >= 0; s--) {
@@ -496,14 +503,23 @@ static int rp_reg_once(void *st, u64 *ns)
 /* New ids and QPs each time, all destroyed again. */
 static int rp_conn_once(void *st)
 {
+	struct rp *p = st;
 	struct rp_conn *c, *s;
-	int err;
+	ktime_t t[4];
+	int err, i;
 
-	err = rp_connect(st, &c, &s);
+	t[0] = ktime_get();
+	err = rp_connect(p, &c, &s);
+	t[1] = ktime_get();
 	if (!err)
 		rp_disconnect(c);
+	t[2] = ktime_get();
 	rp_destroy_conn(s);
 	rp_destroy_conn(c);
+	t[3] = ktime_get();
+	for (i = 0; i < 3; i++)
+		p->conn_ns[i] += ktime_to_ns(ktime_sub(t[i + 1], t[i]));
+	p->conn_n++;
 	return err;
 }
 

@@ -66,14 +66,18 @@ def fields(text):
 
 
 def parse(path):
-    results, details, sizes, perftest = [], [], [], {}
+    results, details, sizes, perftest = [], {}, [], {}
     with open(path, errors='replace') as f:
         for line in f:
             line = line.rstrip()
             if m := RESULT.search(line):
                 results.append(fields(m.group(1)))
             elif m := DETAIL.search(line):
-                details.append(fields(m.group(1)))
+                d = fields(m.group(1))
+                keys = details.setdefault((d['workload'], d['mode']), {})
+                for k, v in d.items():
+                    if k.endswith('_ns'):
+                        keys.setdefault(k, []).append(v)
             elif m := SIZE.search(line):
                 sizes.append(fields(m.group(1)))
             elif m := PERFTEST.search(line):
@@ -149,12 +153,11 @@ def write_csv(path, rows, details, sizes):
                             fmt(agg(s['raw']), 5) if s['raw'] else '',
                             fmt(agg(s['ratio']), 5) if s['ratio'] else '',
                             ''])
-        for d in details:
-            for k, v in d.items():
-                if k.endswith('_ns'):
-                    w.writerow([d['workload'], '', f'split_{k}',
-                                v if d['mode'] == 'ndk' else '',
-                                v if d['mode'] == 'raw' else '', '', ''])
+        for (wl, mode), keys in details.items():
+            for k, v in keys.items():
+                w.writerow([wl, '', f'split_{k}',
+                            fmt(med(v), 5) if mode == 'ndk' else '',
+                            fmt(med(v), 5) if mode == 'raw' else '', '', ''])
         for s in sizes:
             for k, v in s.items():
                 if k != 'object':
@@ -228,12 +231,14 @@ set xrange [-0.6:{nratio - 0.4}]
 set boxwidth 0.6
 set grid ytics
 set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lc rgb "red"
-plot "{ratio_dat}" using 0:2:3:4:xtic(1) with yerrorbars lc rgb "black" \\
-	notitle, "" using 0:2 with boxes lc rgb "#4477aa" notitle
+plot "{ratio_dat}" using 0:2:xtic(1) with boxes lc rgb "#4477aa" notitle, \\
+	"" using 0:2:3:4 with yerrorbars lc rgb "black" pt 0 notitle
 unset arrow
 set autoscale x
 set boxwidth 0.9 relative
-set title "latency, us (one-way ping-pong; reg_mr per registration)"
+set title "latency, us, log scale (one-way ping-pong; reg_mr per registration)"
+set logscale y
+set yrange [1:*]
 set style histogram clustered gap 1
 set key top left
 plot "{lat_dat}" using 2:xtic(1) title "NDK", "" using 3 title "raw", \\
@@ -256,10 +261,10 @@ def main():
     rows = summarise(results, perftest)
     out = table(rows)
     out.append('')
-    out.append('registration split, ns per NdkRegisterMr / raw REG_MR:')
-    for d in details:
-        out.append('  ' + ' '.join(f'{k}={v}' for k, v in d.items()
-                                   if k != 'workload'))
+    out.append('where the time goes, ns per operation (median of rounds):')
+    for (wl, mode), keys in details.items():
+        out.append(f'  {wl} {mode}: ' + ' '.join(
+            f'{k}={med(v):.0f}' for k, v in keys.items()))
     out.append('ndk memory per object, bytes (slots: entries):')
     for s in sizes:
         out.append('  ' + ' '.join(f'{k}={v}' for k, v in s.items()))

@@ -28,7 +28,7 @@ perf() {
 	rmmod ndkperf
 }
 
-perf workload=send_lat mode=ndk iters=10 sizes=1
+perf workload=send_lat mode=ndk iters=10 depth=16 sizes=1
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
 	echo "NDK-BENCH: round $r"
