@@ -2,17 +2,20 @@
 /*
  * ndkperf: benchmark of ndk against raw kernel verbs.
  *
- * Loading the module runs one workload once, over NDK (mode=ndk) or
- * directly over ib_core and rdma_cm (mode=raw), between two QPs of the
- * same adapter connected over its own address, and prints one line:
+ * Loading the module runs one workload once, over NDK (mode=ndk),
+ * directly over ib_core and rdma_cm (mode=raw) or both (mode=both), between
+ * two QPs of the same adapter connected over its own address, and prints
+ * one line per mode:
  *
  *   ndkperf: result workload=W mode=M size=S depth=D iters=N ns=T post_ns=P round=R
  *
  * T is the time of the N timed iterations, P the part of it spent in the
  * posting calls of the bandwidth workloads (0 elsewhere). The workload
  * loops below are shared, so both modes pay the same harness costs and
- * differ only in what struct perf_ops calls. tools/vm/bench.sh loads the
- * module once per workload, mode and round.
+ * differ only in what struct perf_ops calls. With mode=both the two are
+ * set up side by side and the timed iterations alternate between them in
+ * PERF_CHUNKS chunks, so that both see the same load of the machine;
+ * tools/vm/bench.sh loads the module so once per workload and round.
  */
 #define pr_fmt(fmt) "ndkperf: " fmt
 
@@ -28,7 +31,7 @@ module_param(workload, charp, 0444);
 MODULE_PARM_DESC(workload, "send_lat, write_lat, send_bw, write_bw, read_bw, reg_mr, conn or poll_empty");
 static char *mode = "ndk";
 module_param(mode, charp, 0444);
-MODULE_PARM_DESC(mode, "ndk or raw");
+MODULE_PARM_DESC(mode, "ndk, raw or both (alternating chunks)");
 static unsigned int size = 8;
 module_param(size, uint, 0444);
 MODULE_PARM_DESC(size, "message, transfer or region size in bytes");
@@ -59,6 +62,9 @@ static const char * const perf_names[] = {
 	[PERF_POLL_EMPTY] = "poll_empty",
 };
 
+/* mode=both: NDK and raw take turns this many times each. */
+#define PERF_CHUNKS	10
+
 /* A stuck peer must not hang insmod forever. */
 #define PERF_TIMEOUT	(60 * HZ)
 #define PERF_POLL_MAX	16
@@ -73,6 +79,7 @@ struct perf_run {
 	u64 rx[2];
 	u64 tx[2];
 	u64 post_ns;
+	u32 seq;	/* write_lat: round trips so far */
 };
 
 /* Reap what side @side's CQ holds; returns how many, or an error. */
@@ -272,7 +279,7 @@ static int perf_iterate(struct perf_run *r, u32 n, u64 *ns)
 			err = perf_send_rt(r);
 			break;
 		case PERF_WRITE_LAT:
-			err = perf_write_rt(r, i % 255 + 1);
+			err = perf_write_rt(r, r->seq++ % 255 + 1);
 			break;
 		case PERF_REG_MR:
 			/* Only the registration itself is timed. */
@@ -295,73 +302,124 @@ static int perf_iterate(struct perf_run *r, u32 n, u64 *ns)
 	return err;
 }
 
-static int perf_run(const struct perf_ops *ops, struct perf_cfg *cfg)
+/* Set up @r and warm it up; returns 0 or an error. */
+static int perf_start(struct perf_run *r, const struct perf_ops *ops,
+		      const struct perf_cfg *cfg)
 {
-	struct perf_run r = { .ops = ops, .cfg = cfg };
 	u32 warm = max(cfg->iters / 10, 1U);
 	u64 ns;
 	int err;
 
-	r.st = ops->setup(cfg);
-	if (IS_ERR(r.st))
-		return PTR_ERR(r.st);
+	r->ops = ops;
+	r->cfg = cfg;
+	r->st = ops->setup(cfg);
+	if (IS_ERR(r->st))
+		return PTR_ERR(r->st);
 	if (sizes && ops->sizes)
-		ops->sizes(r.st);
-	r.deadline = jiffies + PERF_TIMEOUT;
-	err = perf_post_recv(&r, 0, cfg->depth);
+		ops->sizes(r->st);
+	r->deadline = jiffies + PERF_TIMEOUT;
+	err = perf_post_recv(r, 0, cfg->depth);
 	if (!err)
-		err = perf_post_recv(&r, 1, cfg->wl == PERF_SEND_BW ?
+		err = perf_post_recv(r, 1, cfg->wl == PERF_SEND_BW ?
 				     2 * cfg->depth : cfg->depth);
 	if (!err)
-		err = perf_iterate(&r, warm, &ns);
-	r.post_ns = 0;
-	r.deadline = jiffies + PERF_TIMEOUT;
-	if (!err)
-		err = perf_iterate(&r, cfg->iters, &ns);
-	/* Let the last requests finish before the QPs go. */
-	while (!err && (r.sq_out[0] || r.sq_out[1])) {
-		err = perf_poll(&r, 0);
+		err = perf_iterate(r, warm, &ns);
+	r->post_ns = 0;
+	return err;
+}
+
+/* Let the last requests finish, print the result and tear down. */
+static int perf_finish(struct perf_run *r, int err, u64 ns)
+{
+	const struct perf_cfg *cfg = r->cfg;
+
+	r->deadline = jiffies + PERF_TIMEOUT;
+	while (!err && (r->sq_out[0] || r->sq_out[1])) {
+		err = perf_poll(r, 0);
 		if (err >= 0)
-			err = perf_poll(&r, 1);
+			err = perf_poll(r, 1);
 		if (err >= 0)
-			err = perf_spin(&r);
+			err = perf_spin(r);
 	}
 	if (!err)
 		pr_info("result workload=%s mode=%s size=%u depth=%u iters=%u ns=%llu post_ns=%llu round=%u\n",
-			perf_names[cfg->wl], ops->name, cfg->size, cfg->depth,
-			cfg->iters, ns, r.post_ns, round);
-	ops->teardown(r.st);
+			perf_names[cfg->wl], r->ops->name, cfg->size,
+			cfg->depth, cfg->iters, ns, r->post_ns, round);
+	r->ops->teardown(r->st);
+	return err;
+}
+
+/*
+ * Run @n modes (1 or 2) for cfg[0].iters iterations each; with two, in
+ * alternating chunks.
+ */
+static int perf_run(const struct perf_ops **ops, struct perf_cfg *cfg,
+		    int n)
+{
+	struct perf_run r[2] = { };
+	u32 chunk = n > 1 ? max(cfg[0].iters / PERF_CHUNKS, 1U) : cfg[0].iters;
+	u32 done = 0, k;
+	u64 ns[2] = { }, one;
+	int err = 0, m, started;
+
+	for (started = 0; started < n && !err; started++)
+		err = perf_start(&r[started], ops[started], &cfg[started]);
+	if (err)
+		started--;
+	while (!err && done < cfg[0].iters) {
+		k = min(chunk, cfg[0].iters - done);
+		for (m = 0; m < n && !err; m++) {
+			r[m].deadline = jiffies + PERF_TIMEOUT;
+			err = perf_iterate(&r[m], k, &one);
+			ns[m] += one;
+		}
+		done += k;
+	}
+	for (m = 0; m < n; m++) {
+		if (m < started) {
+			int e = perf_finish(&r[m], err, ns[m]);
+
+			err = err ?: e;
+		} else if (m == started && !IS_ERR_OR_NULL(r[m].st)) {
+			r[m].ops->teardown(r[m].st);
+		}
+	}
 	return err;
 }
 
 static int __init perf_init(void)
 {
-	struct perf_cfg cfg = { .size = size, .iters = iters, .depth = depth };
-	const struct perf_ops *ops;
+	struct perf_cfg cfg[2] = {
+		{ .size = size, .iters = iters, .depth = depth,
+		  .port = PERF_PORT },
+	};
+	const struct perf_ops *ops[2] = { &perf_ndk_ops, &perf_raw_ops };
 	struct net_device *ndev;
-	int err;
+	int err, n = 1;
 
-	cfg.wl = match_string(perf_names, ARRAY_SIZE(perf_names), workload);
-	if ((int)cfg.wl < 0 || !iters || depth < 2 || depth > 1024 ||
+	cfg[0].wl = match_string(perf_names, ARRAY_SIZE(perf_names), workload);
+	if ((int)cfg[0].wl < 0 || !iters || depth < 2 || depth > 1024 ||
 	    size < 8 || size > SZ_4M) {
 		pr_err("bad parameters\n");
 		return -EINVAL;
 	}
-	if (!strcmp(mode, "ndk"))
-		ops = &perf_ndk_ops;
+	if (!strcmp(mode, "both"))
+		n = 2;
 	else if (!strcmp(mode, "raw"))
-		ops = &perf_raw_ops;
-	else
+		ops[0] = &perf_raw_ops;
+	else if (strcmp(mode, "ndk"))
 		return -EINVAL;
 
 	ndev = dev_get_by_name(&init_net, netdev);
 	if (!ndev)
 		return -ENODEV;
-	cfg.ifindex = ndev->ifindex;
-	cfg.addr = inet_select_addr(ndev, 0, RT_SCOPE_UNIVERSE);
+	cfg[0].ifindex = ndev->ifindex;
+	cfg[0].addr = inet_select_addr(ndev, 0, RT_SCOPE_UNIVERSE);
 	dev_put(ndev);
+	cfg[1] = cfg[0];
+	cfg[1].port = PERF_PORT + 1;
 
-	err = perf_run(ops, &cfg);
+	err = perf_run(ops, cfg, n);
 	if (err)
 		pr_err("workload=%s mode=%s failed: %d\n", workload, mode, err);
 	return 0;

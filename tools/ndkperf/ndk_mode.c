@@ -212,7 +212,7 @@ static int np_connect(struct np *p, NDK_QP *cqp, NDK_QP *sqp,
 	NDK_CONNECTOR *c = NULL;
 	NTSTATUS st;
 
-	dst.sin_port = htons(PERF_PORT);
+	dst.sin_port = htons(p->cfg->port);
 	np_wait_init(&w);
 	st = p->adapter->Dispatch->NdkCreateConnector(p->adapter,
 						      np_create_done, &w, &c);
@@ -323,7 +323,7 @@ static int np_setup_objects(struct np *p)
 {
 	const NDK_ADAPTER_DISPATCH *a = p->adapter->Dispatch;
 	struct sockaddr_in addr = { .sin_family = AF_INET,
-				    .sin_port = htons(PERF_PORT),
+				    .sin_port = htons(p->cfg->port),
 				    .sin_addr.s_addr = p->cfg->addr };
 	u32 len = 2 * p->cfg->size;
 	NDK_LISTENER *l = NULL;

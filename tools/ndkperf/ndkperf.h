@@ -41,6 +41,7 @@ struct perf_cfg {
 	u32 depth;
 	__be32 addr;		/* the adapter's IPv4 address */
 	int ifindex;
+	u16 port;		/* the listener's; each mode has its own */
 };
 
 /* One completion, as both modes report it. */

@@ -170,7 +170,7 @@ static int rp_connect(struct rp *p, struct rp_conn **client,
 	struct rdma_cm_id *id;
 	int err;
 
-	dst.sin_port = htons(PERF_PORT);
+	dst.sin_port = htons(p->cfg->port);
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
 	s = kzalloc(sizeof(*s), GFP_KERNEL);
 	*client = c;
@@ -341,7 +341,7 @@ static void rp_teardown(void *st)
 static int rp_setup_objects(struct rp *p)
 {
 	struct sockaddr_in addr = { .sin_family = AF_INET,
-				    .sin_port = htons(PERF_PORT),
+				    .sin_port = htons(p->cfg->port),
 				    .sin_addr.s_addr = p->cfg->addr };
 	struct ib_cq_init_attr attr = { .cqe = 4 * p->cfg->depth };
 	u32 len = 2 * p->cfg->size;

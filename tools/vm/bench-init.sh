@@ -3,8 +3,9 @@
 #
 # /init of the bench VM: bring up Soft-RoCE, load ndk, print ndk's
 # per-object memory, run every workload of /ndk/bench.conf over NDK and
-# over raw verbs in turn (A B A B ...) for several rounds, then
-# rdma-core's perftest over the same device; power off.
+# over raw verbs, alternating in chunks inside each load (A B A B ...),
+# for several rounds, then rdma-core's perftest over the same device;
+# power off.
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 
 mount -t proc proc /proc
@@ -34,10 +35,8 @@ while [ "$r" -le "$ROUNDS" ]; do
 	echo "NDK-BENCH: round $r"
 	echo "$SPECS" | while read -r w s n d; do
 		[ -n "$w" ] || continue
-		for m in ndk raw; do
-			perf workload="$w" mode="$m" size="$s" iters="$n" \
-				depth="$d" round="$r"
-		done
+		perf workload="$w" mode=both size="$s" iters="$n" \
+			depth="$d" round="$r"
 	done
 	r=$((r + 1))
 done
