@@ -7,6 +7,8 @@
 #   make check           build the test kernel, run every suite in QEMU
 #   make check-selftest  prove that a kernel splat turns `make check` red
 #   make demo            boot a VM and run the sample consumer samples/ndk_demo
+#   make bench           boot a non-debug VM once and run tools/ndkperf (NDK
+#                        against raw verbs) and perftest; build/bench/
 #   make install         install modules, public headers and Module.symvers
 #   make lint            checkpatch, docs-check, W=1 and sparse builds against
 #                        the test kernel and Debian's headers; fails on any finding
@@ -53,6 +55,9 @@ check-selftest:
 demo:
 	bash tools/vm/demo.sh
 
+bench:
+	bash tools/vm/bench.sh
+
 lint:
 	bash tools/lint.sh
 
@@ -65,10 +70,10 @@ dkms-check:
 # Works without a kernel tree too (the host's may not exist).
 clean:
 	if [ -d $(KDIR) ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
-	find ndk tests samples tools/ndk_rping \( -name '*.o' -o -name '*.ko' \
-		-o -name '*.mod' -o -name '*.mod.c' -o -name '.*.cmd' \
+	find ndk tests samples tools/ndk_rping tools/ndkperf \( -name '*.o' \
+		-o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' -o -name '.*.cmd' \
 		-o -name modules.order \) -delete
 	rm -rf build Module.symvers modules.order .tmp_versions
 
 .PHONY: all modules modules_install install headers_install symvers_install \
-	tools_install check check-selftest demo lint docs-check dkms-check clean
+	tools_install check check-selftest demo bench lint docs-check dkms-check clean

@@ -79,13 +79,13 @@ distro_release() {
 		sed -n 's/^linux-headers-\([^ ,]*\).*/\1/p'
 }
 
-# Install what is missing, build (or reuse) the debug test kernel and
-# build ndk's modules against it, warning-free; log in $1/build.log.
-# Prints the kernel tree.
+# Install what is missing, build (or reuse) the kernel of flavour $2
+# (default debug) and build ndk's modules against it, warning-free; log
+# in $1/build.log. Prints the kernel tree.
 build_for_vm() {
-	local outdir=$1 ktree
+	local outdir=$1 flavour=${2:-debug} ktree
 	"$NDK_VM_DIR/install-deps.sh"
-	ktree=$("$NDK_VM_DIR/build-kernel.sh" debug)
+	ktree=$("$NDK_VM_DIR/build-kernel.sh" "$flavour")
 	log "building ndk against $ktree"
 	make -C "$NDK_TOP" KDIR="$ktree" W=1 modules >"$outdir/build.log" 2>&1 ||
 		{ cat "$outdir/build.log" >&2; die "module build failed"; }

@@ -5,6 +5,7 @@
 # their libraries and user providers, the kernel's modules, ndk's modules and
 # tools/ndkstat.
 # Usage: mkinitramfs.sh <kernel-tree> <output.cpio.gz> <init-script> <ko>...
+# NDK_INITRAMFS_ELF: further host programs to pack, with their libraries.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -37,6 +38,8 @@ copy_elf() {
 copy_elf /usr/bin/rdma /sbin/rdma /usr/bin/rping /usr/bin/ibv_devices \
 	/usr/bin/ibv_devinfo /usr/bin/rdma_server /usr/bin/rdma_client \
 	/usr/lib/x86_64-linux-gnu/libgcc_s.so.1
+# Unquoted on purpose: a list of paths.
+copy_elf ${NDK_INITRAMFS_ELF:-}
 for p in rxe siw; do
 	copy_elf /usr/lib/x86_64-linux-gnu/libibverbs/lib$p-rdmav*.so
 	mkdir -p "$root/etc/libibverbs.d"

@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ndkperf: benchmark of ndk against raw kernel verbs.
+ *
+ * Loading the module runs one workload once, over NDK (mode=ndk),
+ * directly over ib_core and rdma_cm (mode=raw) or both (mode=both), between
+ * two QPs of the same adapter connected over its own address, and prints
+ * one line per mode:
+ *
+ *   ndkperf: result workload=W mode=M size=S depth=D iters=N ns=T post_ns=P round=R
+ *
+ * T is the time of the N timed iterations, P the part of it spent in the
+ * posting calls of the bandwidth workloads (0 elsewhere). The workload
+ * loops below are shared, so both modes pay the same harness costs and
+ * differ only in what struct perf_ops calls. With mode=both the two are
+ * set up side by side and the timed iterations alternate between them in
+ * PERF_CHUNKS chunks, so that both see the same load of the machine;
+ * tools/vm/bench.sh loads the module so once per workload and round.
+ */
+#define pr_fmt(fmt) "ndkperf: " fmt
+
+#include <linux/inetdevice.h>
+#include <linux/ktime.h>
+#include <linux/module.h>
+#include <linux/netdevice.h>
+#include <linux/sched.h>
+#include "ndkperf.h"
+
+static char *workload = "send_lat";
+module_param(workload, charp, 0444);
+MODULE_PARM_DESC(workload, "send_lat, write_lat, send_bw, write_bw, read_bw, reg_mr, conn or poll_empty");
+static char *mode = "ndk";
+module_param(mode, charp, 0444);
+MODULE_PARM_DESC(mode, "ndk, raw or both (alternating chunks)");
+static unsigned int size = 8;
+module_param(size, uint, 0444);
+MODULE_PARM_DESC(size, "message, transfer or region size in bytes");
+static unsigned int iters = 1000;
+module_param(iters, uint, 0444);
+MODULE_PARM_DESC(iters, "timed iterations (round trips, messages, registrations, connections)");
+static unsigned int depth = 32;
+module_param(depth, uint, 0444);
+MODULE_PARM_DESC(depth, "requests outstanding in the bandwidth workloads");
+static unsigned int round;
+module_param(round, uint, 0444);
+MODULE_PARM_DESC(round, "round number, only printed");
+static char *netdev = "eth0";
+module_param(netdev, charp, 0444);
+MODULE_PARM_DESC(netdev, "interface of the RDMA device, whose IPv4 address is used");
+static bool sizes;
+module_param(sizes, bool, 0444);
+MODULE_PARM_DESC(sizes, "print ndk's per-object memory (mode=ndk)");
+
+static const char * const perf_names[] = {
+	[PERF_SEND_LAT] = "send_lat",
+	[PERF_WRITE_LAT] = "write_lat",
+	[PERF_SEND_BW] = "send_bw",
+	[PERF_WRITE_BW] = "write_bw",
+	[PERF_READ_BW] = "read_bw",
+	[PERF_REG_MR] = "reg_mr",
+	[PERF_CONN] = "conn",
+	[PERF_POLL_EMPTY] = "poll_empty",
+};
+
+/* mode=both: NDK and raw take turns this many times each. */
+#define PERF_CHUNKS	10
+
+/* A stuck peer must not hang insmod forever. */
+#define PERF_TIMEOUT	(60 * HZ)
+#define PERF_POLL_MAX	16
+
+struct perf_run {
+	const struct perf_ops *ops;
+	void *st;
+	const struct perf_cfg *cfg;
+	unsigned long deadline;
+	u32 sq_out[2];
+	u32 rq_out[2];
+	u64 rx[2];
+	u64 tx[2];
+	u64 post_ns;
+	u32 seq;	/* write_lat: round trips so far */
+};
+
+/* Reap what side @side's CQ holds; returns how many, or an error. */
+static int perf_poll(struct perf_run *r, int side)
+{
+	struct perf_wc wc[PERF_POLL_MAX];
+	int i, n;
+
+	n = r->ops->poll(r->st, side, wc, ARRAY_SIZE(wc));
+	for (i = 0; i < n; i++) {
+		if (wc[i].status) {
+			pr_err("side %d: completion of kind %llu failed: %#x\n",
+			       side, wc[i].kind, wc[i].status);
+			return -EIO;
+		}
+		if (wc[i].kind == PERF_K_RECV) {
+			r->rq_out[side]--;
+			r->rx[side]++;
+		} else {
+			r->sq_out[side]--;
+			r->tx[side]++;
+		}
+	}
+	return n;
+}
+
+/*
+ * Called in every busy loop: rxe finishes some requests in tasklets,
+ * which may need this CPU, and a dead peer ends the run.
+ */
+static int perf_spin(struct perf_run *r)
+{
+	cond_resched();
+	if (time_after(jiffies, r->deadline)) {
+		pr_err("timed out\n");
+		return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+static int perf_post_recv(struct perf_run *r, int side, u32 want)
+{
+	int err;
+
+	while (r->rq_out[side] < want) {
+		err = r->ops->recv(r->st, side, r->cfg->size);
+		if (err)
+			return err;
+		r->rq_out[side]++;
+	}
+	return 0;
+}
+
+/* Room for one more request on side @side's initiator queue. */
+static int perf_sq_room(struct perf_run *r, int side, u32 limit)
+{
+	int err;
+
+	while (r->sq_out[side] >= limit) {
+		err = perf_poll(r, side);
+		if (err < 0)
+			return err;
+		err = perf_spin(r);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* One ping-pong: each side sends once and receives the other's message. */
+static int perf_send_rt(struct perf_run *r)
+{
+	int s, peer, err;
+	u64 want;
+
+	for (s = 0; s < 2; s++) {
+		peer = !s;
+		err = perf_sq_room(r, s, r->cfg->depth);
+		if (err)
+			return err;
+		err = r->ops->send(r->st, s, r->cfg->size);
+		if (err)
+			return err;
+		r->sq_out[s]++;
+		want = r->rx[peer] + 1;
+		while (r->rx[peer] < want) {
+			err = perf_poll(r, peer);
+			if (err < 0)
+				return err;
+			if (!err && perf_spin(r))
+				return -ETIMEDOUT;
+		}
+		err = perf_post_recv(r, peer, r->cfg->depth);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * One write ping-pong: each side writes a new last byte into the peer's
+ * receive half, and the peer watches that byte, as ib_write_lat does.
+ * Write completions are reaped before the queue fills, off the wait.
+ */
+static int perf_write_rt(struct perf_run *r, u8 seq)
+{
+	u32 len = r->cfg->size;
+	int s, err;
+	u8 *dst;
+
+	for (s = 0; s < 2; s++) {
+		if (r->sq_out[s] >= r->cfg->depth / 2) {
+			err = perf_poll(r, s);
+			if (err < 0)
+				return err;
+		}
+		err = perf_sq_room(r, s, r->cfg->depth);
+		if (err)
+			return err;
+		WRITE_ONCE(r->ops->buf(r->st, s)[len - 1], seq);
+		err = r->ops->write(r->st, s, len);
+		if (err)
+			return err;
+		r->sq_out[s]++;
+		dst = r->ops->buf(r->st, !s) + len;
+		while (READ_ONCE(dst[len - 1]) != seq) {
+			cpu_relax();
+			if (perf_spin(r)) {
+				/* A failed write would explain it: show it. */
+				pr_err("side %d: byte %u, want %u\n", !s,
+				       dst[len - 1], seq);
+				perf_poll(r, s);
+				return -ETIMEDOUT;
+			}
+		}
+	}
+	return 0;
+}
+
+/* @n messages from side 0 with up to depth outstanding, all completed. */
+static int perf_stream(struct perf_run *r, u32 n)
+{
+	const struct perf_cfg *c = r->cfg;
+	bool is_send = c->wl == PERF_SEND_BW;
+	u64 done0 = is_send ? r->rx[1] : r->tx[0];
+	u32 posted = 0, k;
+	ktime_t t;
+	int err;
+
+	while ((is_send ? r->rx[1] : r->tx[0]) - done0 < n) {
+		t = ktime_get();
+		for (k = 0; posted < n && r->sq_out[0] < c->depth; k++) {
+			if (c->wl == PERF_SEND_BW)
+				err = r->ops->send(r->st, 0, c->size);
+			else if (c->wl == PERF_WRITE_BW)
+				err = r->ops->write(r->st, 0, c->size);
+			else
+				err = r->ops->read(r->st, 0, c->size);
+			if (err)
+				return err;
+			r->sq_out[0]++;
+			posted++;
+		}
+		if (k)
+			r->post_ns += ktime_to_ns(ktime_sub(ktime_get(), t));
+		err = perf_poll(r, 0);
+		if (err < 0)
+			return err;
+		if (is_send) {
+			err = perf_poll(r, 1);
+			if (err < 0)
+				return err;
+			err = perf_post_recv(r, 1, 2 * c->depth);
+			if (err)
+				return err;
+		}
+		err = perf_spin(r);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Run @n iterations of the workload; the first call warms up. */
+static int perf_iterate(struct perf_run *r, u32 n, u64 *ns)
+{
+	const struct perf_cfg *c = r->cfg;
+	u64 one, sum = 0;
+	ktime_t t0;
+	int err = 0;
+	u32 i;
+
+	t0 = ktime_get();
+	for (i = 0; i < n && !err; i++) {
+		switch (c->wl) {
+		case PERF_SEND_LAT:
+			err = perf_send_rt(r);
+			break;
+		case PERF_WRITE_LAT:
+			err = perf_write_rt(r, r->seq++ % 255 + 1);
+			break;
+		case PERF_REG_MR:
+			/* Only the registration itself is timed. */
+			err = r->ops->reg_once(r->st, &one);
+			sum += one;
+			break;
+		case PERF_CONN:
+			err = r->ops->conn_once(r->st);
+			break;
+		case PERF_POLL_EMPTY:
+			err = min(perf_poll(r, 0), 0);
+			break;
+		default:
+			err = perf_stream(r, n);
+			i = n;
+			break;
+		}
+	}
+	*ns = c->wl == PERF_REG_MR ? sum : ktime_to_ns(ktime_sub(ktime_get(), t0));
+	return err;
+}
+
+/* Set up @r and warm it up; returns 0 or an error. */
+static int perf_start(struct perf_run *r, const struct perf_ops *ops,
+		      const struct perf_cfg *cfg)
+{
+	u32 warm = max(cfg->iters / 10, 1U);
+	u64 ns;
+	int err;
+
+	r->ops = ops;
+	r->cfg = cfg;
+	r->st = ops->setup(cfg);
+	if (IS_ERR(r->st))
+		return PTR_ERR(r->st);
+	if (sizes && ops->sizes)
+		ops->sizes(r->st);
+	r->deadline = jiffies + PERF_TIMEOUT;
+	err = perf_post_recv(r, 0, cfg->depth);
+	if (!err)
+		err = perf_post_recv(r, 1, cfg->wl == PERF_SEND_BW ?
+				     2 * cfg->depth : cfg->depth);
+	if (!err)
+		err = perf_iterate(r, warm, &ns);
+	r->post_ns = 0;
+	return err;
+}
+
+/* Let the last requests finish, print the result and tear down. */
+static int perf_finish(struct perf_run *r, int err, u64 ns)
+{
+	const struct perf_cfg *cfg = r->cfg;
+
+	r->deadline = jiffies + PERF_TIMEOUT;
+	while (!err && (r->sq_out[0] || r->sq_out[1])) {
+		err = perf_poll(r, 0);
+		if (err >= 0)
+			err = perf_poll(r, 1);
+		if (err >= 0)
+			err = perf_spin(r);
+	}
+	if (!err)
+		pr_info("result workload=%s mode=%s size=%u depth=%u iters=%u ns=%llu post_ns=%llu round=%u\n",
+			perf_names[cfg->wl], r->ops->name, cfg->size,
+			cfg->depth, cfg->iters, ns, r->post_ns, round);
+	r->ops->teardown(r->st);
+	return err;
+}
+
+/*
+ * Run @n modes (1 or 2) for cfg[0].iters iterations each; with two, in
+ * alternating chunks.
+ */
+static int perf_run(const struct perf_ops **ops, struct perf_cfg *cfg,
+		    int n)
+{
+	struct perf_run r[2] = { };
+	u32 chunk = n > 1 ? max(cfg[0].iters / PERF_CHUNKS, 1U) : cfg[0].iters;
+	u32 done = 0, k;
+	u64 ns[2] = { }, one;
+	int err = 0, m, started;
+
+	for (started = 0; started < n && !err; started++)
+		err = perf_start(&r[started], ops[started], &cfg[started]);
+	if (err)
+		started--;
+	while (!err && done < cfg[0].iters) {
+		k = min(chunk, cfg[0].iters - done);
+		for (m = 0; m < n && !err; m++) {
+			r[m].deadline = jiffies + PERF_TIMEOUT;
+			err = perf_iterate(&r[m], k, &one);
+			ns[m] += one;
+		}
+		done += k;
+	}
+	for (m = 0; m < n; m++) {
+		if (m < started) {
+			int e = perf_finish(&r[m], err, ns[m]);
+
+			err = err ?: e;
+		} else if (m == started && !IS_ERR_OR_NULL(r[m].st)) {
+			r[m].ops->teardown(r[m].st);
+		}
+	}
+	return err;
+}
+
+static int __init perf_init(void)
+{
+	struct perf_cfg cfg[2] = {
+		{ .size = size, .iters = iters, .depth = depth,
+		  .port = PERF_PORT },
+	};
+	const struct perf_ops *ops[2] = { &perf_ndk_ops, &perf_raw_ops };
+	struct net_device *ndev;
+	int err, n = 1;
+
+	cfg[0].wl = match_string(perf_names, ARRAY_SIZE(perf_names), workload);
+	if ((int)cfg[0].wl < 0 || !iters || depth < 2 || depth > 1024 ||
+	    size < 8 || size > SZ_4M) {
+		pr_err("bad parameters\n");
+		return -EINVAL;
+	}
+	if (!strcmp(mode, "both"))
+		n = 2;
+	else if (!strcmp(mode, "raw"))
+		ops[0] = &perf_raw_ops;
+	else if (strcmp(mode, "ndk"))
+		return -EINVAL;
+
+	ndev = dev_get_by_name(&init_net, netdev);
+	if (!ndev)
+		return -ENODEV;
+	cfg[0].ifindex = ndev->ifindex;
+	cfg[0].addr = inet_select_addr(ndev, 0, RT_SCOPE_UNIVERSE);
+	dev_put(ndev);
+	cfg[1] = cfg[0];
+	cfg[1].port = PERF_PORT + 1;
+
+	err = perf_run(ops, cfg, n);
+	if (err)
+		pr_err("workload=%s mode=%s failed: %d\n", workload, mode, err);
+	return 0;
+}
+
+static void __exit perf_exit(void)
+{
+}
+
+module_init(perf_init);
+module_exit(perf_exit);
+MODULE_LICENSE("Dual BSD/GPL");
+MODULE_DESCRIPTION("ndkperf: NDK and raw verbs benchmark");

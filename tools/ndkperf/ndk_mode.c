@@ -1,0 +1,569 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ndkperf over NDK: the public headers only, every asynchronous call made
+ * synchronous by one completion helper, as in samples/ndk_demo.
+ */
+#define pr_fmt(fmt) "ndkperf: " fmt
+
+#include <linux/completion.h>
+#include <linux/err.h>
+#include <linux/ktime.h>
+#include <linux/slab.h>
+#include <ndk/ndk.h>
+#include "ndkperf.h"
+
+#define NP_WAIT		(30 * HZ)
+#define NP_POLL_MAX	16
+#define NP_MR_FLAGS	(NDK_MR_FLAG_ALLOW_LOCAL_WRITE | \
+			 NDK_MR_FLAG_ALLOW_REMOTE_READ | \
+			 NDK_MR_FLAG_ALLOW_REMOTE_WRITE)
+
+struct np_wait {
+	struct completion done;
+	NTSTATUS status;
+	NDK_OBJECT_HEADER *obj;
+	ktime_t cb_time;
+};
+
+static void np_wait_init(struct np_wait *w)
+{
+	init_completion(&w->done);
+	w->obj = NULL;
+}
+
+static void np_create_done(PVOID ctx, NTSTATUS status, NDK_OBJECT_HEADER *obj)
+{
+	struct np_wait *w = ctx;
+
+	w->status = status;
+	w->obj = obj;
+	complete(&w->done);
+}
+
+static void np_request_done(PVOID ctx, NTSTATUS status)
+{
+	struct np_wait *w = ctx;
+
+	w->cb_time = ktime_get();
+	w->status = status;
+	complete(&w->done);
+}
+
+static void np_close_done(PVOID ctx)
+{
+	complete(&((struct np_wait *)ctx)->done);
+}
+
+static NTSTATUS np_wait(struct np_wait *w, NTSTATUS status)
+{
+	if (status != STATUS_PENDING)
+		return status;
+	if (!wait_for_completion_timeout(&w->done, NP_WAIT))
+		return STATUS_IO_TIMEOUT;
+	return w->status;
+}
+
+static NDK_OBJECT_HEADER *np_created(struct np_wait *w, NTSTATUS status,
+				     const char *what)
+{
+	status = np_wait(w, status);
+	if (status) {
+		pr_err("creating the %s failed: %#x\n", what, status);
+		return NULL;
+	}
+	return w->obj;
+}
+
+#define np_obj(hdr, type)						\
+	({								\
+		NDK_OBJECT_HEADER *__h = (hdr);				\
+									\
+		__h ? container_of(__h, type, Header) : NULL;		\
+	})
+
+static void np_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_OBJECT close)
+{
+	struct np_wait w;
+
+	np_wait_init(&w);
+	if (close(obj, np_close_done, &w) == STATUS_PENDING &&
+	    !wait_for_completion_timeout(&w.done, NP_WAIT))
+		pr_err("a close did not complete\n");
+}
+
+static void np_close_qp(NDK_QP *o)
+{
+	if (o)
+		np_close(&o->Header, o->Dispatch->NdkCloseQp);
+}
+
+static void np_close_conn(NDK_CONNECTOR *o)
+{
+	if (o)
+		np_close(&o->Header, o->Dispatch->NdkCloseConnector);
+}
+
+static void np_close_mr(NDK_MR *o)
+{
+	if (o)
+		np_close(&o->Header, o->Dispatch->NdkCloseMr);
+}
+
+static void np_close_cq(NDK_CQ *o)
+{
+	if (o)
+		np_close(&o->Header, o->Dispatch->NdkCloseCq);
+}
+
+/* One end: side 0 is the client, side 1 the server. */
+struct np_side {
+	NDK_CQ *cq;
+	NDK_QP *qp;
+	NDK_CONNECTOR *conn;
+	/*
+	 * write_lat: a second connection with side 1 active, for side 1's
+	 * writes. ndk's active side QP refuses inbound RDMA (see
+	 * Documentation/ndk/performance.rst), so each side writes over the
+	 * connection it started.
+	 */
+	NDK_QP *wqp;
+	NDK_CONNECTOR *wconn;
+	u8 *buf;
+	struct ndk_mdl mdl;
+	NDK_MR *mr;
+	u32 lkey;
+	u32 rkey;
+};
+
+struct np {
+	const struct perf_cfg *cfg;
+	NDK_ADAPTER *adapter;
+	NDK_PD *pd;
+	NDK_LISTENER *listener;
+	struct np_side sd[2];
+	struct completion incoming;
+	NDK_CONNECTOR *incoming_conn;
+	/* reg_mr: the region registered again and again */
+	u8 *rbuf;
+	struct ndk_mdl rmdl;
+	NDK_MR *rmr;
+	u64 reg_call_ns, reg_work_ns, reg_wake_ns, reg_n;
+	/* conn: QPs created, handshake, disconnect, closes */
+	u64 conn_ns[4], conn_n;
+	NDK_RESULT res[NP_POLL_MAX];
+};
+
+static void np_connect_event(PVOID ctx, NDK_CONNECTOR *connector)
+{
+	struct np *p = ctx;
+
+	p->incoming_conn = connector;
+	complete(&p->incoming);
+}
+
+static NDK_QP *np_qp(struct np *p, int side)
+{
+	NDK_CQ *cq = p->sd[side].cq;
+	u32 d = p->cfg->depth;
+	NDK_QP *qp = NULL;
+	struct np_wait w;
+	NTSTATUS st;
+
+	np_wait_init(&w);
+	st = p->pd->Dispatch->NdkCreateQp(p->pd, cq, cq, p, 2 * d, d, 1, 1, 0,
+					  np_create_done, &w, &qp);
+	return np_obj(np_created(&w, st, "QP"), NDK_QP);
+}
+
+static NDK_MR *np_register(struct np *p, void *buf, struct ndk_mdl *mdl,
+			   u32 len)
+{
+	NDK_MR *mr = NULL;
+	struct np_wait w;
+	NTSTATUS st;
+
+	np_wait_init(&w);
+	st = p->pd->Dispatch->NdkCreateMr(p->pd, FALSE, np_create_done, &w,
+					  &mr);
+	mr = np_obj(np_created(&w, st, "MR"), NDK_MR);
+	if (!mr)
+		return NULL;
+	ndk_mdl_init_kva(mdl, buf, len);
+	np_wait_init(&w);
+	st = mr->Dispatch->NdkRegisterMr(mr, mdl, len, NP_MR_FLAGS,
+					 np_request_done, &w);
+	st = np_wait(&w, st);
+	if (st) {
+		pr_err("registering memory failed: %#x\n", st);
+		np_close(&mr->Header, mr->Dispatch->NdkCloseMr);
+		return NULL;
+	}
+	return mr;
+}
+
+/* Connect QP @cqp to QP @sqp through the listener: the NDK handshake. */
+static int np_connect(struct np *p, NDK_QP *cqp, NDK_QP *sqp,
+		      NDK_CONNECTOR **client, NDK_CONNECTOR **server)
+{
+	struct sockaddr_in src = { .sin_family = AF_INET,
+				   .sin_addr.s_addr = p->cfg->addr };
+	struct sockaddr_in dst = src;
+	struct np_wait w, cw, aw;
+	NDK_CONNECTOR *c = NULL;
+	NTSTATUS st;
+
+	dst.sin_port = htons(p->cfg->port);
+	np_wait_init(&w);
+	st = p->adapter->Dispatch->NdkCreateConnector(p->adapter,
+						      np_create_done, &w, &c);
+	*client = np_obj(np_created(&w, st, "connector"), NDK_CONNECTOR);
+	if (!*client)
+		return -ENOMEM;
+	c = *client;
+	reinit_completion(&p->incoming);
+	np_wait_init(&cw);
+	st = c->Dispatch->NdkConnect(c, cqp, (struct sockaddr *)&src,
+				     sizeof(src), (struct sockaddr *)&dst,
+				     sizeof(dst), PERF_RD_LIMIT, PERF_RD_LIMIT,
+				     NULL, 0, np_request_done, &cw);
+	if (st != STATUS_PENDING ||
+	    !wait_for_completion_timeout(&p->incoming, NP_WAIT)) {
+		pr_err("connect failed: %#x\n", st);
+		return -EIO;
+	}
+	*server = p->incoming_conn;
+	np_wait_init(&aw);
+	st = (*server)->Dispatch->NdkAccept(*server, sqp, PERF_RD_LIMIT,
+					    PERF_RD_LIMIT, NULL, 0, NULL, NULL,
+					    np_request_done, &aw);
+	if (np_wait(&cw, STATUS_PENDING) || st != STATUS_PENDING) {
+		pr_err("accept failed: %#x / %#x\n", cw.status, st);
+		return -EIO;
+	}
+	np_wait_init(&w);
+	st = c->Dispatch->NdkCompleteConnect(c, NULL, NULL, np_request_done,
+					     &w);
+	if (np_wait(&w, st) || np_wait(&aw, STATUS_PENDING)) {
+		pr_err("completing the connection failed\n");
+		return -EIO;
+	}
+	return 0;
+}
+
+static void np_disconnect(NDK_CONNECTOR *c)
+{
+	struct np_wait w;
+
+	np_wait_init(&w);
+	np_wait(&w, c->Dispatch->NdkDisconnect(c, np_request_done, &w));
+}
+
+static int np_find_adapter(struct np *p)
+{
+	NDK_VERSION v = { .Major = NDK_PROVIDER_VERSION_MAJOR,
+			  .Minor = NDK_PROVIDER_VERSION_MINOR };
+	struct ndk_adapter_desc desc[4];
+	int i, n;
+
+	n = ndk_enum_adapters(desc, ARRAY_SIZE(desc));
+	for (i = 0; i < n; i++)
+		if (desc[i].ifindex == p->cfg->ifindex)
+			return ndk_open_adapter(desc[i].ifindex, v,
+						&p->adapter) ? -ENODEV : 0;
+	pr_err("no NDK adapter on the interface\n");
+	return -ENODEV;
+}
+
+static void np_teardown(void *st)
+{
+	struct np *p = st;
+	int s;
+
+	if (p->reg_n)
+		pr_info("detail workload=reg_mr mode=ndk n=%llu call_ns=%llu work_ns=%llu wake_ns=%llu\n",
+			p->reg_n, div64_u64(p->reg_call_ns, p->reg_n),
+			div64_u64(p->reg_work_ns, p->reg_n),
+			div64_u64(p->reg_wake_ns, p->reg_n));
+	if (p->conn_n)
+		pr_info("detail workload=conn mode=ndk n=%llu qp_ns=%llu connect_ns=%llu disconnect_ns=%llu close_ns=%llu\n",
+			p->conn_n, div64_u64(p->conn_ns[0], p->conn_n),
+			div64_u64(p->conn_ns[1], p->conn_n),
+			div64_u64(p->conn_ns[2], p->conn_n),
+			div64_u64(p->conn_ns[3], p->conn_n));
+	if (p->sd[0].conn && p->sd[1].conn)
+		np_disconnect(p->sd[0].conn);
+	if (p->sd[0].wconn && p->sd[1].wconn)
+		np_disconnect(p->sd[1].wconn);
+	for (s = 1; s >= 0; s--) {
+		np_close_conn(p->sd[s].conn);
+		np_close_conn(p->sd[s].wconn);
+		np_close_qp(p->sd[s].wqp);
+	}
+	if (p->listener)
+		np_close(&p->listener->Header,
+			 p->listener->Dispatch->NdkCloseListener);
+	for (s = 1; s >= 0; s--) {
+		np_close_qp(p->sd[s].qp);
+		np_close_mr(p->sd[s].mr);
+	}
+	np_close_mr(p->rmr);
+	for (s = 1; s >= 0; s--)
+		np_close_cq(p->sd[s].cq);
+	if (p->pd)
+		np_close(&p->pd->Header, p->pd->Dispatch->NdkClosePd);
+	if (p->adapter)
+		ndk_close_adapter(p->adapter);
+	kfree(p->sd[0].buf);
+	kfree(p->sd[1].buf);
+	kfree(p->rbuf);
+	kfree(p);
+}
+
+static int np_setup_objects(struct np *p)
+{
+	const NDK_ADAPTER_DISPATCH *a = p->adapter->Dispatch;
+	struct sockaddr_in addr = { .sin_family = AF_INET,
+				    .sin_port = htons(p->cfg->port),
+				    .sin_addr.s_addr = p->cfg->addr };
+	u32 len = 2 * p->cfg->size;
+	NDK_LISTENER *l = NULL;
+	struct np_side *d;
+	struct np_wait w;
+	NTSTATUS st;
+	int s;
+
+	np_wait_init(&w);
+	st = a->NdkCreatePd(p->adapter, np_create_done, &w, &p->pd);
+	p->pd = np_obj(np_created(&w, st, "PD"), NDK_PD);
+	if (!p->pd)
+		return -ENOMEM;
+	for (s = 0; s < 2; s++) {
+		d = &p->sd[s];
+		/* Polled: no notification callback. */
+		np_wait_init(&w);
+		st = a->NdkCreateCq(p->adapter, 4 * p->cfg->depth, NULL, NULL,
+				    NULL, np_create_done, &w, &d->cq);
+		d->cq = np_obj(np_created(&w, st, "CQ"), NDK_CQ);
+		if (!d->cq)
+			return -ENOMEM;
+		d->qp = np_qp(p, s);
+		d->buf = kzalloc(len, GFP_KERNEL);
+		if (!d->qp || !d->buf)
+			return -ENOMEM;
+		d->mr = np_register(p, d->buf, &d->mdl, len);
+		if (!d->mr)
+			return -EIO;
+		d->lkey = d->mr->Dispatch->NdkGetLocalTokenFromMr(d->mr);
+		d->rkey = d->mr->Dispatch->NdkGetRemoteTokenFromMr(d->mr);
+	}
+	np_wait_init(&w);
+	st = a->NdkCreateListener(p->adapter, np_connect_event, p,
+				  np_create_done, &w, &l);
+	p->listener = np_obj(np_created(&w, st, "listener"), NDK_LISTENER);
+	if (!p->listener)
+		return -ENOMEM;
+	np_wait_init(&w);
+	l = p->listener;
+	st = l->Dispatch->NdkListen(l, (struct sockaddr *)&addr, sizeof(addr),
+				    np_request_done, &w);
+	if (np_wait(&w, st))
+		return -EIO;
+	if (p->cfg->wl == PERF_REG_MR) {
+		p->rbuf = kzalloc(p->cfg->size, GFP_KERNEL);
+		if (!p->rbuf)
+			return -ENOMEM;
+		np_wait_init(&w);
+		st = p->pd->Dispatch->NdkCreateMr(p->pd, FALSE, np_create_done,
+						  &w, &p->rmr);
+		p->rmr = np_obj(np_created(&w, st, "MR"), NDK_MR);
+		if (!p->rmr)
+			return -ENOMEM;
+		ndk_mdl_init_kva(&p->rmdl, p->rbuf, p->cfg->size);
+	}
+	if (p->cfg->wl == PERF_WRITE_LAT) {
+		p->sd[0].wqp = np_qp(p, 0);
+		p->sd[1].wqp = np_qp(p, 1);
+		if (!p->sd[0].wqp || !p->sd[1].wqp ||
+		    np_connect(p, p->sd[1].wqp, p->sd[0].wqp, &p->sd[1].wconn,
+			       &p->sd[0].wconn))
+			return -EIO;
+	}
+	return np_connect(p, p->sd[0].qp, p->sd[1].qp, &p->sd[0].conn,
+			  &p->sd[1].conn);
+}
+
+static void *np_setup(const struct perf_cfg *cfg)
+{
+	struct np *p = kzalloc(sizeof(*p), GFP_KERNEL);
+	int err;
+
+	if (!p)
+		return ERR_PTR(-ENOMEM);
+	p->cfg = cfg;
+	init_completion(&p->incoming);
+	err = np_find_adapter(p);
+	if (!err)
+		err = np_setup_objects(p);
+	if (err) {
+		np_teardown(p);
+		return ERR_PTR(err);
+	}
+	return p;
+}
+
+static u8 *np_buf(void *st, int side)
+{
+	return ((struct np *)st)->sd[side].buf;
+}
+
+static int np_status(NTSTATUS st)
+{
+	return st ? -EIO : 0;
+}
+
+static int np_send(void *st, int side, u32 len)
+{
+	struct np *p = st;
+	NDK_SGE sge = { .VirtualAddress = p->sd[side].buf, .Length = len,
+			.MemoryRegionToken = p->sd[side].lkey };
+	NDK_QP *qp = p->sd[side].qp;
+
+	return np_status(qp->Dispatch->NdkSend(qp, (void *)PERF_K_SEND, &sge,
+					       1, 0));
+}
+
+static int np_recv(void *st, int side, u32 len)
+{
+	struct np *p = st;
+	NDK_SGE sge = { .VirtualAddress = p->sd[side].buf + p->cfg->size,
+			.Length = len, .MemoryRegionToken = p->sd[side].lkey };
+	NDK_QP *qp = p->sd[side].qp;
+
+	return np_status(qp->Dispatch->NdkReceive(qp, (void *)PERF_K_RECV,
+						  &sge, 1));
+}
+
+/* From this side's first half into the peer's second half. */
+static int np_write(void *st, int side, u32 len)
+{
+	struct np *p = st;
+	NDK_SGE sge = { .VirtualAddress = p->sd[side].buf, .Length = len,
+			.MemoryRegionToken = p->sd[side].lkey };
+	u64 raddr = (uintptr_t)(p->sd[!side].buf + p->cfg->size);
+	NDK_QP *qp = side && p->sd[1].wqp ? p->sd[1].wqp : p->sd[side].qp;
+
+	return np_status(qp->Dispatch->NdkWrite(qp, (void *)PERF_K_WRITE,
+						&sge, 1, raddr,
+						p->sd[!side].rkey, 0));
+}
+
+/* From the peer's first half into this side's second half. */
+static int np_read(void *st, int side, u32 len)
+{
+	struct np *p = st;
+	NDK_SGE sge = { .VirtualAddress = p->sd[side].buf + p->cfg->size,
+			.Length = len, .MemoryRegionToken = p->sd[side].lkey };
+	u64 raddr = (uintptr_t)p->sd[!side].buf;
+	NDK_QP *qp = p->sd[side].qp;
+
+	return np_status(qp->Dispatch->NdkRead(qp, (void *)PERF_K_READ, &sge,
+					       1, raddr, p->sd[!side].rkey, 0));
+}
+
+static int np_poll(void *st, int side, struct perf_wc *wc, int n)
+{
+	struct np *p = st;
+	NDK_CQ *cq = p->sd[side].cq;
+	int i, got;
+
+	got = cq->Dispatch->NdkGetCqResults(cq, p->res, min(n, NP_POLL_MAX));
+	for (i = 0; i < got; i++) {
+		wc[i].kind = (uintptr_t)p->res[i].RequestContext;
+		wc[i].status = p->res[i].Status;
+	}
+	return got;
+}
+
+/*
+ * Timed: NdkRegisterMr until its completion has woken this thread. The
+ * split shows where the time goes: the call itself, the request on ndk's
+ * workqueue until the callback, and the wakeup of the waiter.
+ */
+static int np_reg_once(void *st, u64 *ns)
+{
+	struct np *p = st;
+	ktime_t t0, t1, t2;
+	struct np_wait w;
+	NTSTATUS s;
+
+	np_wait_init(&w);
+	t0 = ktime_get();
+	s = p->rmr->Dispatch->NdkRegisterMr(p->rmr, &p->rmdl, p->cfg->size,
+					    NP_MR_FLAGS, np_request_done, &w);
+	t1 = ktime_get();
+	s = np_wait(&w, s);
+	t2 = ktime_get();
+	if (s)
+		return -EIO;
+	*ns = ktime_to_ns(ktime_sub(t2, t0));
+	p->reg_call_ns += ktime_to_ns(ktime_sub(t1, t0));
+	p->reg_work_ns += ktime_to_ns(ktime_sub(w.cb_time, t1));
+	p->reg_wake_ns += ktime_to_ns(ktime_sub(t2, w.cb_time));
+	p->reg_n++;
+	np_wait_init(&w);
+	s = p->rmr->Dispatch->NdkDeregisterMr(p->rmr, np_request_done, &w);
+	return np_status(np_wait(&w, s));
+}
+
+/* New QPs and connectors each time, all closed again. */
+static int np_conn_once(void *st)
+{
+	struct np *p = st;
+	NDK_CONNECTOR *c[2] = { };
+	ktime_t t[5];
+	NDK_QP *qp[2];
+	int err = -ENOMEM, s;
+
+	t[0] = ktime_get();
+	qp[0] = np_qp(p, 0);
+	qp[1] = np_qp(p, 1);
+	t[1] = ktime_get();
+	if (qp[0] && qp[1])
+		err = np_connect(p, qp[0], qp[1], &c[0], &c[1]);
+	t[2] = ktime_get();
+	if (!err)
+		np_disconnect(c[0]);
+	t[3] = ktime_get();
+	for (s = 1; s >= 0; s--)
+		np_close_conn(c[s]);
+	for (s = 1; s >= 0; s--)
+		np_close_qp(qp[s]);
+	t[4] = ktime_get();
+	for (s = 0; s < 4; s++)
+		p->conn_ns[s] += ktime_to_ns(ktime_sub(t[s + 1], t[s]));
+	p->conn_n++;
+	return err;
+}
+
+static void np_sizes(void *st)
+{
+	struct np *p = st;
+
+	perf_print_sizes(p->pd, p->sd[0].cq, p->sd[0].qp, p->sd[0].mr,
+			 p->sd[0].conn);
+}
+
+const struct perf_ops perf_ndk_ops = {
+	.name = "ndk",
+	.setup = np_setup,
+	.teardown = np_teardown,
+	.buf = np_buf,
+	.send = np_send,
+	.recv = np_recv,
+	.write = np_write,
+	.read = np_read,
+	.poll = np_poll,
+	.reg_once = np_reg_once,
+	.conn_once = np_conn_once,
+	.sizes = np_sizes,
+};

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * ndkperf: the same workloads over NDK and over raw ib_core/rdma_cm.
+ * main.c runs a workload through struct perf_ops; ndk_mode.c implements
+ * them with the public NDK headers only, raw_mode.c with kernel verbs.
+ */
+#ifndef _NDKPERF_H
+#define _NDKPERF_H
+
+#include <linux/in.h>
+#include <linux/types.h>
+#include <ndk/ndkpi.h>
+
+enum perf_workload {
+	PERF_SEND_LAT,	/* send/receive ping-pong */
+	PERF_WRITE_LAT,	/* RDMA write ping-pong, the peer polls memory */
+	PERF_SEND_BW,	/* sends with queue depth outstanding */
+	PERF_WRITE_BW,	/* RDMA writes with queue depth outstanding */
+	PERF_READ_BW,	/* RDMA reads with queue depth outstanding */
+	PERF_REG_MR,	/* register and deregister memory */
+	PERF_CONN,	/* connect, accept, complete, disconnect, close */
+	PERF_POLL_EMPTY, /* poll an empty CQ: the bare cost of a poll call */
+};
+
+/* What a request's completion belongs to, as its request context. */
+enum perf_kind {
+	PERF_K_SEND = 1,
+	PERF_K_RECV,
+	PERF_K_WRITE,
+	PERF_K_READ,
+};
+
+/* Read limit asked for on both sides, in both modes. */
+#define PERF_RD_LIMIT	16
+#define PERF_PORT	18700
+
+struct perf_cfg {
+	enum perf_workload wl;
+	u32 size;
+	u32 iters;
+	u32 depth;
+	__be32 addr;		/* the adapter's IPv4 address */
+	int ifindex;
+	u16 port;		/* the listener's; each mode has its own */
+};
+
+/* One completion, as both modes report it. */
+struct perf_wc {
+	u64 kind;
+	int status;
+};
+
+/*
+ * A mode. Side 0 is the client, side 1 the server; each has a QP, a CQ
+ * for both of its queues and a buffer of 2 * size bytes, registered: the
+ * first half is what it sends, writes or is read from, the second half
+ * receives, is written to or is read into.
+ */
+struct perf_ops {
+	const char *name;
+	void *(*setup)(const struct perf_cfg *cfg);
+	void (*teardown)(void *st);
+	u8 *(*buf)(void *st, int side);
+	int (*send)(void *st, int side, u32 len);
+	int (*recv)(void *st, int side, u32 len);
+	int (*write)(void *st, int side, u32 len);
+	int (*read)(void *st, int side, u32 len);
+	int (*poll)(void *st, int side, struct perf_wc *wc, int n);
+	/* One timed registration of size bytes, deregistered untimed. */
+	int (*reg_once)(void *st, u64 *ns);
+	/* One full connection setup and teardown on new QPs. */
+	int (*conn_once)(void *st);
+	/* Print ndk's private object sizes (NDK mode only). */
+	void (*sizes)(void *st);
+};
+
+extern const struct perf_ops perf_ndk_ops;
+extern const struct perf_ops perf_raw_ops;
+
+void perf_print_sizes(NDK_PD *pd, NDK_CQ *cq, NDK_QP *qp, NDK_MR *mr,
+		      NDK_CONNECTOR *conn);
+
+#endif /* _NDKPERF_H */

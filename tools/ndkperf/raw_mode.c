@@ -1,0 +1,538 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ndkperf over raw kernel verbs: the floor. What a kernel consumer of
+ * ib_core and rdma_cm would write for the same workloads: QPs created on
+ * the rdma_cm ids, the request accepted from the event handler, memory
+ * registered with IB_WR_REG_MR posted on the data QP.
+ */
+#define pr_fmt(fmt) "ndkperf: " fmt
+
+#include <linux/err.h>
+#include <linux/ktime.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/wait.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+#include "ndkperf.h"
+
+#define RP_WAIT		(30 * HZ)
+#define RP_CM_TIMEOUT	2000
+#define RP_POLL_MAX	16
+#define RP_ERROR	BIT(RDMA_CM_EVENT_ADDR_ERROR)
+
+/* One end of an rdma_cm connection; @seen collects its events. */
+struct rp_conn {
+	struct rp *p;
+	struct rdma_cm_id *id;
+	unsigned long seen;
+	int side;
+};
+
+/* A region registered by IB_WR_REG_MR. */
+struct rp_mr {
+	struct ib_mr *mr;
+	struct sg_table sgt;
+	bool mapped;
+};
+
+struct rp {
+	const struct perf_cfg *cfg;
+	wait_queue_head_t wq;
+	struct rdma_cm_id *listen;
+	struct rp_conn lconn;
+	struct ib_pd *pd;
+	struct ib_cq *cq[2];
+	struct rp_conn *conn[2];
+	/* the passive end the next connect request fills in */
+	struct rp_conn *accepting;
+	u8 *buf[2];
+	struct rp_mr mr[2];
+	u8 *rbuf;
+	u64 reg_map_ns, reg_alloc_ns, reg_post_ns, reg_n;
+	/* conn: handshake (with the QPs), disconnect, destruction */
+	u64 conn_ns[3], conn_n;
+	struct ib_wc wc[RP_POLL_MAX];
+};
+
+static void rp_qp_attr(struct rp *p, int side, struct ib_qp_init_attr *init)
+{
+	*init = (struct ib_qp_init_attr) {
+		.send_cq = p->cq[side],
+		.recv_cq = p->cq[side],
+		.cap = { .max_send_wr = p->cfg->depth,
+			 .max_recv_wr = 2 * p->cfg->depth,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.qp_type = IB_QPT_RC,
+	};
+}
+
+static void rp_conn_param(struct rdma_conn_param *param)
+{
+	*param = (struct rdma_conn_param) {
+		.responder_resources = PERF_RD_LIMIT,
+		.initiator_depth = PERF_RD_LIMIT,
+		.retry_count = 7,
+		.rnr_retry_count = 7,
+	};
+}
+
+/* On the listener's new id, @id->context is still the listener's. */
+static int rp_accept(struct rdma_cm_id *id)
+{
+	struct rp *p = ((struct rp_conn *)id->context)->p;
+	struct rp_conn *c = p->accepting;
+	struct rdma_conn_param param;
+	struct ib_qp_init_attr init;
+	int err;
+
+	if (!c)
+		return -EINVAL;
+	p->accepting = NULL;
+	id->context = c;
+	rp_qp_attr(p, c->side, &init);
+	err = rdma_create_qp(id, p->pd, &init);
+	if (!err) {
+		rp_conn_param(&param);
+		err = rdma_accept(id, &param);
+		if (err)
+			rdma_destroy_qp(id);
+	}
+	if (!err)
+		c->id = id;
+	else
+		set_bit(RDMA_CM_EVENT_ADDR_ERROR, &c->seen);
+	wake_up_all(&p->wq);
+	/* Non-zero makes rdma_cm destroy the new id. */
+	return err;
+}
+
+static int rp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct rp_conn *c = id->context;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		return rp_accept(id);
+	case RDMA_CM_EVENT_DISCONNECTED:
+		/* The passive end answers the request (DREP) at once. */
+		if (c->side)
+			rdma_disconnect(id);
+		fallthrough;
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+	case RDMA_CM_EVENT_ESTABLISHED:
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+		set_bit(ev->event, &c->seen);
+		break;
+	default:
+		set_bit(RDMA_CM_EVENT_ADDR_ERROR, &c->seen);
+		break;
+	}
+	wake_up_all(&c->p->wq);
+	return 0;
+}
+
+static int rp_wait_event(struct rp_conn *c, enum rdma_cm_event_type ev)
+{
+	if (!wait_event_timeout(c->p->wq, c->seen & (BIT(ev) | RP_ERROR),
+				RP_WAIT) ||
+	    (c->seen & RP_ERROR)) {
+		pr_err("rdma_cm: no event %d (seen %#lx)\n", ev, c->seen);
+		return -EIO;
+	}
+	return 0;
+}
+
+static void rp_destroy_conn(struct rp_conn *c)
+{
+	if (!c)
+		return;
+	if (c->id) {
+		if (c->id->qp)
+			rdma_destroy_qp(c->id);
+		rdma_destroy_id(c->id);
+	}
+	kfree(c);
+}
+
+/* Resolve, create the QP, connect; the handler accepts on side 1. */
+static int rp_connect(struct rp *p, struct rp_conn **client,
+		      struct rp_conn **server)
+{
+	struct sockaddr_in src = { .sin_family = AF_INET,
+				   .sin_addr.s_addr = p->cfg->addr };
+	struct sockaddr_in dst = src;
+	struct rdma_conn_param param;
+	struct ib_qp_init_attr init;
+	struct rp_conn *c, *s;
+	struct rdma_cm_id *id;
+	int err;
+
+	dst.sin_port = htons(p->cfg->port);
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	*client = c;
+	*server = s;
+	if (!c || !s)
+		return -ENOMEM;
+	c->p = p;
+	s->p = p;
+	s->side = 1;
+	id = rdma_create_id(&init_net, rp_cm_handler, c, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	c->id = id;
+	err = rdma_resolve_addr(id, (struct sockaddr *)&src,
+				(struct sockaddr *)&dst, RP_CM_TIMEOUT);
+	if (!err)
+		err = rp_wait_event(c, RDMA_CM_EVENT_ADDR_RESOLVED);
+	if (!err)
+		err = rdma_resolve_route(id, RP_CM_TIMEOUT);
+	if (!err)
+		err = rp_wait_event(c, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	if (err)
+		return err;
+	rp_qp_attr(p, 0, &init);
+	err = rdma_create_qp(id, p->pd, &init);
+	if (err)
+		return err;
+	p->accepting = s;
+	rp_conn_param(&param);
+	err = rdma_connect(id, &param);
+	if (!err)
+		err = rp_wait_event(c, RDMA_CM_EVENT_ESTABLISHED);
+	if (!err)
+		err = rp_wait_event(s, RDMA_CM_EVENT_ESTABLISHED);
+	if (err)
+		p->accepting = NULL;
+	return err;
+}
+
+static void rp_disconnect(struct rp_conn *c)
+{
+	if (!rdma_disconnect(c->id))
+		rp_wait_event(c, RDMA_CM_EVENT_DISCONNECTED);
+}
+
+static void rp_dereg(struct rp *p, struct rp_mr *m)
+{
+	if (m->mr)
+		ib_dereg_mr(m->mr);
+	if (m->mapped)
+		ib_dma_unmap_sgtable_attrs(p->pd->device, &m->sgt,
+					   DMA_BIDIRECTIONAL, 0);
+	sg_free_table(&m->sgt);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Wait for the one completion of a REG_MR, polling side 0's CQ. */
+static int rp_reg_wait(struct rp *p)
+{
+	unsigned long end = jiffies + RP_WAIT;
+	struct ib_wc wc;
+	int n;
+
+	while (!(n = ib_poll_cq(p->cq[0], 1, &wc))) {
+		cond_resched();
+		if (time_after(jiffies, end))
+			return -ETIMEDOUT;
+	}
+	return n < 0 || wc.status ? -EIO : 0;
+}
+
+/*
+ * Register @len bytes at @buf: the pages into a DMA-mapped scatterlist,
+ * a fast-register MR filled from it, IB_WR_REG_MR on side 0's QP and its
+ * completion polled. @split, if set, adds the time of the three parts.
+ */
+static int rp_reg(struct rp *p, void *buf, u32 len, struct rp_mr *m,
+		  u64 *split)
+{
+	struct ib_device *dev = p->pd->device;
+	unsigned int off = offset_in_page(buf);
+	u32 i, npages = DIV_ROUND_UP(off + len, PAGE_SIZE);
+	u8 *base = (u8 *)buf - off;
+	struct ib_reg_wr wr = {
+		.wr = { .opcode = IB_WR_REG_MR,
+			.send_flags = IB_SEND_SIGNALED },
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
+			  IB_ACCESS_REMOTE_WRITE,
+	};
+	struct page **pages;
+	ktime_t t0, t1, t2;
+	int err;
+
+	t0 = ktime_get();
+	pages = kvmalloc_array(npages, sizeof(*pages), GFP_KERNEL);
+	if (!pages)
+		return -ENOMEM;
+	for (i = 0; i < npages; i++)
+		pages[i] = virt_to_page(base + i * PAGE_SIZE);
+	err = sg_alloc_table_from_pages(&m->sgt, pages, npages, off, len,
+					GFP_KERNEL);
+	kvfree(pages);
+	if (err)
+		return err;
+	err = ib_dma_map_sgtable_attrs(dev, &m->sgt, DMA_BIDIRECTIONAL, 0);
+	if (err)
+		return err;
+	m->mapped = true;
+	t1 = ktime_get();
+	m->mr = ib_alloc_mr(p->pd, IB_MR_TYPE_MEM_REG, npages);
+	if (IS_ERR(m->mr)) {
+		err = PTR_ERR(m->mr);
+		m->mr = NULL;
+		return err;
+	}
+	if (ib_map_mr_sg(m->mr, m->sgt.sgl, m->sgt.nents, NULL,
+			 PAGE_SIZE) != m->sgt.nents)
+		return -EIO;
+	t2 = ktime_get();
+	wr.mr = m->mr;
+	wr.key = m->mr->rkey;
+	err = ib_post_send(p->conn[0]->id->qp, &wr.wr, NULL);
+	if (!err)
+		err = rp_reg_wait(p);
+	if (split) {
+		split[0] += ktime_to_ns(ktime_sub(t1, t0));
+		split[1] += ktime_to_ns(ktime_sub(t2, t1));
+		split[2] += ktime_to_ns(ktime_sub(ktime_get(), t2));
+	}
+	return err;
+}
+
+static void rp_teardown(void *st)
+{
+	struct rp *p = st;
+	int s;
+
+	if (p->reg_n)
+		pr_info("detail workload=reg_mr mode=raw n=%llu map_ns=%llu alloc_ns=%llu post_ns=%llu\n",
+			p->reg_n, div64_u64(p->reg_map_ns, p->reg_n),
+			div64_u64(p->reg_alloc_ns, p->reg_n),
+			div64_u64(p->reg_post_ns, p->reg_n));
+	if (p->conn_n)
+		pr_info("detail workload=conn mode=raw n=%llu connect_ns=%llu disconnect_ns=%llu close_ns=%llu\n",
+			p->conn_n, div64_u64(p->conn_ns[0], p->conn_n),
+			div64_u64(p->conn_ns[1], p->conn_n),
+			div64_u64(p->conn_ns[2], p->conn_n));
+	if (p->conn[0] && p->conn[0]->id && p->conn[1] && p->conn[1]->id)
+		rp_disconnect(p->conn[0]);
+	for (s = 1; s >= 0; s--) {
+		rp_destroy_conn(p->conn[s]);
+		rp_dereg(p, &p->mr[s]);
+	}
+	if (!IS_ERR_OR_NULL(p->listen))
+		rdma_destroy_id(p->listen);
+	for (s = 1; s >= 0; s--)
+		if (!IS_ERR_OR_NULL(p->cq[s]))
+			ib_destroy_cq(p->cq[s]);
+	if (!IS_ERR_OR_NULL(p->pd))
+		ib_dealloc_pd(p->pd);
+	kfree(p->buf[0]);
+	kfree(p->buf[1]);
+	kfree(p->rbuf);
+	kfree(p);
+}
+
+static int rp_setup_objects(struct rp *p)
+{
+	struct sockaddr_in addr = { .sin_family = AF_INET,
+				    .sin_port = htons(p->cfg->port),
+				    .sin_addr.s_addr = p->cfg->addr };
+	struct ib_cq_init_attr attr = { .cqe = 4 * p->cfg->depth };
+	u32 len = 2 * p->cfg->size;
+	struct ib_device *dev;
+	int err, s;
+
+	/* Binding the listener to the address finds the device. */
+	p->lconn.p = p;
+	p->listen = rdma_create_id(&init_net, rp_cm_handler, &p->lconn,
+				   RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(p->listen))
+		return PTR_ERR(p->listen);
+	err = rdma_bind_addr(p->listen, (struct sockaddr *)&addr);
+	if (!err)
+		err = rdma_listen(p->listen, 16);
+	if (err)
+		return err;
+	dev = p->listen->device;
+	if (!dev)
+		return -ENODEV;
+	p->pd = ib_alloc_pd(dev, 0);
+	if (IS_ERR(p->pd))
+		return PTR_ERR(p->pd);
+	for (s = 0; s < 2; s++) {
+		/* Polled: no completion handler. */
+		p->cq[s] = ib_create_cq(dev, NULL, NULL, p, &attr);
+		if (IS_ERR(p->cq[s]))
+			return PTR_ERR(p->cq[s]);
+		p->buf[s] = kzalloc(len, GFP_KERNEL);
+		if (!p->buf[s])
+			return -ENOMEM;
+	}
+	if (p->cfg->wl == PERF_REG_MR) {
+		p->rbuf = kzalloc(p->cfg->size, GFP_KERNEL);
+		if (!p->rbuf)
+			return -ENOMEM;
+	}
+	err = rp_connect(p, &p->conn[0], &p->conn[1]);
+	for (s = 0; s < 2 && !err; s++)
+		err = rp_reg(p, p->buf[s], len, &p->mr[s], NULL);
+	return err;
+}
+
+static void *rp_setup(const struct perf_cfg *cfg)
+{
+	struct rp *p = kzalloc(sizeof(*p), GFP_KERNEL);
+	int err;
+
+	if (!p)
+		return ERR_PTR(-ENOMEM);
+	p->cfg = cfg;
+	init_waitqueue_head(&p->wq);
+	err = rp_setup_objects(p);
+	if (err) {
+		rp_teardown(p);
+		return ERR_PTR(err);
+	}
+	return p;
+}
+
+static u8 *rp_buf(void *st, int side)
+{
+	return ((struct rp *)st)->buf[side];
+}
+
+/* The address of @buf's byte @off in its region. */
+static u64 rp_addr(struct rp *p, int side, u32 off)
+{
+	return p->mr[side].mr->iova + off;
+}
+
+static int rp_post(struct rp *p, int side, struct ib_send_wr *wr, u32 off,
+		   u32 len)
+{
+	struct ib_sge sge = { .addr = rp_addr(p, side, off), .length = len,
+			      .lkey = p->mr[side].mr->lkey };
+
+	wr->sg_list = &sge;
+	wr->num_sge = 1;
+	wr->send_flags = IB_SEND_SIGNALED;
+	return ib_post_send(p->conn[side]->id->qp, wr, NULL);
+}
+
+static int rp_send(void *st, int side, u32 len)
+{
+	struct ib_send_wr wr = { .wr_id = PERF_K_SEND, .opcode = IB_WR_SEND };
+
+	return rp_post(st, side, &wr, 0, len);
+}
+
+static int rp_recv(void *st, int side, u32 len)
+{
+	struct rp *p = st;
+	struct ib_sge sge = { .addr = rp_addr(p, side, p->cfg->size),
+			      .length = len, .lkey = p->mr[side].mr->lkey };
+	struct ib_recv_wr wr = { .wr_id = PERF_K_RECV, .sg_list = &sge,
+				 .num_sge = 1 };
+
+	return ib_post_recv(p->conn[side]->id->qp, &wr, NULL);
+}
+
+/* From this side's first half into the peer's second half. */
+static int rp_write(void *st, int side, u32 len)
+{
+	struct rp *p = st;
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_id = PERF_K_WRITE, .opcode = IB_WR_RDMA_WRITE },
+		.remote_addr = rp_addr(p, !side, p->cfg->size),
+		.rkey = p->mr[!side].mr->rkey,
+	};
+
+	return rp_post(p, side, &wr.wr, 0, len);
+}
+
+/* From the peer's first half into this side's second half. */
+static int rp_read(void *st, int side, u32 len)
+{
+	struct rp *p = st;
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_id = PERF_K_READ, .opcode = IB_WR_RDMA_READ },
+		.remote_addr = rp_addr(p, !side, 0),
+		.rkey = p->mr[!side].mr->rkey,
+	};
+
+	return rp_post(p, side, &wr.wr, p->cfg->size, len);
+}
+
+static int rp_poll(void *st, int side, struct perf_wc *wc, int n)
+{
+	struct rp *p = st;
+	int i, got;
+
+	got = ib_poll_cq(p->cq[side], min(n, RP_POLL_MAX), p->wc);
+	for (i = 0; i < got; i++) {
+		wc[i].kind = p->wc[i].wr_id;
+		wc[i].status = p->wc[i].status;
+	}
+	return got;
+}
+
+/* Timed: the registration until its completion; deregistered untimed. */
+static int rp_reg_once(void *st, u64 *ns)
+{
+	struct rp *p = st;
+	struct rp_mr m = { };
+	u64 split[3] = { };
+	int err;
+
+	err = rp_reg(p, p->rbuf, p->cfg->size, &m, split);
+	*ns = split[0] + split[1] + split[2];
+	p->reg_map_ns += split[0];
+	p->reg_alloc_ns += split[1];
+	p->reg_post_ns += split[2];
+	p->reg_n++;
+	rp_dereg(p, &m);
+	return err;
+}
+
+/* New ids and QPs each time, all destroyed again. */
+static int rp_conn_once(void *st)
+{
+	struct rp *p = st;
+	struct rp_conn *c, *s;
+	ktime_t t[4];
+	int err, i;
+
+	t[0] = ktime_get();
+	err = rp_connect(p, &c, &s);
+	t[1] = ktime_get();
+	if (!err)
+		rp_disconnect(c);
+	t[2] = ktime_get();
+	rp_destroy_conn(s);
+	rp_destroy_conn(c);
+	t[3] = ktime_get();
+	for (i = 0; i < 3; i++)
+		p->conn_ns[i] += ktime_to_ns(ktime_sub(t[i + 1], t[i]));
+	p->conn_n++;
+	return err;
+}
+
+const struct perf_ops perf_raw_ops = {
+	.name = "raw",
+	.setup = rp_setup,
+	.teardown = rp_teardown,
+	.buf = rp_buf,
+	.send = rp_send,
+	.recv = rp_recv,
+	.write = rp_write,
+	.read = rp_read,
+	.poll = rp_poll,
+	.reg_once = rp_reg_once,
+	.conn_once = rp_conn_once,
+};

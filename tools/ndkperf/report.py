@@ -1,0 +1,284 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Turn the bench VM's console log into the table, results.csv and chart.
+
+Usage: report.py <console.log> <outdir>
+
+Reads the "ndkperf: result", "ndkperf: detail", "ndkperf: size" and
+"NDK-PERFTEST:" lines. For each workload, size and metric it takes the
+median over the rounds of the NDK and of the raw value, and the median,
+minimum and maximum of the per-round ratio NDK/raw (each round runs NDK
+and raw back to back, so the pair shares the machine's load).
+"""
+
+import csv
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+RESULT = re.compile(r'ndkperf: result (.*)$')
+DETAIL = re.compile(r'ndkperf: detail (.*)$')
+SIZE = re.compile(r'ndkperf: size (.*)$')
+PERFTEST = re.compile(r'NDK-PERFTEST: (\S+) (.*)$')
+
+# metric: (unit, how to compute it from a result line, better when)
+METRICS = {
+    'send_lat': [('lat_us', lambda r: r['ns'] / r['iters'] / 2 / 1e3, 'low')],
+    'write_lat': [('lat_us', lambda r: r['ns'] / r['iters'] / 2 / 1e3, 'low')],
+    'reg_mr': [('lat_us', lambda r: r['ns'] / r['iters'] / 1e3, 'low')],
+    'conn': [('conn_per_s', lambda r: r['iters'] / r['ns'] * 1e9, 'high')],
+    'poll_empty': [('ns_per_poll', lambda r: r['ns'] / r['iters'], 'low')],
+}
+BW = [('rate_mpps', lambda r: r['iters'] / r['ns'] * 1e3, 'high'),
+      ('bw_mibps', lambda r: r['iters'] * r['size'] / r['ns'] * 1e9 / 2**20,
+       'high'),
+      ('post_ns', lambda r: r['post_ns'] / r['iters'], 'low')]
+for wl in ('send_bw', 'write_bw', 'read_bw'):
+    METRICS[wl] = BW
+
+# perftest program output columns: (workload, size, metric) -> column
+PERFTEST_COLS = {
+    'send_lat': {'lat_us': 5},
+    'write_lat': {'lat_us': 5},
+    'send_bw': {'rate_mpps': 4, 'bw_mibps': 3},
+    'write_bw': {'rate_mpps': 4, 'bw_mibps': 3},
+}
+
+# (workload, size, metric, bound, sense, what)
+TARGETS = [
+    ('send_bw', 64, 'rate_mpps', 0.98, '>=', 'message rate 64 B send'),
+    ('write_bw', 64, 'rate_mpps', 0.98, '>=', 'message rate 64 B write'),
+    ('send_lat', 8, 'lat_us', 1.02, '<=', 'ping-pong latency 8 B send'),
+    ('write_lat', 8, 'lat_us', 1.02, '<=', 'ping-pong latency 8 B write'),
+    ('conn', 8, 'conn_per_s', 0.90, '>=', 'connection setup rate'),
+    ('reg_mr', 65536, 'lat_us', 1.2, '<=', 'NdkRegisterMr latency'),
+]
+
+
+def fields(text):
+    out = {}
+    for kv in text.split():
+        k, _, v = kv.partition('=')
+        out[k] = int(v) if v.isdigit() else v
+    return out
+
+
+def parse(path):
+    results, details, sizes, perftest = [], {}, [], {}
+    with open(path, errors='replace') as f:
+        for line in f:
+            line = line.rstrip()
+            if m := RESULT.search(line):
+                results.append(fields(m.group(1)))
+            elif m := DETAIL.search(line):
+                d = fields(m.group(1))
+                keys = details.setdefault((d['workload'], d['mode']), {})
+                for k, v in d.items():
+                    if k.endswith('_ns'):
+                        keys.setdefault(k, []).append(v)
+            elif m := SIZE.search(line):
+                sizes.append(fields(m.group(1)))
+            elif m := PERFTEST.search(line):
+                cols = m.group(2).split()
+                if len(cols) >= 5:
+                    perftest[m.group(1)] = cols
+    return results, details, sizes, perftest
+
+
+def perftest_value(perftest, wl, size, metric):
+    cols = perftest.get(wl)
+    col = PERFTEST_COLS.get(wl, {}).get(metric)
+    if not cols or col is None or int(cols[0]) != size:
+        return None
+    return float(cols[col])
+
+
+def summarise(results, perftest):
+    """Rows of (workload, size, metric, stats dict), in the run's order."""
+    runs = {}
+    for r in results:
+        key = (r['workload'], r['size'])
+        runs.setdefault(key, {}).setdefault(r['round'], {})[r['mode']] = r
+    rows = []
+    for (wl, size), rounds in runs.items():
+        for metric, fn, _ in METRICS[wl]:
+            ndk, raw, ratio = [], [], []
+            for pair in rounds.values():
+                n = fn(pair['ndk']) if 'ndk' in pair else None
+                w = fn(pair['raw']) if 'raw' in pair else None
+                if n is not None:
+                    ndk.append(n)
+                if w is not None:
+                    raw.append(w)
+                if n is not None and w:
+                    ratio.append(n / w)
+            if not ndk and not raw:
+                continue
+            rows.append((wl, size, metric, {
+                'ndk': ndk, 'raw': raw, 'ratio': ratio,
+                'perftest': perftest_value(perftest, wl, size, metric)}))
+    return rows
+
+
+def med(v):
+    return statistics.median(v) if v else None
+
+
+def fmt(v, digits=3):
+    if v is None:
+        return ''
+    if abs(v) >= 1000:
+        return f'{v:.0f}'
+    return f'{v:.{digits}g}' if abs(v) < 1 else f'{v:.{digits + 1}g}'
+
+
+def spread(v):
+    return f'{fmt(med(v))} ({fmt(min(v))}-{fmt(max(v))})' if v else '-'
+
+
+def write_csv(path, rows, details, sizes):
+    with open(path, 'w', newline='') as f:
+        w = csv.writer(f)
+        w.writerow(['workload', 'size', 'metric', 'ndk', 'raw', 'ratio',
+                    'perftest'])
+        for wl, size, metric, s in rows:
+            w.writerow([wl, size, metric, fmt(med(s['ndk']), 5),
+                        fmt(med(s['raw']), 5), fmt(med(s['ratio']), 5),
+                        fmt(s['perftest'], 5)])
+            for agg in (min, max):
+                w.writerow([wl, size, f'{metric}_{agg.__name__}',
+                            fmt(agg(s['ndk']), 5) if s['ndk'] else '',
+                            fmt(agg(s['raw']), 5) if s['raw'] else '',
+                            fmt(agg(s['ratio']), 5) if s['ratio'] else '',
+                            ''])
+        for (wl, mode), keys in details.items():
+            for k, v in keys.items():
+                w.writerow([wl, '', f'split_{k}',
+                            fmt(med(v), 5) if mode == 'ndk' else '',
+                            fmt(med(v), 5) if mode == 'raw' else '', '', ''])
+        for s in sizes:
+            for k, v in s.items():
+                if k != 'object':
+                    w.writerow(['memory', '', f"{s['object']}_{k}", v,
+                                '', '', ''])
+
+
+def table(rows):
+    lines = []
+    hdr = (f"{'workload':<10} {'size':>8} {'metric':<12} "
+           f"{'NDK median (min-max)':<26} {'raw median (min-max)':<26} "
+           f"{'NDK/raw (min-max)':<24} {'perftest':>9}")
+    lines.append(hdr)
+    lines.append('-' * len(hdr))
+    for wl, size, metric, s in rows:
+        lines.append(f"{wl:<10} {size:>8} {metric:<12} {spread(s['ndk']):<26} "
+                     f"{spread(s['raw']):<26} {spread(s['ratio']):<24} "
+                     f"{fmt(s['perftest']) or '-':>9}")
+    return lines
+
+
+def targets(rows):
+    lines = []
+    by = {(wl, size, metric): s for wl, size, metric, s in rows}
+    for wl, size, metric, bound, sense, what in TARGETS:
+        s = by.get((wl, size, metric))
+        if not s or not s['ratio']:
+            lines.append(f'  {what}: no data')
+            continue
+        r = med(s['ratio'])
+        ok = r >= bound if sense == '>=' else r <= bound
+        lines.append(f"  {what}: NDK/raw {r:.3f} (target {sense} {bound}) "
+                     f"{'holds' if ok else 'MISSED'}")
+    s = by.get(('send_lat', 8, 'lat_us'))
+    if s and s['perftest'] and s['ndk']:
+        n = med(s['ndk'])
+        ok = n <= s['perftest']
+        lines.append(f"  NDK send latency {n:.2f} us vs perftest ib_send_lat "
+                     f"{s['perftest']:.2f} us (target <=) "
+                     f"{'holds' if ok else 'MISSED'}")
+    return lines
+
+
+def chart(outdir, rows):
+    """Ratios with their spread, and the latencies, with gnuplot."""
+    ratio_dat = os.path.join(outdir, 'ratios.dat')
+    lat_dat = os.path.join(outdir, 'latency.dat')
+    nratio = 0
+    with open(ratio_dat, 'w') as f:
+        for wl, size, metric, s in rows:
+            if s['ratio'] and metric not in ('post_ns', 'bw_mibps'):
+                nratio += 1
+                f.write(f'"{wl} {size} {metric}" {med(s["ratio"]):.4f} '
+                        f'{min(s["ratio"]):.4f} {max(s["ratio"]):.4f}\n')
+    with open(lat_dat, 'w') as f:
+        for wl, size, metric, s in rows:
+            if metric == 'lat_us':
+                f.write(f'"{wl} {size}" {med(s["ndk"]) or 0:.3f} '
+                        f'{med(s["raw"]) or 0:.3f} {s["perftest"] or 0:.3f}\n')
+    png = os.path.join(outdir, 'chart.png')
+    script = f'''
+set terminal pngcairo size 1400,560 font "sans,10" noenhanced
+set output "{png}"
+set multiplot layout 1,2
+set title "NDK/raw, median of rounds (bars: min-max)"
+set style data histogram
+set style fill solid 0.6 border -1
+set xtics rotate by -35 scale 0 font ",9"
+set yrange [0:*]
+set xrange [-0.6:{nratio - 0.4}]
+set boxwidth 0.6
+set grid ytics
+set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lc rgb "red"
+plot "{ratio_dat}" using 0:2:xtic(1) with boxes lc rgb "#4477aa" notitle, \\
+	"" using 0:2:3:4 with yerrorbars lc rgb "black" pt 0 notitle
+unset arrow
+set autoscale x
+set boxwidth 0.9 relative
+set title "latency, us, log scale (one-way ping-pong; reg_mr per registration)"
+set logscale y
+set yrange [1:*]
+set style histogram clustered gap 1
+set key top left
+plot "{lat_dat}" using 2:xtic(1) title "NDK", "" using 3 title "raw", \\
+	"" using 4 title "perftest"
+unset multiplot
+'''
+    try:
+        subprocess.run(['gnuplot'], input=script, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f'bench: no chart: {e}', file=sys.stderr)
+        return None
+    return png
+
+
+def main():
+    log, outdir = sys.argv[1], sys.argv[2]
+    results, details, sizes, perftest = parse(log)
+    if not results:
+        sys.exit('bench: no ndkperf results in ' + log)
+    rows = summarise(results, perftest)
+    out = table(rows)
+    out.append('')
+    out.append('where the time goes, ns per operation (median of rounds):')
+    for (wl, mode), keys in details.items():
+        out.append(f'  {wl} {mode}: ' + ' '.join(
+            f'{k}={med(v):.0f}' for k, v in keys.items()))
+    out.append('ndk memory per object, bytes (slots: entries):')
+    for s in sizes:
+        out.append('  ' + ' '.join(f'{k}={v}' for k, v in s.items()))
+    out.append('targets:')
+    out.extend(targets(rows))
+    text = '\n'.join(out) + '\n'
+    with open(os.path.join(outdir, 'table.txt'), 'w') as f:
+        f.write(text)
+    write_csv(os.path.join(outdir, 'results.csv'), rows, details, sizes)
+    png = chart(outdir, rows)
+    print(text, end='')
+    print(f'bench: wrote {outdir}/results.csv, {outdir}/table.txt'
+          + (f' and {png}' if png else ''))
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,66 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# /init of the bench VM: bring up Soft-RoCE, load ndk, print ndk's
+# per-object memory, run every workload of /ndk/bench.conf over NDK and
+# over raw verbs, alternating in chunks inside each load (A B A B ...),
+# for several rounds, then rdma-core's perftest over the same device;
+# power off.
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev 2>/dev/null
+
+ip link set lo up
+ip link set eth0 up
+ip addr add 10.0.2.15/24 dev eth0
+modprobe rdma_rxe
+rdma link add rxe0 type rxe netdev eth0
+insmod /ndk/ndk.ko
+echo "NDK-BENCH: setup $(rdma link show)"
+
+# ROUNDS, and SPECS: one "workload size iterations depth" per line.
+. /ndk/bench.conf
+
+perf() {
+	insmod /ndk/ndkperf.ko "$@" ||
+		echo "NDK-BENCH: insmod ndkperf $* failed"
+	rmmod ndkperf
+}
+
+perf workload=send_lat mode=ndk iters=10 depth=16 sizes=1
+r=1
+while [ "$r" -le "$ROUNDS" ]; do
+	echo "NDK-BENCH: round $r"
+	echo "$SPECS" | while read -r w s n d; do
+		[ -n "$w" ] || continue
+		perf workload="$w" mode=both size="$s" iters="$n" \
+			depth="$d" round="$r"
+	done
+	r=$((r + 1))
+done
+
+# perftest: server in the background, client to the same address.
+pt() {
+	name=$1 prog=$2
+	shift 2
+	timeout 60 "$prog" -R -p 18800 "$@" </dev/null >/tmp/server.log 2>&1 &
+	sleep 1
+	if ! timeout 60 "$prog" -R -p 18800 "$@" 10.0.2.15 </dev/null \
+		>/tmp/client.log 2>&1; then
+		echo "NDK-BENCH: perftest $name failed"
+		sed 's/^/NDK-PTLOG: client: /' /tmp/client.log
+		sed 's/^/NDK-PTLOG: server: /' /tmp/server.log
+	fi
+	wait
+	sed -n "s/^ *\([0-9][0-9]* .*\)/NDK-PERFTEST: $name \1/p" /tmp/client.log
+}
+echo "$PERFTEST" | while read -r name prog args; do
+	[ -n "$name" ] || continue
+	pt "$name" "$prog" $args
+done
+
+rmmod ndk
+echo "NDK-BENCH: done"
+reboot -f

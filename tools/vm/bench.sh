@@ -1,0 +1,61 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make bench`: build (or reuse) the non-debug bench kernel, build ndk and
+# tools/ndkperf against it, boot QEMU once with Soft-RoCE, run each
+# workload over NDK and over raw verbs interleaved for several rounds and
+# rdma-core's perftest, then print the table and write
+# build/bench/results.csv and the chart.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+outdir=$NDK_TOP/build/bench
+mkdir -p "$outdir"
+rounds=${NDK_BENCH_ROUNDS:-15}
+
+"$NDK_VM_DIR/install-deps.sh"
+install_missing perftest gnuplot-nox
+ktree=$(build_for_vm "$outdir" bench)
+
+# Sized for TCG on a shared machine: a round takes about half a minute;
+# many short rounds give the medians more pairs than a few long ones.
+cat >"$outdir/bench.conf" <<CONF
+ROUNDS=$rounds
+SPECS='
+send_lat 8 4000 16
+write_lat 8 4000 16
+send_bw 64 10000 32
+send_bw 4096 4000 32
+send_bw 65536 400 16
+send_bw 262144 100 8
+write_bw 64 10000 32
+read_bw 65536 400 16
+reg_mr 65536 500 16
+conn 8 50 16
+poll_empty 8 50000 16
+'
+PERFTEST='
+send_lat ib_send_lat -s 8 -n 2000
+send_bw ib_send_bw -s 64 -n 4000
+write_bw ib_write_bw -s 64 -n 4000
+write_lat ib_write_lat -s 8 -n 2000
+'
+CONF
+
+NDK_INITRAMFS_ELF="/usr/bin/ib_send_lat /usr/bin/ib_send_bw /usr/bin/ib_write_bw /usr/bin/ib_write_lat" \
+	"$NDK_VM_DIR/mkinitramfs.sh" "$ktree" "$outdir/initramfs.cpio.gz" \
+	"$NDK_VM_DIR/bench-init.sh" "$NDK_TOP/ndk/ndk.ko" \
+	"$NDK_TOP/tools/ndkperf/ndkperf.ko" "$outdir/bench.conf"
+
+log "booting the bench VM (${NDK_QEMU_ACCEL:-tcg}), $rounds rounds"
+start=$(date +%s)
+# Under TCG the clocksource watchdog finds the TSC unstable against
+# jiffies and falls back to 4 ms ticks; tsc=reliable keeps ns timing.
+boot_vm "$ktree" "$outdir" \
+	"console=ttyS0 panic=-1 quiet loglevel=7 tsc=reliable" \
+	"${NDK_BENCH_TIMEOUT:-1020}" || true
+log "VM ran $(($(date +%s) - start)) s"
+# A VM that ran out of time still leaves the rounds it finished.
+python3 "$NDK_TOP/tools/ndkperf/report.py" "$outdir/console.log" "$outdir"
+grep -q 'NDK-BENCH: done' "$outdir/console.log" ||
+	die "the bench did not finish; see $outdir/console.log"
