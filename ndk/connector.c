@@ -614,14 +614,14 @@ static void ndk_conn_count(struct ndk_connector *conn, enum ndk_stat stat,
 }
 
 /* Start the active side: bind @src, then resolve, route and connect. */
-static NTSTATUS ndk_connect_common(struct ndk_connector *conn, NDK_QP *pNdkQp,
-				   const struct sockaddr *src, ULONG slen,
-				   const PSOCKADDR pDestAddress,
-				   ULONG DestAddressLength, ULONG ird, ULONG ord,
-				   const void *pdata, ULONG pdata_len,
-				   struct ndk_sep *sep,
-				   NDK_FN_REQUEST_COMPLETION RequestCompletion,
-				   PVOID RequestContext)
+static NTSTATUS ndk_connect_start(struct ndk_connector *conn, NDK_QP *pNdkQp,
+				  const struct sockaddr *src, ULONG slen,
+				  const PSOCKADDR pDestAddress,
+				  ULONG DestAddressLength, ULONG ird, ULONG ord,
+				  const void *pdata, ULONG pdata_len,
+				  struct ndk_sep *sep,
+				  NDK_FN_REQUEST_COMPLETION RequestCompletion,
+				  PVOID RequestContext)
 {
 	ULONG dlen = ndk_addr_len(pDestAddress, DestAddressLength);
 	NTSTATUS status;
@@ -659,6 +659,28 @@ static NTSTATUS ndk_connect_common(struct ndk_connector *conn, NDK_QP *pNdkQp,
 	return STATUS_PENDING;
 }
 
+static NTSTATUS ndk_connect_common(struct ndk_connector *conn, NDK_QP *pNdkQp,
+				   const struct sockaddr *src, ULONG slen,
+				   const PSOCKADDR pDestAddress,
+				   ULONG DestAddressLength, ULONG ird, ULONG ord,
+				   const void *pdata, ULONG pdata_len,
+				   struct ndk_sep *sep,
+				   NDK_FN_REQUEST_COMPLETION RequestCompletion,
+				   PVOID RequestContext)
+{
+	NTSTATUS status;
+
+	ndk_obj_get(&conn->obj);
+	status = ndk_connect_start(conn, pNdkQp, src, slen, pDestAddress,
+				   DestAddressLength, ird, ord, pdata,
+				   pdata_len, sep, RequestCompletion,
+				   RequestContext);
+	ndk_conn_count(conn, NDK_STAT_CONNECTS, status);
+	trace_ndk_connect(conn, status);
+	ndk_obj_put(&conn->obj);
+	return status;
+}
+
 static NTSTATUS ndk_connect(NDK_CONNECTOR *pNdkConnector, NDK_QP *pNdkQp,
 			    const PSOCKADDR pSrcAddress, ULONG SrcAddressLength,
 			    const PSOCKADDR pDestAddress,
@@ -668,20 +690,12 @@ static NTSTATUS ndk_connect(NDK_CONNECTOR *pNdkConnector, NDK_QP *pNdkQp,
 			    NDK_FN_REQUEST_COMPLETION RequestCompletion,
 			    PVOID RequestContext)
 {
-	struct ndk_connector *conn = to_conn(pNdkConnector);
-	NTSTATUS status;
-
-	ndk_obj_get(&conn->obj);
-	status = ndk_connect_common(conn, pNdkQp, pSrcAddress,
-				    ndk_addr_len(pSrcAddress, SrcAddressLength),
-				    pDestAddress, DestAddressLength,
-				    InboundReadLimit, OutboundReadLimit,
-				    pPrivateData, PrivateDataLength, NULL,
-				    RequestCompletion, RequestContext);
-	ndk_conn_count(conn, NDK_STAT_CONNECTS, status);
-	trace_ndk_connect(conn, status);
-	ndk_obj_put(&conn->obj);
-	return status;
+	return ndk_connect_common(to_conn(pNdkConnector), pNdkQp, pSrcAddress,
+				  ndk_addr_len(pSrcAddress, SrcAddressLength),
+				  pDestAddress, DestAddressLength,
+				  InboundReadLimit, OutboundReadLimit,
+				  pPrivateData, PrivateDataLength, NULL,
+				  RequestCompletion, RequestContext);
 }
 
 static NTSTATUS ndk_connect_with_shared_endpoint(NDK_CONNECTOR *pNdkConnector,
@@ -700,22 +714,16 @@ static NTSTATUS ndk_connect_with_shared_endpoint(NDK_CONNECTOR *pNdkConnector,
 	struct ndk_sep *sep = ndk_sep_of(pNdkSharedEndpoint,
 					 conn->obj.adapter);
 	struct sockaddr *src;
-	NTSTATUS status;
 
 	if (!sep)
 		return STATUS_INVALID_PARAMETER;
 	src = (struct sockaddr *)&sep->addr;
-	ndk_obj_get(&conn->obj);
-	status = ndk_connect_common(conn, pNdkQp, src,
-				    ndk_addr_len(src, sizeof(sep->addr)),
-				    pDestAddress, DestAddressLength,
-				    InboundReadLimit, OutboundReadLimit,
-				    pPrivateData, PrivateDataLength, sep,
-				    RequestCompletion, RequestContext);
-	ndk_conn_count(conn, NDK_STAT_CONNECTS, status);
-	trace_ndk_connect(conn, status);
-	ndk_obj_put(&conn->obj);
-	return status;
+	return ndk_connect_common(conn, pNdkQp, src,
+				  ndk_addr_len(src, sizeof(sep->addr)),
+				  pDestAddress, DestAddressLength,
+				  InboundReadLimit, OutboundReadLimit,
+				  pPrivateData, PrivateDataLength, sep,
+				  RequestCompletion, RequestContext);
 }
 
 static NTSTATUS ndk_complete_connect_common(struct ndk_connector *conn,
@@ -725,19 +733,22 @@ static NTSTATUS ndk_complete_connect_common(struct ndk_connector *conn,
 					    NDK_FN_REQUEST_COMPLETION RequestCompletion,
 					    PVOID RequestContext)
 {
-	NTSTATUS status;
+	NTSTATUS status = STATUS_INVALID_PARAMETER;
 
-	if (!RequestCompletion)
-		return STATUS_INVALID_PARAMETER;
-	status = ndk_conn_begin(conn, NDK_CONN_CONNECTED, NDK_CONN_COMPLETING,
-				RequestCompletion, RequestContext);
-	if (status != STATUS_PENDING)
-		return status;
-	conn->disc_cb = cb;
-	conn->disc_cb_ex = cb_ex;
-	conn->disc_ctx = ctx;
-	queue_work(ndk_wq, &conn->work);
-	return STATUS_PENDING;
+	ndk_obj_get(&conn->obj);
+	if (RequestCompletion)
+		status = ndk_conn_begin(conn, NDK_CONN_CONNECTED,
+					NDK_CONN_COMPLETING, RequestCompletion,
+					RequestContext);
+	if (status == STATUS_PENDING) {
+		conn->disc_cb = cb;
+		conn->disc_cb_ex = cb_ex;
+		conn->disc_ctx = ctx;
+		queue_work(ndk_wq, &conn->work);
+	}
+	trace_ndk_complete_connect(conn, status);
+	ndk_obj_put(&conn->obj);
+	return status;
 }
 
 static NTSTATUS ndk_complete_connect(NDK_CONNECTOR *pNdkConnector,
@@ -746,16 +757,9 @@ static NTSTATUS ndk_complete_connect(NDK_CONNECTOR *pNdkConnector,
 				     NDK_FN_REQUEST_COMPLETION RequestCompletion,
 				     PVOID RequestContext)
 {
-	struct ndk_connector *conn = to_conn(pNdkConnector);
-	NTSTATUS status;
-
-	ndk_obj_get(&conn->obj);
-	status = ndk_complete_connect_common(conn, DisconnectEvent, NULL,
-					     DisconnectEventContext,
-					     RequestCompletion, RequestContext);
-	trace_ndk_complete_connect(conn, status);
-	ndk_obj_put(&conn->obj);
-	return status;
+	return ndk_complete_connect_common(to_conn(pNdkConnector), DisconnectEvent, NULL,
+					   DisconnectEventContext,
+					   RequestCompletion, RequestContext);
 }
 
 static NTSTATUS ndk_complete_connect_ex(NDK_CONNECTOR *pNdkConnector,
@@ -764,26 +768,19 @@ static NTSTATUS ndk_complete_connect_ex(NDK_CONNECTOR *pNdkConnector,
 					NDK_FN_REQUEST_COMPLETION RequestCompletion,
 					PVOID RequestContext)
 {
-	struct ndk_connector *conn = to_conn(pNdkConnector);
-	NTSTATUS status;
-
-	ndk_obj_get(&conn->obj);
-	status = ndk_complete_connect_common(conn, NULL, DisconnectEvent,
-					     DisconnectEventContext,
-					     RequestCompletion, RequestContext);
-	trace_ndk_complete_connect(conn, status);
-	ndk_obj_put(&conn->obj);
-	return status;
+	return ndk_complete_connect_common(to_conn(pNdkConnector), NULL, DisconnectEvent,
+					   DisconnectEventContext,
+					   RequestCompletion, RequestContext);
 }
 
-static NTSTATUS ndk_accept_common(struct ndk_connector *conn, NDK_QP *pNdkQp,
-				  ULONG ird, ULONG ord, const void *pdata,
-				  ULONG pdata_len,
-				  NDK_FN_DISCONNECT_EVENT_CALLBACK cb,
-				  NDK_FN_DISCONNECT_EVENT_CALLBACK_EX cb_ex,
-				  PVOID ctx,
-				  NDK_FN_REQUEST_COMPLETION RequestCompletion,
-				  PVOID RequestContext)
+static NTSTATUS ndk_accept_start(struct ndk_connector *conn, NDK_QP *pNdkQp,
+				 ULONG ird, ULONG ord, const void *pdata,
+				 ULONG pdata_len,
+				 NDK_FN_DISCONNECT_EVENT_CALLBACK cb,
+				 NDK_FN_DISCONNECT_EVENT_CALLBACK_EX cb_ex,
+				 PVOID ctx,
+				 NDK_FN_REQUEST_COMPLETION RequestCompletion,
+				 PVOID RequestContext)
 {
 	u8 need_ird = conn->ird, allow_ord = conn->ord;
 	NTSTATUS status;
@@ -815,6 +812,27 @@ static NTSTATUS ndk_accept_common(struct ndk_connector *conn, NDK_QP *pNdkQp,
 	return STATUS_PENDING;
 }
 
+static NTSTATUS ndk_accept_common(struct ndk_connector *conn, NDK_QP *pNdkQp,
+				  ULONG ird, ULONG ord, const void *pdata,
+				  ULONG pdata_len,
+				  NDK_FN_DISCONNECT_EVENT_CALLBACK cb,
+				  NDK_FN_DISCONNECT_EVENT_CALLBACK_EX cb_ex,
+				  PVOID ctx,
+				  NDK_FN_REQUEST_COMPLETION RequestCompletion,
+				  PVOID RequestContext)
+{
+	NTSTATUS status;
+
+	ndk_obj_get(&conn->obj);
+	status = ndk_accept_start(conn, pNdkQp, ird, ord, pdata, pdata_len,
+				  cb, cb_ex, ctx, RequestCompletion,
+				  RequestContext);
+	ndk_conn_count(conn, NDK_STAT_ACCEPTS, status);
+	trace_ndk_accept(conn, status);
+	ndk_obj_put(&conn->obj);
+	return status;
+}
+
 static NTSTATUS ndk_accept(NDK_CONNECTOR *pNdkConnector, NDK_QP *pNdkQp,
 			   ULONG InboundReadLimit, ULONG OutboundReadLimit,
 			   const PVOID pPrivateData, ULONG PrivateDataLength,
@@ -823,19 +841,11 @@ static NTSTATUS ndk_accept(NDK_CONNECTOR *pNdkConnector, NDK_QP *pNdkQp,
 			   NDK_FN_REQUEST_COMPLETION RequestCompletion,
 			   PVOID RequestContext)
 {
-	struct ndk_connector *conn = to_conn(pNdkConnector);
-	NTSTATUS status;
-
-	ndk_obj_get(&conn->obj);
-	status = ndk_accept_common(conn, pNdkQp, InboundReadLimit,
-				   OutboundReadLimit, pPrivateData,
-				   PrivateDataLength, DisconnectEvent, NULL,
-				   DisconnectEventContext, RequestCompletion,
-				   RequestContext);
-	ndk_conn_count(conn, NDK_STAT_ACCEPTS, status);
-	trace_ndk_accept(conn, status);
-	ndk_obj_put(&conn->obj);
-	return status;
+	return ndk_accept_common(to_conn(pNdkConnector), pNdkQp,
+				 InboundReadLimit, OutboundReadLimit,
+				 pPrivateData, PrivateDataLength, DisconnectEvent, NULL,
+				 DisconnectEventContext, RequestCompletion,
+				 RequestContext);
 }
 
 static NTSTATUS ndk_accept_ex(NDK_CONNECTOR *pNdkConnector, NDK_QP *pNdkQp,
@@ -846,19 +856,11 @@ static NTSTATUS ndk_accept_ex(NDK_CONNECTOR *pNdkConnector, NDK_QP *pNdkQp,
 			      NDK_FN_REQUEST_COMPLETION RequestCompletion,
 			      PVOID RequestContext)
 {
-	struct ndk_connector *conn = to_conn(pNdkConnector);
-	NTSTATUS status;
-
-	ndk_obj_get(&conn->obj);
-	status = ndk_accept_common(conn, pNdkQp, InboundReadLimit,
-				   OutboundReadLimit, pPrivateData,
-				   PrivateDataLength, NULL, DisconnectEvent,
-				   DisconnectEventContext, RequestCompletion,
-				   RequestContext);
-	ndk_conn_count(conn, NDK_STAT_ACCEPTS, status);
-	trace_ndk_accept(conn, status);
-	ndk_obj_put(&conn->obj);
-	return status;
+	return ndk_accept_common(to_conn(pNdkConnector), pNdkQp,
+				 InboundReadLimit, OutboundReadLimit,
+				 pPrivateData, PrivateDataLength, NULL, DisconnectEvent,
+				 DisconnectEventContext, RequestCompletion,
+				 RequestContext);
 }
 
 /* Refuse a request; the reject itself is sent from ndk_wq. */

@@ -62,6 +62,34 @@ static void ndk_fi_close(struct kunit *test, NDK_OBJECT_HEADER *hdr)
 	ndk_test_close(test, hdr, ndk_close_object);
 }
 
+/* One step of a path: its final status; an inline failure called back? */
+static NTSTATUS ndk_fi_step(struct kunit *test, NTSTATUS st,
+			    struct ndk_wait *w)
+{
+	bool inline_fail = false;
+
+	st = ndk_fi_wait(test, st, w, &inline_fail);
+	ndk_fi_no_callback(test, inline_fail, w);
+	return st;
+}
+
+/*
+ * The end of a path that creates one object: its final status, the
+ * injection stopped, the object closed if it was made.
+ */
+static NTSTATUS ndk_fi_created(struct kunit *test, NTSTATUS st,
+			       struct ndk_wait *w, struct ndk_fi *fi)
+{
+	bool inline_fail = false;
+
+	st = ndk_fi_wait(test, st, w, &inline_fail);
+	ndk_fi_stop(fi);
+	if (!st)
+		ndk_fi_close(test, w->obj);
+	ndk_fi_no_callback(test, inline_fail, w);
+	return st;
+}
+
 static NTSTATUS ndk_fi_adapter(struct kunit *test, struct ndk_cenv *e,
 			       int nth, struct ndk_fi *fi)
 {
@@ -82,7 +110,6 @@ static NTSTATUS ndk_fi_adapter(struct kunit *test, struct ndk_cenv *e,
 static NTSTATUS ndk_fi_pd(struct kunit *test, struct ndk_cenv *e, int nth,
 			  struct ndk_fi *fi)
 {
-	bool inline_fail = false;
 	NDK_PD *pd = NULL;
 	struct ndk_wait w;
 	NTSTATUS st;
@@ -90,18 +117,12 @@ static NTSTATUS ndk_fi_pd(struct kunit *test, struct ndk_cenv *e, int nth,
 	ndk_wait_init(&w);
 	ndk_fault_arm(nth);
 	st = e->a->Dispatch->NdkCreatePd(e->a, ndk_test_create_cb, &w, &pd);
-	st = ndk_fi_wait(test, st, &w, &inline_fail);
-	ndk_fi_stop(fi);
-	if (!st)
-		ndk_fi_close(test, w.obj);
-	ndk_fi_no_callback(test, inline_fail, &w);
-	return st;
+	return ndk_fi_created(test, st, &w, fi);
 }
 
 static NTSTATUS ndk_fi_cq(struct kunit *test, struct ndk_cenv *e, int nth,
 			  struct ndk_fi *fi)
 {
-	bool inline_fail = false;
 	NDK_CQ *cq = NULL;
 	struct ndk_wait w;
 	NTSTATUS st;
@@ -110,18 +131,12 @@ static NTSTATUS ndk_fi_cq(struct kunit *test, struct ndk_cenv *e, int nth,
 	ndk_fault_arm(nth);
 	st = e->a->Dispatch->NdkCreateCq(e->a, 16, NULL, NULL, NULL,
 					 ndk_test_create_cb, &w, &cq);
-	st = ndk_fi_wait(test, st, &w, &inline_fail);
-	ndk_fi_stop(fi);
-	if (!st)
-		ndk_fi_close(test, w.obj);
-	ndk_fi_no_callback(test, inline_fail, &w);
-	return st;
+	return ndk_fi_created(test, st, &w, fi);
 }
 
 static NTSTATUS ndk_fi_qp(struct kunit *test, struct ndk_cenv *e, int nth,
 			  struct ndk_fi *fi)
 {
-	bool inline_fail = false;
 	NDK_QP *qp = NULL;
 	struct ndk_wait w;
 	NTSTATUS st;
@@ -130,12 +145,7 @@ static NTSTATUS ndk_fi_qp(struct kunit *test, struct ndk_cenv *e, int nth,
 	ndk_fault_arm(nth);
 	st = e->pd->Dispatch->NdkCreateQp(e->pd, e->cq, e->cq, e, 8, 8, 1, 1,
 					  0, ndk_test_create_cb, &w, &qp);
-	st = ndk_fi_wait(test, st, &w, &inline_fail);
-	ndk_fi_stop(fi);
-	if (!st)
-		ndk_fi_close(test, w.obj);
-	ndk_fi_no_callback(test, inline_fail, &w);
-	return st;
+	return ndk_fi_created(test, st, &w, fi);
 }
 
 static void ndk_fi_srq_notify(PVOID Context, NTSTATUS Status)
@@ -145,7 +155,6 @@ static void ndk_fi_srq_notify(PVOID Context, NTSTATUS Status)
 static NTSTATUS ndk_fi_srq(struct kunit *test, struct ndk_cenv *e, int nth,
 			   struct ndk_fi *fi)
 {
-	bool inline_fail = false;
 	NDK_SRQ *srq = NULL;
 	struct ndk_wait w;
 	NTSTATUS st;
@@ -155,12 +164,7 @@ static NTSTATUS ndk_fi_srq(struct kunit *test, struct ndk_cenv *e, int nth,
 	st = e->pd->Dispatch->NdkCreateSrq(e->pd, 16, 1, 0, ndk_fi_srq_notify,
 					   NULL, NULL, ndk_test_create_cb, &w,
 					   &srq);
-	st = ndk_fi_wait(test, st, &w, &inline_fail);
-	ndk_fi_stop(fi);
-	if (!st)
-		ndk_fi_close(test, w.obj);
-	ndk_fi_no_callback(test, inline_fail, &w);
-	return st;
+	return ndk_fi_created(test, st, &w, fi);
 }
 
 /*
@@ -170,7 +174,7 @@ static NTSTATUS ndk_fi_srq(struct kunit *test, struct ndk_cenv *e, int nth,
 static NTSTATUS ndk_fi_register(struct kunit *test, struct ndk_cenv *e,
 				int nth, struct ndk_fi *fi)
 {
-	bool inline_fail = false, registered = false;
+	bool registered = false;
 	NDK_OBJECT_HEADER *pd = NULL, *mr = NULL;
 	struct ndk_wait pw, mw, rw, dw;
 	struct ndk_mdl mdl;
@@ -188,16 +192,14 @@ static NTSTATUS ndk_fi_register(struct kunit *test, struct ndk_cenv *e,
 	ndk_fault_arm(nth);
 	st = e->a->Dispatch->NdkCreatePd(e->a, ndk_test_create_cb, &pw,
 					 &unused_pd);
-	st = ndk_fi_wait(test, st, &pw, &inline_fail);
-	ndk_fi_no_callback(test, inline_fail, &pw);
+	st = ndk_fi_step(test, st, &pw);
 	if (!st) {
 		NDK_PD *p = container_of(pw.obj, NDK_PD, Header);
 
 		pd = pw.obj;
 		st = p->Dispatch->NdkCreateMr(p, FALSE, ndk_test_create_cb, &mw,
 					      &unused_mr);
-		st = ndk_fi_wait(test, st, &mw, &inline_fail);
-		ndk_fi_no_callback(test, inline_fail, &mw);
+		st = ndk_fi_step(test, st, &mw);
 	}
 	if (!st) {
 		NDK_MR *m = container_of(mw.obj, NDK_MR, Header);
@@ -207,21 +209,17 @@ static NTSTATUS ndk_fi_register(struct kunit *test, struct ndk_cenv *e,
 						NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
 						NDK_MR_FLAG_ALLOW_REMOTE_WRITE,
 						ndk_test_request_cb, &rw);
-		st = ndk_fi_wait(test, st, &rw, &inline_fail);
-		ndk_fi_no_callback(test, inline_fail, &rw);
+		st = ndk_fi_step(test, st, &rw);
 		registered = !st;
 	}
 	ndk_fi_stop(fi);
 	if (registered) {
 		NDK_MR *m = container_of(mr, NDK_MR, Header);
-		bool dfail = false;
+		NTSTATUS dst;
 
 		ndk_wait_init(&dw);
-		KUNIT_EXPECT_EQ(test,
-				ndk_fi_wait(test,
-					    m->Dispatch->NdkDeregisterMr(m,
-						ndk_test_request_cb, &dw),
-					    &dw, &dfail),
+		dst = m->Dispatch->NdkDeregisterMr(m, ndk_test_request_cb, &dw);
+		KUNIT_EXPECT_EQ(test, ndk_fi_step(test, dst, &dw),
 				STATUS_SUCCESS);
 	}
 	if (mr)
@@ -234,7 +232,6 @@ static NTSTATUS ndk_fi_register(struct kunit *test, struct ndk_cenv *e,
 static NTSTATUS ndk_fi_fast_mr(struct kunit *test, struct ndk_cenv *e,
 			       int nth, struct ndk_fi *fi)
 {
-	bool inline_fail = false;
 	struct ndk_wait mw, iw;
 	NDK_MR *m = NULL;
 	NTSTATUS st;
@@ -244,15 +241,13 @@ static NTSTATUS ndk_fi_fast_mr(struct kunit *test, struct ndk_cenv *e,
 	ndk_fault_arm(nth);
 	st = e->pd->Dispatch->NdkCreateMr(e->pd, TRUE, ndk_test_create_cb, &mw,
 					  &m);
-	st = ndk_fi_wait(test, st, &mw, &inline_fail);
-	ndk_fi_no_callback(test, inline_fail, &mw);
+	st = ndk_fi_step(test, st, &mw);
 	if (!st) {
 		m = container_of(mw.obj, NDK_MR, Header);
 		st = m->Dispatch->NdkInitializeFastRegisterMr(m, 4, TRUE,
 							      ndk_test_request_cb,
 							      &iw);
-		st = ndk_fi_wait(test, st, &iw, &inline_fail);
-		ndk_fi_no_callback(test, inline_fail, &iw);
+		st = ndk_fi_step(test, st, &iw);
 	}
 	ndk_fi_stop(fi);
 	if (mw.obj && mw.status == STATUS_SUCCESS)
@@ -269,7 +264,6 @@ static NTSTATUS ndk_fi_listen(struct kunit *test, struct ndk_cenv *e,
 			      int nth, struct ndk_fi *fi)
 {
 	struct sockaddr_in sin = e->addr;
-	bool inline_fail = false;
 	struct ndk_wait cw, lw;
 	NDK_LISTENER *l = NULL;
 	NTSTATUS st;
@@ -280,15 +274,13 @@ static NTSTATUS ndk_fi_listen(struct kunit *test, struct ndk_cenv *e,
 	ndk_fault_arm(nth);
 	st = e->a->Dispatch->NdkCreateListener(e->a, ndk_fi_conn_event, NULL,
 					       ndk_test_create_cb, &cw, &l);
-	st = ndk_fi_wait(test, st, &cw, &inline_fail);
-	ndk_fi_no_callback(test, inline_fail, &cw);
+	st = ndk_fi_step(test, st, &cw);
 	if (!st) {
 		l = container_of(cw.obj, NDK_LISTENER, Header);
 		st = l->Dispatch->NdkListen(l, (struct sockaddr *)&sin,
 					    sizeof(sin), ndk_test_request_cb,
 					    &lw);
-		st = ndk_fi_wait(test, st, &lw, &inline_fail);
-		ndk_fi_no_callback(test, inline_fail, &lw);
+		st = ndk_fi_step(test, st, &lw);
 	}
 	ndk_fi_stop(fi);
 	if (cw.obj && cw.status == STATUS_SUCCESS)
@@ -299,7 +291,6 @@ static NTSTATUS ndk_fi_listen(struct kunit *test, struct ndk_cenv *e,
 static NTSTATUS ndk_fi_connector(struct kunit *test, struct ndk_cenv *e,
 				 int nth, struct ndk_fi *fi)
 {
-	bool inline_fail = false;
 	NDK_CONNECTOR *c = NULL;
 	struct ndk_wait w;
 	NTSTATUS st;
@@ -308,12 +299,7 @@ static NTSTATUS ndk_fi_connector(struct kunit *test, struct ndk_cenv *e,
 	ndk_fault_arm(nth);
 	st = e->a->Dispatch->NdkCreateConnector(e->a, ndk_test_create_cb, &w,
 						&c);
-	st = ndk_fi_wait(test, st, &w, &inline_fail);
-	ndk_fi_stop(fi);
-	if (!st)
-		ndk_fi_close(test, w.obj);
-	ndk_fi_no_callback(test, inline_fail, &w);
-	return st;
+	return ndk_fi_created(test, st, &w, fi);
 }
 
 static NTSTATUS ndk_fi_endpoint(struct kunit *test, struct ndk_cenv *e,
@@ -321,7 +307,6 @@ static NTSTATUS ndk_fi_endpoint(struct kunit *test, struct ndk_cenv *e,
 {
 	struct sockaddr_in sin = e->addr;
 	NDK_SHARED_ENDPOINT *sep = NULL;
-	bool inline_fail = false;
 	struct ndk_wait w;
 	NTSTATUS st;
 
@@ -333,12 +318,7 @@ static NTSTATUS ndk_fi_endpoint(struct kunit *test, struct ndk_cenv *e,
 						     sizeof(sin),
 						     ndk_test_create_cb, &w,
 						     &sep);
-	st = ndk_fi_wait(test, st, &w, &inline_fail);
-	ndk_fi_stop(fi);
-	if (!st)
-		ndk_fi_close(test, w.obj);
-	ndk_fi_no_callback(test, inline_fail, &w);
-	return st;
+	return ndk_fi_created(test, st, &w, fi);
 }
 
 /* Until @a or @b completed, or the test's time limit. */
@@ -410,7 +390,7 @@ static NTSTATUS ndk_fi_connect(struct kunit *test, struct ndk_cenv *e,
 {
 	NDK_CONNECTOR *c = ndk_cenv_connector(test, e);
 	NDK_QP *aqp = ndk_cenv_qp(test, e), *pqp = ndk_cenv_qp(test, e);
-	bool inline_fail = false, cw_inline;
+	bool cw_inline;
 	NTSTATUS st, ast = STATUS_SUCCESS;
 	struct ndk_wait cw, aw, ccw, lw;
 	struct ndk_fi_lctx *l;
@@ -462,8 +442,7 @@ static NTSTATUS ndk_fi_connect(struct kunit *test, struct ndk_cenv *e,
 	if (!st) {
 		st = c->Dispatch->NdkCompleteConnect(c, NULL, NULL,
 						     ndk_test_request_cb, &ccw);
-		st = ndk_fi_wait(test, st, &ccw, &inline_fail);
-		ndk_fi_no_callback(test, inline_fail, &ccw);
+		st = ndk_fi_step(test, st, &ccw);
 	}
 	/* Closing the passive side cancels an accept still waiting. */
 	if (st && in) {
