@@ -15,19 +15,27 @@
 #define NDK_LT_BUF	256
 
 /**
+ * struct ndk_closed - one object a callback closes
+ * @obj: the object
+ * @st: what its NdkClose* call returned
+ * @done: its close completion
+ */
+struct ndk_closed {
+	NDK_OBJECT_HEADER *obj;
+	NTSTATUS st;
+	struct ndk_wait done;
+};
+
+/**
  * struct ndk_closer - what a callback closes, and how that went
- * @obj: the objects, closed in this order
- * @st: what each NdkClose* call returned
- * @done: each close completion
- * @n: how many of @obj are set
+ * @o: the objects, closed in this order
+ * @n: how many of @o are set
  * @calls: how many times the callback ran
  * @fired: completed once the closes were all called
  * @cb_status: the status the (first) callback reported
  */
 struct ndk_closer {
-	NDK_OBJECT_HEADER *obj[NDK_LT_MAX];
-	NTSTATUS st[NDK_LT_MAX];
-	struct ndk_wait done[NDK_LT_MAX];
+	struct ndk_closed o[NDK_LT_MAX];
 	int n;
 	atomic_t calls;
 	struct completion fired;
@@ -67,27 +75,28 @@ static void ndk_closer_init(struct ndk_closer *c)
 
 	memset(c, 0, sizeof(*c));
 	for (i = 0; i < NDK_LT_MAX; i++)
-		ndk_wait_init(&c->done[i]);
+		ndk_wait_init(&c->o[i].done);
 	init_completion(&c->fired);
 }
 
 static void ndk_closer_add(struct ndk_closer *c, NDK_OBJECT_HEADER *h)
 {
-	c->obj[c->n++] = h;
+	c->o[c->n++].obj = h;
 }
 
 /* From inside a callback: close everything in @c, the first time only. */
 static void ndk_closer_fire(struct ndk_closer *c, NTSTATUS status)
 {
-	int i;
+	NDK_FN_CLOSE_OBJECT close;
+	struct ndk_closed *o;
 
 	if (atomic_inc_return(&c->calls) != 1)
 		return;
 	c->cb_status = status;
-	for (i = 0; i < c->n; i++)
-		c->st[i] = ndk_lt_close_fn(c->obj[i])(c->obj[i],
-						      ndk_test_close_cb,
-						      &c->done[i]);
+	for (o = c->o; o < c->o + c->n; o++) {
+		close = ndk_lt_close_fn(o->obj);
+		o->st = close(o->obj, ndk_test_close_cb, &o->done);
+	}
 	complete(&c->fired);
 }
 
@@ -103,13 +112,13 @@ static void ndk_closer_check(struct kunit *test, struct ndk_closer *c)
 							      NDK_TEST_TIMEOUT),
 			    0UL, "the callback never ran");
 	for (i = 0; i < c->n; i++) {
-		KUNIT_EXPECT_EQ(test, c->st[i], STATUS_PENDING);
-		KUNIT_ASSERT_TRUE_MSG(test, ndk_wait_for(&c->done[i]),
+		KUNIT_EXPECT_EQ(test, c->o[i].st, STATUS_PENDING);
+		KUNIT_ASSERT_TRUE_MSG(test, ndk_wait_for(&c->o[i].done),
 				      "close %d never completed", i);
 	}
 	msleep(50);
 	for (i = 0; i < c->n; i++)
-		KUNIT_EXPECT_EQ(test, atomic_read(&c->done[i].calls), 1);
+		KUNIT_EXPECT_EQ(test, atomic_read(&c->o[i].done.calls), 1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&c->calls), 1);
 }
 
@@ -143,7 +152,7 @@ static void ndk_lt_connect_event_cb(PVOID ctx, NDK_CONNECTOR *conn)
 {
 	struct ndk_closer *c = ctx;
 
-	c->obj[0] = &conn->Header;
+	c->o[0].obj = &conn->Header;
 	ndk_closer_fire(c, STATUS_SUCCESS);
 }
 
@@ -242,7 +251,7 @@ static NTSTATUS ndk_lt_create_sep(struct ndk_cenv *e, struct ndk_closer *c)
 	struct sockaddr_in sin = e->addr;
 
 	return e->a->Dispatch->NdkCreateSharedEndpoint(e->a,
-						       (PSOCKADDR)&sin,
+						       (struct sockaddr *)&sin,
 						       sizeof(sin),
 						       ndk_lt_create_cb, c,
 						       &unused);
@@ -355,8 +364,8 @@ static NTSTATUS ndk_lt_connect(struct ndk_lt *t, u16 port,
 	struct sockaddr_in src = t->e->addr, dst;
 
 	ndk_lt_dst(t->e, &dst, port);
-	return t->p.c->Dispatch->NdkConnect(t->p.c, t->p.aqp, (PSOCKADDR)&src,
-					    sizeof(src), (PSOCKADDR)&dst,
+	return t->p.c->Dispatch->NdkConnect(t->p.c, t->p.aqp, (struct sockaddr *)&src,
+					    sizeof(src), (struct sockaddr *)&dst,
 					    sizeof(dst), 4, 4, NULL, 0, cb,
 					    ctx);
 }
@@ -598,12 +607,12 @@ static void ndk_lt_connect_event(struct kunit *test, struct ndk_lt *t,
 						  ndk_test_create_cb, &w,
 						  &unused);
 	l = container_of(ndk_create_with(test, st, &w), NDK_LISTENER, Header);
-	/* obj[0] is the incoming connector, filled in by the callback. */
+	/* o[0] is the incoming connector, filled in by the callback. */
 	c->n = 2;
-	c->obj[1] = &l->Header;
+	c->o[1].obj = &l->Header;
 	ndk_lt_dst(t->e, &sin, NDK_TEST_PORT + 1);
 	ndk_wait_init(&w);
-	KUNIT_ASSERT_EQ(test, l->Dispatch->NdkListen(l, (PSOCKADDR)&sin,
+	KUNIT_ASSERT_EQ(test, l->Dispatch->NdkListen(l, (struct sockaddr *)&sin,
 						     sizeof(sin),
 						     ndk_test_request_cb, &w),
 			STATUS_PENDING);
