@@ -670,6 +670,8 @@ static NTSTATUS ndk_connect_common(struct ndk_connector *conn, NDK_QP *pNdkQp,
 {
 	NTSTATUS status;
 
+	if (ndk_adapter_dead(conn->obj.adapter))
+		return STATUS_DEVICE_REMOVED;
 	ndk_obj_get(&conn->obj);
 	status = ndk_connect_start(conn, pNdkQp, src, slen, pDestAddress,
 				   DestAddressLength, ird, ord, pdata,
@@ -823,6 +825,8 @@ static NTSTATUS ndk_accept_common(struct ndk_connector *conn, NDK_QP *pNdkQp,
 {
 	NTSTATUS status;
 
+	if (ndk_adapter_dead(conn->obj.adapter))
+		return STATUS_DEVICE_REMOVED;
 	ndk_obj_get(&conn->obj);
 	status = ndk_accept_start(conn, pNdkQp, ird, ord, pdata, pdata_len,
 				  cb, cb_ex, ctx, RequestCompletion,

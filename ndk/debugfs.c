@@ -24,15 +24,23 @@ static struct dentry *ndk_debugfs_root;
  * @obj: the object; its adapter is set
  *
  * Atomic context is fine.
+ *
+ * Return: false, leaving @obj off the list, once the device is being
+ * removed: removal walks the list, so an object it did not see must not
+ * go live.
  */
-void ndk_obj_track(struct ndk_obj *obj)
+bool ndk_obj_track(struct ndk_obj *obj)
 {
 	struct ndk_device *dev = obj->adapter->dev;
 	unsigned long flags;
+	bool live;
 
 	spin_lock_irqsave(&dev->objs_lock, flags);
-	list_add_tail(&obj->dev_node, &dev->objs);
+	live = !dev->dead;
+	if (live)
+		list_add_tail(&obj->dev_node, &dev->objs);
 	spin_unlock_irqrestore(&dev->objs_lock, flags);
+	return live;
 }
 
 /**

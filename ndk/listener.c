@@ -34,7 +34,8 @@ int ndk_listener_request(struct ndk_listener *listener,
 
 	/* A wildcard listen hears every device; take only this adapter's. */
 	if (READ_ONCE(listener->closing) || READ_ONCE(listener->paused) ||
-	    id->device != listener->obj.adapter->ibdev)
+	    id->device != listener->obj.adapter->ibdev ||
+	    ndk_adapter_dead(listener->obj.adapter))
 		return -ECONNREFUSED;
 	conn = ndk_connector_alloc(listener->obj.adapter, GFP_KERNEL);
 	if (!conn)
@@ -86,6 +87,8 @@ static NTSTATUS ndk_listen(NDK_LISTENER *pNdkListener,
 		return STATUS_INVALID_PARAMETER;
 	if (l->listen_cb)
 		return STATUS_INVALID_DEVICE_STATE;
+	if (ndk_adapter_dead(l->obj.adapter))
+		return STATUS_DEVICE_REMOVED;
 	memcpy(&l->addr, pAddress, len);
 	l->listen_cb = RequestCompletion;
 	l->listen_ctx = RequestContext;

@@ -242,6 +242,56 @@ static int ndk_ib_add(struct ib_device *ibdev)
 	return 0;
 }
 
+/*
+ * The live QP of @dev with the lowest object id above *@after, which
+ * moves to its id; ids only grow, so a walk by id sees each QP once and
+ * needs no cursor on the list. *@got says whether the QP was referenced:
+ * one whose last reference is gone is being destroyed already.
+ */
+static struct ndk_obj *ndk_device_next_qp(struct ndk_device *dev, u32 *after,
+					  bool *got)
+{
+	struct ndk_obj *obj, *found = NULL;
+	unsigned long flags;
+
+	spin_lock_irqsave(&dev->objs_lock, flags);
+	list_for_each_entry(obj, &dev->objs, dev_node) {
+		if (obj->hdr->ObjectType == NdkObjectTypeQp &&
+		    obj->id > *after && (!found || obj->id < found->id))
+			found = obj;
+	}
+	if (found) {
+		*after = found->id;
+		*got = refcount_inc_not_zero(&found->refs);
+	}
+	spin_unlock_irqrestore(&dev->objs_lock, flags);
+	return found;
+}
+
+/*
+ * Removal has begun: no object goes live on @dev any more, and every QP
+ * moves to the error state, so that what is posted completes with the
+ * flush status. Connections end when rdma_cm, whose client is removed
+ * after ours, reports the removal on each of their ids.
+ */
+static void ndk_device_kill(struct ndk_device *dev)
+{
+	struct ndk_obj *obj;
+	unsigned long flags;
+	u32 after = 0;
+	bool got;
+
+	spin_lock_irqsave(&dev->objs_lock, flags);
+	dev->dead = true;
+	spin_unlock_irqrestore(&dev->objs_lock, flags);
+	while ((obj = ndk_device_next_qp(dev, &after, &got))) {
+		if (!got)
+			continue;
+		ndk_qp_set_error(container_of(obj, struct ndk_qp, obj));
+		ndk_obj_put(obj);
+	}
+}
+
 static void ndk_ib_remove(struct ib_device *ibdev, void *client_data)
 {
 	struct ndk_device *dev = client_data;
@@ -251,9 +301,11 @@ static void ndk_ib_remove(struct ib_device *ibdev, void *client_data)
 	mutex_lock(&ndk_devices_lock);
 	list_del(&dev->list);
 	mutex_unlock(&ndk_devices_lock);
+	ndk_device_kill(dev);
 	ndk_notify_device(dev, NDK_ADAPTER_REMOVED);
 	mutex_unlock(&ndk_notify_lock);
-	/* Open adapters hold device references: unregistration waits for
+	/*
+	 * Open adapters hold device references: unregistration waits for
 	 * their consumers to close them. They hold @dev too.
 	 */
 	ndk_device_debugfs_remove(dev);

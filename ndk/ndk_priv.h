@@ -186,8 +186,10 @@ struct ndk_stats {
  * @probe_lock: serializes the probe
  * @probed: @max_inline is valid
  * @stats: counters of every adapter opened on the device
- * @objs_lock: protects @objs; taken from atomic context too
- * @objs: live objects of every adapter on the device, for debugfs
+ * @objs_lock: protects @objs and @dead; taken from atomic context too
+ * @objs: live objects of every adapter on the device, for debugfs and
+ *	removal
+ * @dead: the device is being removed; no object is created on it any more
  * @debugfs: its directory, ndk/<device name>
  */
 struct ndk_device {
@@ -202,6 +204,7 @@ struct ndk_device {
 	struct ndk_stats __percpu *stats;
 	spinlock_t objs_lock; /* see above */
 	struct list_head objs;
+	bool dead;
 	struct dentry *debugfs;
 };
 
@@ -244,8 +247,14 @@ void ndk_debugfs_init(void);
 void ndk_debugfs_exit(void);
 void ndk_device_debugfs_add(struct ndk_device *dev);
 void ndk_device_debugfs_remove(struct ndk_device *dev);
-void ndk_obj_track(struct ndk_obj *obj);
+bool ndk_obj_track(struct ndk_obj *obj);
 void ndk_obj_untrack(struct ndk_obj *obj);
+
+/* The adapter's device is being removed: nothing new may start on it. */
+static inline bool ndk_adapter_dead(struct ndk_adapter *adapter)
+{
+	return READ_ONCE(adapter->dev->dead);
+}
 
 /* Count @n events of @stat on this CPU: no lock, no allocation. */
 static inline void ndk_stat_add(struct ndk_adapter *adapter,

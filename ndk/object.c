@@ -121,7 +121,10 @@ static void ndk_obj_finish_create(struct ndk_obj *obj)
 	u32 type = obj->hdr->ObjectType, id = obj->id;
 	NTSTATUS status;
 
-	status = obj->ops->create(obj);
+	status = ndk_adapter_dead(obj->adapter) ? STATUS_DEVICE_REMOVED :
+						  obj->ops->create(obj);
+	if (!status && !ndk_obj_track(obj))
+		status = STATUS_DEVICE_REMOVED;
 	trace_ndk_object_create(type, id, parent->id, status);
 	if (status) {
 		memcpy(extra, obj->extra, sizeof(extra));
@@ -132,7 +135,6 @@ static void ndk_obj_finish_create(struct ndk_obj *obj)
 		ndk_obj_put_antecedents(parent, extra, ARRAY_SIZE(extra));
 		return;
 	}
-	ndk_obj_track(obj);
 	WRITE_ONCE(obj->state, NDK_OBJ_LIVE);
 	trace_ndk_callback(NDK_CB_CREATE, type, id, STATUS_SUCCESS);
 	/* From here the consumer owns the object and may close it at once. */
