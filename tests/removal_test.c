@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ndk_removal: the RDMA device goes away (`rdma link delete`) under a
+ * consumer that has a connection up, receives posted and an idle QP.
+ * The consumer hears NDK_ADAPTER_REMOVED; everything posted completes
+ * with the flush status; the connection ends with a disconnect event;
+ * nothing new can be created, connected or sent; every close still
+ * completes, and the device's unregistration finishes only once the
+ * adapter is closed. This suite must run last: the device stays gone
+ * (the VM's init runs the interop cases before the suites).
+ */
+#include <linux/delay.h>
+#include <linux/umh.h>
+#include <linux/workqueue.h>
+#include "ndk_tests.h"
+
+#define NDK_RM_BUF	512
+#define NDK_RM_RECVS	4
+
+/**
+ * struct ndk_rm - the removal under way
+ * @nb: adapter notifier
+ * @ifindex: the interface whose adapter is watched
+ * @removed: NDK_ADAPTER_REMOVED arrived for it
+ * @added: NDK_ADAPTER_ADDED arrived for it
+ * @work: runs @cmd, which blocks while the device is referenced
+ * @started: @work was queued
+ * @cmd: the shell command
+ * @ret: its exit status, as call_usermodehelper() gives it
+ * @done: @cmd returned
+ */
+struct ndk_rm {
+	struct notifier_block nb;
+	int ifindex;
+	struct completion removed;
+	bool added;
+	struct work_struct work;
+	bool started;
+	char cmd[64];
+	int ret;
+	struct completion done;
+};
+
+static int ndk_rm_notify(struct notifier_block *nb, unsigned long event,
+			 void *data)
+{
+	struct ndk_rm *rm = container_of(nb, struct ndk_rm, nb);
+	const struct ndk_adapter_desc *d = data;
+
+	if (d->ifindex != rm->ifindex)
+		return NOTIFY_DONE;
+	if (event == NDK_ADAPTER_REMOVED)
+		complete(&rm->removed);
+	else if (event == NDK_ADAPTER_ADDED)
+		rm->added = true;
+	return NOTIFY_OK;
+}
+
+static int ndk_rm_run(const char *cmd)
+{
+	static char *envp[] = { "PATH=/sbin:/bin:/usr/sbin:/usr/bin", NULL };
+	char *argv[] = { "/bin/sh", "-c", (char *)cmd, NULL };
+
+	return call_usermodehelper(argv[0], argv, envp, UMH_WAIT_PROC);
+}
+
+static void ndk_rm_work(struct work_struct *work)
+{
+	struct ndk_rm *rm = container_of(work, struct ndk_rm, work);
+
+	rm->ret = ndk_rm_run(rm->cmd);
+	complete_all(&rm->done);
+}
+
+/* The suite's removal state; a command may outlive a failed case. */
+static struct ndk_rm *ndk_rm;
+
+static int ndk_removal_init(struct kunit *test)
+{
+	struct ndk_rm *rm = kzalloc(sizeof(*rm), GFP_KERNEL);
+
+	if (!rm)
+		return -ENOMEM;
+	rm->nb.notifier_call = ndk_rm_notify;
+	rm->ifindex = ndk_test_ifindex(test);
+	init_completion(&rm->removed);
+	init_completion(&rm->done);
+	INIT_WORK(&rm->work, ndk_rm_work);
+	ndk_rm = rm;
+	if (ndk_register_adapter_notifier(&rm->nb)) {
+		kfree(rm);
+		ndk_rm = NULL;
+		return -ENOMEM;
+	}
+	return ndk_conn_init_test(test);
+}
+
+static void ndk_removal_exit(struct kunit *test)
+{
+	struct ndk_rm *rm = ndk_rm;
+
+	ndk_conn_exit_test(test);
+	if (!rm)
+		return;
+	ndk_unregister_adapter_notifier(&rm->nb);
+	/* A command still running would write to @rm: leave it. */
+	if (!rm->started ||
+	    wait_for_completion_timeout(&rm->done, NDK_TEST_TIMEOUT))
+		kfree(rm);
+	ndk_rm = NULL;
+}
+
+static const char *ndk_rm_type(void)
+{
+	return ndk_test_iwarp() ? "siw" : "rxe";
+}
+
+/* Post @n receives of 32 bytes on @qp, from slot @slot on. */
+static void ndk_rm_receives(struct kunit *test, NDK_QP *qp, u64 dma,
+			    UINT32 tok, int slot, int n)
+{
+	NDK_SGE sge = { .Length = 32, .MemoryRegionToken = tok };
+	int i;
+
+	for (i = 0; i < n; i++) {
+		sge.LogicalAddress = dma + 32 * (slot + i);
+		KUNIT_ASSERT_EQ(test,
+				qp->Dispatch->NdkReceive(qp,
+					(void *)(uintptr_t)(0x100 + slot + i),
+					&sge, 1),
+				STATUS_SUCCESS);
+	}
+}
+
+static void ndk_rm_cq_cb(PVOID ctx, NTSTATUS status)
+{
+}
+
+/* A create on the removed adapter completes with STATUS_DEVICE_REMOVED. */
+static void ndk_rm_expect_no_create(struct kunit *test, NTSTATUS st,
+				    struct ndk_wait *w)
+{
+	if (st == STATUS_PENDING) {
+		KUNIT_ASSERT_TRUE(test, ndk_wait_for(w));
+		st = w->status;
+		KUNIT_EXPECT_NULL(test, w->obj);
+	}
+	KUNIT_EXPECT_EQ(test, st, STATUS_DEVICE_REMOVED);
+}
+
+static void ndk_removal_live_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_CONNECTOR *cunused = NULL;
+	NDK_RESULT r[3 * NDK_RM_RECVS];
+	struct ib_device *dev;
+	NDK_PD *pdunused = NULL;
+	NDK_CQ *cqunused = NULL;
+	struct sockaddr_in dst;
+	unsigned long end;
+	struct ndk_pair p;
+	struct ndk_rm *rm = ndk_rm;
+	struct ndk_wait w;
+	NDK_QP *idle;
+	UINT32 tok;
+	NDK_SGE sge;
+	u64 dma;
+	void *buf;
+	ULONG i;
+
+	KUNIT_ASSERT_NOT_NULL(test, rm);
+	/* Registration replayed the adapter's arrival. */
+	KUNIT_EXPECT_TRUE(test, rm->added);
+
+	buf = kunit_kzalloc(test, NDK_RM_BUF, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	dev = container_of(e->pd, struct ndk_pd, ndk)->ibpd->device;
+	dma = ib_dma_map_single(dev, buf, NDK_RM_BUF, DMA_BIDIRECTIONAL);
+	KUNIT_ASSERT_FALSE(test, ib_dma_mapping_error(dev, dma));
+	e->pd->Dispatch->NdkGetPrivilegedMemoryRegionToken(e->pd, &tok);
+
+	ndk_pair_init(test, e, &p);
+	ndk_listen_addr(e, &dst);
+	ndk_establish_pair(test, e, &p, (struct sockaddr *)&e->addr,
+			   (struct sockaddr *)&dst, sizeof(dst), false);
+	idle = ndk_cenv_qp(test, e);
+	ndk_rm_receives(test, p.aqp, dma, tok, 0, NDK_RM_RECVS);
+	ndk_rm_receives(test, p.pqp, dma, tok, NDK_RM_RECVS, NDK_RM_RECVS);
+	ndk_rm_receives(test, idle, dma, tok, 2 * NDK_RM_RECVS, NDK_RM_RECVS);
+
+	snprintf(rm->cmd, sizeof(rm->cmd), "rdma link delete %s0",
+		 ndk_rm_type());
+	rm->started = true;
+	queue_work(system_long_wq, &rm->work);
+	KUNIT_ASSERT_NE_MSG(test, wait_for_completion_timeout(&rm->removed,
+							      NDK_TEST_TIMEOUT),
+			    0UL, "no NDK_ADAPTER_REMOVED");
+
+	/* Every receive completes, flushed, as what it was. */
+	KUNIT_EXPECT_EQ(test, ndk_poll_results(e->cq, r, ARRAY_SIZE(r)),
+			(ULONG)ARRAY_SIZE(r));
+	for (i = 0; i < ARRAY_SIZE(r); i++) {
+		KUNIT_EXPECT_EQ(test, r[i].Status, STATUS_CANCELLED);
+		KUNIT_EXPECT_TRUE(test, ndk_find_result(r, ARRAY_SIZE(r),
+							0x100 + i) != NULL);
+	}
+	/* The passive side hears of the end of its connection. */
+	end = jiffies + NDK_TEST_TIMEOUT;
+	while (!READ_ONCE(e->disconnects) && time_before(jiffies, end))
+		msleep(20);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(e->disconnects), 1);
+
+	/* Nothing new starts. */
+	sge = (NDK_SGE){ .LogicalAddress = dma, .Length = 8,
+			 .MemoryRegionToken = tok };
+	KUNIT_EXPECT_NE(test, p.aqp->Dispatch->NdkSend(p.aqp, NULL, &sge, 1,
+						       0),
+			STATUS_SUCCESS);
+	ndk_wait_init(&w);
+	ndk_rm_expect_no_create(test,
+				e->a->Dispatch->NdkCreatePd(e->a,
+							    ndk_test_create_cb,
+							    &w, &pdunused),
+				&w);
+	ndk_wait_init(&w);
+	ndk_rm_expect_no_create(test,
+				e->a->Dispatch->NdkCreateCq(e->a, 8, ndk_rm_cq_cb,
+							    NULL, NULL,
+							    ndk_test_create_cb,
+							    &w, &cqunused),
+				&w);
+	ndk_wait_init(&w);
+	ndk_rm_expect_no_create(test,
+				e->a->Dispatch->NdkCreateConnector(e->a,
+						ndk_test_create_cb, &w,
+						&cunused),
+				&w);
+	KUNIT_EXPECT_EQ(test, e->cq->Dispatch->NdkGetCqResults(e->cq, r, 1),
+			0UL);
+
+	/* The adapter's device reference holds the unregistration back. */
+	KUNIT_EXPECT_FALSE(test, completion_done(&rm->done));
+	ib_dma_unmap_single(dev, dma, NDK_RM_BUF, DMA_BIDIRECTIONAL);
+	ndk_pair_close(test, &p);
+	ndk_test_close(test, &idle->Header, idle->Dispatch->NdkCloseQp);
+	ndk_conn_exit_test(test);
+	test->priv = NULL;
+
+	KUNIT_EXPECT_NE_MSG(test, wait_for_completion_timeout(&rm->done,
+							      NDK_TEST_TIMEOUT),
+			    0UL, "the device's unregistration did not finish");
+	KUNIT_EXPECT_EQ(test, rm->ret, 0);
+	KUNIT_EXPECT_EQ(test, ndk_enum_adapters(NULL, 0), 0);
+}
+
+static struct kunit_case ndk_removal_cases[] = {
+	KUNIT_CASE(ndk_removal_live_test),
+	{}
+};
+
+struct kunit_suite ndk_removal_suite = {
+	.name = "ndk_removal",
+	.init = ndk_removal_init,
+	.exit = ndk_removal_exit,
+	.test_cases = ndk_removal_cases,
+};
