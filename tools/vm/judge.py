@@ -39,14 +39,16 @@ SUITE_RESULT = re.compile(TS + r"(?:not )?ok \d+ ")
 
 BEGIN = re.compile(r"NDK-CHECK: tests begin (\w+)")
 
-# init.sh runs these after the suites of every transport: ndk_rping
-# against rdma-core's rping, rdma_client and rdma_server.
+# init.sh runs these before the suites of every transport: ndk_rping
+# against rdma-core's rping, rdma_client and rdma_server, and a consumer
+# module unloaded right after ndk_close_adapter() (tests/unload).
 INTEROP = re.compile(r"NDK-INTEROP: (ok|not ok) (\w+) (\S+)(.*)")
 INTEROP_CASES = [
     "rping-user-client-ndk-server",
     "rping-ndk-client-user-server",
     "rdmacm-user-client-ndk-server",
     "rdmacm-ndk-client-user-server",
+    "consumer-unload",
 ]
 
 
