@@ -2,8 +2,9 @@
 /*
  * ndk_removal: the RDMA device goes away (`rdma link delete`) under a
  * consumer that has a connection up, receives posted and an idle QP.
- * The consumer hears NDK_ADAPTER_REMOVED; everything posted completes
- * with the flush status; the connection ends with a disconnect event;
+ * The same again with the driver module unloaded (`rmmod`), after which
+ * the device is recreated. The consumer hears NDK_ADAPTER_REMOVED;
+ * everything posted completes with the flush status; the connection ends with a disconnect event;
  * nothing new can be created, connected or sent; every close still
  * completes, and the device's unregistration finishes only once the
  * adapter is closed. This suite must run last: the device stays gone
@@ -58,8 +59,9 @@ static int ndk_rm_notify(struct notifier_block *nb, unsigned long event,
 
 static int ndk_rm_run(const char *cmd)
 {
-	static char *envp[] = { "PATH=/sbin:/bin:/usr/sbin:/usr/bin", NULL };
-	char *argv[] = { "/bin/sh", "-c", (char *)cmd, NULL };
+	/* call_usermodehelper() wants writable arrays. */
+	char *envp[2] = { "PATH=/sbin:/bin:/usr/sbin:/usr/bin", NULL };
+	char *argv[4] = { "/bin/sh", "-c", (char *)cmd, NULL };
 
 	return call_usermodehelper(argv[0], argv, envp, UMH_WAIT_PROC);
 }
@@ -148,11 +150,60 @@ static void ndk_rm_expect_no_create(struct kunit *test, NTSTATUS st,
 	KUNIT_EXPECT_EQ(test, st, STATUS_DEVICE_REMOVED);
 }
 
+/* The driver module of the transport under test. */
+static const char *ndk_rm_module(void)
+{
+	return ndk_test_iwarp() ? "siw" : "rdma_rxe";
+}
+
+/**
+ * struct ndk_rm_way - one way for the device to go
+ * @name: the case's parameter name
+ * @unload: unload the driver module (and load it again afterwards)
+ *	rather than delete the link (the device then stays gone)
+ */
+struct ndk_rm_way {
+	const char *name;
+	bool unload;
+};
+
+/* The unload comes first, as it puts the device back. */
+static const struct ndk_rm_way ndk_rm_ways[] = {
+	{ "driver_unload", true },
+	{ "link_delete", false },
+};
+
+static void ndk_rm_way_desc(const struct ndk_rm_way *w, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s", w->name);
+}
+
+KUNIT_ARRAY_PARAM(ndk_rm_way, ndk_rm_ways, ndk_rm_way_desc);
+
+/* Load the driver again and recreate the device, as init.sh made it. */
+static void ndk_rm_restore(struct kunit *test, struct ndk_rm *rm)
+{
+	unsigned long end = jiffies + NDK_TEST_TIMEOUT;
+	char cmd[96];
+
+	rm->added = false;
+	snprintf(cmd, sizeof(cmd),
+		 "modprobe %s && rdma link add %s0 type %s netdev eth0",
+		 ndk_rm_module(), ndk_rm_type(), ndk_rm_type());
+	KUNIT_ASSERT_EQ(test, ndk_rm_run(cmd), 0);
+	while (!READ_ONCE(rm->added) && time_before(jiffies, end))
+		msleep(20);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(rm->added));
+	KUNIT_EXPECT_EQ(test, ndk_enum_adapters(NULL, 0), 1);
+}
+
 static void ndk_removal_live_test(struct kunit *test)
 {
+	const struct ndk_rm_way *way = test->param_value;
 	struct ndk_cenv *e = test->priv;
 	NDK_CONNECTOR *cunused = NULL;
-	NDK_RESULT r[3 * NDK_RM_RECVS];
+	const ULONG nr = 3 * NDK_RM_RECVS;
+	NDK_RESULT *r;
 	struct ib_device *dev;
 	NDK_PD *pdunused = NULL;
 	NDK_CQ *cqunused = NULL;
@@ -174,6 +225,8 @@ static void ndk_removal_live_test(struct kunit *test)
 
 	buf = kunit_kzalloc(test, NDK_RM_BUF, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, buf);
+	r = kunit_kcalloc(test, nr, sizeof(*r), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, r);
 	dev = container_of(e->pd, struct ndk_pd, ndk)->ibpd->device;
 	dma = ib_dma_map_single(dev, buf, NDK_RM_BUF, DMA_BIDIRECTIONAL);
 	KUNIT_ASSERT_FALSE(test, ib_dma_mapping_error(dev, dma));
@@ -188,8 +241,12 @@ static void ndk_removal_live_test(struct kunit *test)
 	ndk_rm_receives(test, p.pqp, dma, tok, NDK_RM_RECVS, NDK_RM_RECVS);
 	ndk_rm_receives(test, idle, dma, tok, 2 * NDK_RM_RECVS, NDK_RM_RECVS);
 
-	snprintf(rm->cmd, sizeof(rm->cmd), "rdma link delete %s0",
-		 ndk_rm_type());
+	if (way->unload)
+		snprintf(rm->cmd, sizeof(rm->cmd), "rmmod %s",
+			 ndk_rm_module());
+	else
+		snprintf(rm->cmd, sizeof(rm->cmd), "rdma link delete %s0",
+			 ndk_rm_type());
 	rm->started = true;
 	queue_work(system_long_wq, &rm->work);
 	KUNIT_ASSERT_NE_MSG(test, wait_for_completion_timeout(&rm->removed,
@@ -197,11 +254,11 @@ static void ndk_removal_live_test(struct kunit *test)
 			    0UL, "no NDK_ADAPTER_REMOVED");
 
 	/* Every receive completes, flushed, as what it was. */
-	KUNIT_EXPECT_EQ(test, ndk_poll_results(e->cq, r, ARRAY_SIZE(r)),
-			(ULONG)ARRAY_SIZE(r));
-	for (i = 0; i < ARRAY_SIZE(r); i++) {
+	KUNIT_EXPECT_EQ(test, ndk_poll_results(e->cq, r, nr),
+			nr);
+	for (i = 0; i < nr; i++) {
 		KUNIT_EXPECT_EQ(test, r[i].Status, STATUS_CANCELLED);
-		KUNIT_EXPECT_TRUE(test, ndk_find_result(r, ARRAY_SIZE(r),
+		KUNIT_EXPECT_TRUE(test, ndk_find_result(r, nr,
 							0x100 + i) != NULL);
 	}
 	/* The passive side hears of the end of its connection. */
@@ -251,10 +308,12 @@ static void ndk_removal_live_test(struct kunit *test)
 			    0UL, "the device's unregistration did not finish");
 	KUNIT_EXPECT_EQ(test, rm->ret, 0);
 	KUNIT_EXPECT_EQ(test, ndk_enum_adapters(NULL, 0), 0);
+	if (way->unload)
+		ndk_rm_restore(test, rm);
 }
 
 static struct kunit_case ndk_removal_cases[] = {
-	KUNIT_CASE(ndk_removal_live_test),
+	KUNIT_CASE_PARAM(ndk_removal_live_test, ndk_rm_way_gen_params),
 	{}
 };
 
