@@ -302,13 +302,10 @@ void ndk_loop_disconnect(struct ndk_loop *loop);
 
 /**
  * struct ndk_reg - a PD's path for memory registration
- * @lock: serializes the requests; each waits for its completion
- * @cq: completion queue of the loop's QPs
+ * @lock: serializes the requests; each polls for its own completion
+ * @cq: completion queue of the loop's QPs, polled directly
  * @loop: a loopback connection, made at the first registration; REG_MR
- *	requests go to @loop.qp
- * @cqe: completion of the request in flight
- * @done: completed with @status
- * @status: work completion status of the request in flight
+ *	and LOCAL_INV requests go to @loop.qp
  *
  * Kernel verbs make a region valid only through a work request posted on
  * a QP of its PD, so each PD that registers memory owns one such QP.
@@ -317,9 +314,6 @@ struct ndk_reg {
 	struct mutex lock; /* one registration request at a time */
 	struct ib_cq *cq;
 	struct ndk_loop loop;
-	struct ib_cqe cqe;
-	struct completion done;
-	enum ib_wc_status status;
 };
 
 /**
@@ -486,7 +480,10 @@ struct ndk_qp {
  * @sgt: the pages of registered memory, DMA-mapped
  * @mapped: @sgt is mapped
  * @remote: fast-register MR initialized for remote access
- * @max_pages: pages a fast registration may use
+ * @max_pages: pages a fast registration may use; for registered memory,
+ *	pages @ibmr or @spare can map
+ * @spare: the invalidated verbs MR of the last registration, kept for the
+ *	next one
  * @frsg: @max_pages entries the fast-register posting path fills
  * @work: runs the pending request
  * @cb: its completion
@@ -506,6 +503,7 @@ struct ndk_mr {
 	bool mapped;
 	bool remote;
 	u32 max_pages;
+	struct ib_mr *spare;
 	struct scatterlist *frsg;
 	struct work_struct work;
 	NDK_FN_REQUEST_COMPLETION cb;
