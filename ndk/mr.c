@@ -675,7 +675,7 @@ static void ndk_mr_destroy(struct ndk_obj *obj)
 
 static void ndk_mr_free(struct ndk_obj *obj)
 {
-	kfree(container_of(obj, struct ndk_mr, obj));
+	kmem_cache_free(ndk_mr_cache, container_of(obj, struct ndk_mr, obj));
 }
 
 static const struct ndk_obj_ops ndk_mr_ops = {
@@ -709,7 +709,7 @@ NTSTATUS ndk_create_mr(NDK_PD *pNdkPd, BOOLEAN FastRegister,
 
 	if (!pNdkPd || !CreateCompletion)
 		return STATUS_INVALID_PARAMETER;
-	mr = NDK_FI_NULL(kzalloc(sizeof(*mr), GFP_ATOMIC));
+	mr = NDK_FI_NULL(kmem_cache_zalloc(ndk_mr_cache, GFP_ATOMIC));
 	if (!mr)
 		return STATUS_INSUFFICIENT_RESOURCES;
 	mr->ndk.Dispatch = &ndk_mr_dispatch;

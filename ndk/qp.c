@@ -98,7 +98,7 @@ static void ndk_qp_free(struct ndk_obj *obj)
 	ndk_ring_free(&qp->rq);
 	kfree(qp->isge);
 	kfree(qp->rsge);
-	kfree(qp);
+	kmem_cache_free(ndk_qp_cache, qp);
 }
 
 static const struct ndk_obj_ops ndk_qp_ops = {
@@ -538,7 +538,7 @@ static NTSTATUS ndk_qp_new(struct ndk_pd *pd, NDK_CQ *pReceiveCq,
 	    InlineDataSize > info->MaxInlineDataSize)
 		return STATUS_INVALID_PARAMETER;
 
-	qp = NDK_FI_NULL(kzalloc(sizeof(*qp), GFP_ATOMIC));
+	qp = NDK_FI_NULL(kmem_cache_zalloc(ndk_qp_cache, GFP_ATOMIC));
 	if (!qp)
 		return STATUS_INSUFFICIENT_RESOURCES;
 	qp->ndk.Dispatch = &ndk_qp_dispatch;
