@@ -466,7 +466,7 @@ struct ndk_qp {
 	struct ndk_cq *rcq;
 	struct ndk_cq *icq;
 	struct ndk_srq *srq;
-	struct ib_qp_init_attr init;
+	struct ib_qp_cap cap;
 	struct ndk_connector *conn;
 	bool connected;
 	u32 max_rsge;
