@@ -258,11 +258,11 @@ fail:
 
 /*
  * Empty polls of the registration CQ before ndk_reg_post() starts to
- * sleep between polls: rxe and siw complete a local request inside
- * ib_post_send() and hardware within microseconds, so the first polls
- * find it; a slow device is left the CPU.
+ * sleep between polls: hardware completes a local request within
+ * microseconds, siw inside ib_post_send() and rxe in tasklets that the
+ * poll loop runs; a slow device is left the CPU.
  */
-#define NDK_REG_SPINS	64
+#define NDK_REG_SPINS	256
 
 /*
  * Post @wr (IB_WR_REG_MR or IB_WR_LOCAL_INV) on the PD's registration QP
@@ -285,12 +285,20 @@ static NTSTATUS ndk_reg_post(struct ndk_pd *pd, struct ib_send_wr *wr)
 	/* The device completes the request, if only by flushing it. */
 	while (!err && !n) {
 		n = ib_poll_cq(reg->cq, 1, &wc);
-		if (n < 0)
+		if (n < 0) {
 			err = n;
-		else if (!n && ++spins < NDK_REG_SPINS)
+		} else if (!n && ++spins < NDK_REG_SPINS) {
+			/*
+			 * rxe completes the request in tasklets that
+			 * ib_post_send() raised on this CPU: run them now
+			 * rather than wait for ksoftirqd or a tick.
+			 */
+			local_bh_disable();
+			local_bh_enable();
 			cond_resched();
-		else if (!n)
+		} else if (!n) {
 			usleep_range(10, 50);
+		}
 	}
 	/* A failed request leaves the QP in error: start afresh. */
 	if (n < 0 || wc.status != IB_WC_SUCCESS)
