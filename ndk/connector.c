@@ -264,8 +264,10 @@ static int ndk_conn_modify_qp(struct ndk_connector *conn,
 /* The connection's QP, if it has one yet, stops and flushes. */
 static void ndk_conn_flush_qp(struct ndk_connector *conn)
 {
-	if (conn->qp)
-		ndk_qp_set_error(conn->qp);
+	if (!conn->qp)
+		return;
+	ndk_qp_set_error(conn->qp);
+	conn->flushed = true;
 }
 
 /*
@@ -1082,7 +1084,13 @@ static void ndk_conn_cancel_work(struct work_struct *work)
 		rdma_destroy_id(conn->id);
 		conn->id = NULL;
 	}
-	ndk_conn_flush_qp(conn);
+	/*
+	 * A QP already in the error state (after a disconnect or a failure
+	 * event, whose handlers are over now) flushes whatever is posted to
+	 * it from then on: moving it there again would change nothing.
+	 */
+	if (!conn->flushed)
+		ndk_conn_flush_qp(conn);
 	ndk_conn_finish(conn, NDK_CONN_DONE, STATUS_CANCELLED);
 	/* Usually the last reference: finish the close here, not in one more work item. */
 	ndk_obj_put_may_sleep(&conn->obj);

@@ -668,6 +668,8 @@ union ndk_sockaddr {
  * @id: the rdma_cm id; destroyed only by the cancel work, never from its
  *	handler
  * @iwarp: the transport has no RTU step
+ * @flushed: the QP was moved to the error state; written only in the
+ *	id's event handler and in work items that the close waits for
  * @lock: protects @state and the pending request
  * @state: enum ndk_conn_state
  * @qp: QP of the connection, referenced while associated
@@ -700,6 +702,7 @@ struct ndk_connector {
 	struct ndk_obj obj;
 	struct rdma_cm_id *id;
 	bool iwarp;
+	bool flushed;
 	u8 ird;
 	u8 ord;
 	spinlock_t lock; /* see above */
