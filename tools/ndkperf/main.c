@@ -96,7 +96,7 @@ struct perf_run {
  * the driver's own (rxe allocates a packet per request) count in both
  * modes alike. Sites are told apart after the run, by symbol.
  */
-#define PERF_SITES	32
+#define PERF_SITES	64
 
 struct perf_site {
 	unsigned long ip;
@@ -472,15 +472,22 @@ static int perf_run(const struct perf_ops **ops, struct perf_cfg *cfg,
 	u32 chunk = n > 1 ? max(cfg[0].iters / PERF_CHUNKS, 1U) : cfg[0].iters;
 	u32 done = 0, k;
 	u64 ns[2] = { }, one;
-	int err = 0, m, started;
+	int err = 0, m, i, c, started;
 
 	for (started = 0; started < n && !err; started++)
 		err = perf_start(&r[started], ops[started], &cfg[started]);
 	if (err)
 		started--;
-	while (!err && done < cfg[0].iters) {
+	for (c = 0; !err && done < cfg[0].iters; c++) {
 		k = min(chunk, cfg[0].iters - done);
-		for (m = 0; m < n && !err; m++) {
+		for (i = 0; i < n && !err; i++) {
+			/*
+			 * Every other chunk in the other order (A B B A ...),
+			 * so that neither mode always runs right after the
+			 * other's work, with the caches and the host's load
+			 * that leaves.
+			 */
+			m = c % 2 ? n - 1 - i : i;
 			r[m].deadline = jiffies + PERF_TIMEOUT;
 			perf_count_allocs(m);
 			err = perf_iterate(&r[m], k, &one);
