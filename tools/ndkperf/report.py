@@ -12,6 +12,7 @@ and raw back to back, so the pair shares the machine's load).
 """
 
 import csv
+import math
 import os
 import re
 import statistics
@@ -105,7 +106,9 @@ def perftest_value(perftest, wl, size, metric):
     col = PERFTEST_COLS.get(wl, {}).get(metric)
     if not cols or col is None or int(cols[0]) != size:
         return None
-    return float(cols[col])
+    # perftest prints inf or nan when its own clock calibration failed.
+    v = float(cols[col])
+    return v if math.isfinite(v) else None
 
 
 def summarise(results, perftest):
