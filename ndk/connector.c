@@ -16,6 +16,9 @@
  * rdma_cm event handler or the work item; the connector holds a reference
  * on itself while a request is pending. Consumer callbacks run without
  * any ndk lock held. rdma_destroy_id() runs only from the close work.
+ * Whatever may sleep and can run in the event handler runs there, such as
+ * the answer to the peer's disconnect, instead of costing one more trip
+ * through ndk_wq.
  */
 #include <linux/inet.h>
 #include <net/addrconf.h>
@@ -28,6 +31,24 @@
 static struct ndk_connector *to_conn(NDK_CONNECTOR *c)
 {
 	return container_of(c, struct ndk_connector, ndk);
+}
+
+/*
+ * Replace *@buf by a copy of @len bytes of private data; none needs no
+ * buffer. Return: 0 or -ENOMEM, when *@buf is left alone.
+ */
+static int ndk_pdata_set(u8 **buf, const void *data, u32 len, gfp_t gfp)
+{
+	u8 *copy = NULL;
+
+	if (len) {
+		copy = NDK_FI_NULL(kmemdup(data, len, gfp));
+		if (!copy)
+			return -ENOMEM;
+	}
+	kfree(*buf);
+	*buf = copy;
+	return 0;
 }
 
 /**
@@ -243,8 +264,10 @@ static int ndk_conn_modify_qp(struct ndk_connector *conn,
 /* The connection's QP, if it has one yet, stops and flushes. */
 static void ndk_conn_flush_qp(struct ndk_connector *conn)
 {
-	if (conn->qp)
-		ndk_qp_set_error(conn->qp);
+	if (!conn->qp)
+		return;
+	ndk_qp_set_error(conn->qp);
+	conn->flushed = true;
 }
 
 /*
@@ -264,13 +287,15 @@ static void ndk_conn_note_addrs(struct ndk_connector *conn,
 }
 
 /* Keep what the peer sent: private data and its read limits. */
-static void ndk_conn_save_peer(struct ndk_connector *conn,
-			       const struct rdma_conn_param *p)
+static int ndk_conn_save_peer(struct ndk_connector *conn,
+			      const struct rdma_conn_param *p)
 {
-	u32 len = min_t(u32, p->private_data_len, NDK_PDATA_MAX);
+	u32 len = p->private_data ? min_t(u32, p->private_data_len,
+					  NDK_PDATA_MAX) : 0;
 
-	if (p->private_data)
-		memcpy(conn->peer_pdata, p->private_data, len);
+	/* The handler runs in process context. */
+	if (ndk_pdata_set(&conn->peer_pdata, p->private_data, len, GFP_KERNEL))
+		return -ENOMEM;
 	conn->rds = len;
 	/*
 	 * rdma_cm reports the peer's limits from our side already: how many
@@ -279,6 +304,7 @@ static void ndk_conn_save_peer(struct ndk_connector *conn,
 	 */
 	conn->ird = min(conn->ird, p->responder_resources);
 	conn->ord = min(conn->ord, p->initiator_depth);
+	return 0;
 }
 
 static NTSTATUS ndk_cm_status(const struct rdma_cm_event *ev)
@@ -329,9 +355,12 @@ static void ndk_conn_disconnected(struct ndk_connector *conn)
 		ndk_conn_finish(conn, NDK_CONN_DONE, STATUS_CONNECTION_ABORTED);
 		return;
 	}
-	/* Answer the peer's disconnect (the DREP on IB) outside the handler. */
-	ndk_obj_get(&conn->obj);
-	queue_work(ndk_wq, &conn->drep_work);
+	/*
+	 * Answer the peer's disconnect (the DREP on IB) at once: this is the
+	 * id's own event handler, in process context, so the id is alive and
+	 * rdma_disconnect() may sleep, as iSER and nvmet do here too.
+	 */
+	rdma_disconnect(conn->id);
 	ndk_stat_inc(conn->obj.adapter, NDK_STAT_CONNECTION_ERRORS);
 	if (cb_ex || cb)
 		trace_ndk_callback(NDK_CB_DISCONNECT_EVENT,
@@ -340,18 +369,6 @@ static void ndk_conn_disconnected(struct ndk_connector *conn)
 		cb_ex(ctx, 0);
 	else if (cb)
 		cb(ctx);
-}
-
-static void ndk_conn_drep_work(struct work_struct *work)
-{
-	struct ndk_connector *conn = container_of(work, struct ndk_connector,
-						  drep_work);
-
-	mutex_lock(&conn->id_lock);
-	if (conn->id)
-		rdma_disconnect(conn->id);
-	mutex_unlock(&conn->id_lock);
-	ndk_obj_put(&conn->obj);
 }
 
 static void ndk_conn_event(struct ndk_connector *conn, struct rdma_cm_id *id,
@@ -384,15 +401,17 @@ static void ndk_conn_event(struct ndk_connector *conn, struct rdma_cm_id *id,
 					ndk_status_from_errno(err));
 		break;
 	case RDMA_CM_EVENT_CONNECT_RESPONSE:
-		ndk_conn_save_peer(conn, &ev->param.conn);
-		ndk_conn_finish(conn, NDK_CONN_CONNECTED, STATUS_SUCCESS);
+		err = ndk_conn_save_peer(conn, &ev->param.conn);
+		ndk_conn_finish(conn, err ? NDK_CONN_DONE : NDK_CONN_CONNECTED,
+				ndk_status_from_errno(err));
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
 		if (state == NDK_CONN_CONNECTING) {
 			/* iWARP: no reply step, the connection is up. */
-			ndk_conn_save_peer(conn, &ev->param.conn);
-			ndk_conn_finish(conn, NDK_CONN_CONNECTED,
-					STATUS_SUCCESS);
+			err = ndk_conn_save_peer(conn, &ev->param.conn);
+			ndk_conn_finish(conn, err ? NDK_CONN_DONE :
+					NDK_CONN_CONNECTED,
+					ndk_status_from_errno(err));
 			break;
 		}
 		err = conn->iwarp ? 0 : ndk_conn_modify_qp(conn, IB_QPS_RTS);
@@ -419,10 +438,10 @@ static void ndk_conn_event(struct ndk_connector *conn, struct rdma_cm_id *id,
 			/* A u8: it fits peer_pdata. */
 			rej_len = ev->param.conn.private_data_len;
 		}
-		if (rej) {
-			memcpy(conn->peer_pdata, rej, rej_len);
+		/* Without memory the consumer only misses the data. */
+		if (rej && !ndk_pdata_set(&conn->peer_pdata, rej, rej_len,
+					  GFP_KERNEL))
 			conn->rds = rej_len;
-		}
 		ndk_conn_finish(conn, NDK_CONN_DONE,
 				state == NDK_CONN_CONNECTING ?
 				STATUS_CONNECTION_REFUSED :
@@ -574,12 +593,13 @@ static NTSTATUS ndk_conn_prepare(struct ndk_connector *conn, NDK_QP *pNdkQp,
 		return STATUS_INVALID_PARAMETER;
 	if (pdata_len > pdata_max || (pdata_len && !pdata))
 		return STATUS_INVALID_BUFFER_SIZE;
+	if (ndk_pdata_set(&conn->pdata, pdata, pdata_len, GFP_ATOMIC))
+		return STATUS_INSUFFICIENT_RESOURCES;
 
 	conn->ird = min_t(ULONG, ird, min_t(ULONG, info->MaxInboundReadLimit,
 					    U8_MAX));
 	conn->ord = min_t(ULONG, ord, min_t(ULONG, info->MaxOutboundReadLimit,
 					    U8_MAX));
-	memcpy(conn->pdata, pdata, pdata_len);
 	conn->param.private_data = conn->pdata;
 	conn->param.private_data_len = pdata_len;
 	conn->param.responder_resources = conn->ird;
@@ -873,20 +893,25 @@ static NTSTATUS ndk_reject(NDK_CONNECTOR *pNdkConnector,
 {
 	struct ndk_connector *conn = to_conn(pNdkConnector);
 	unsigned long flags;
+	u8 *pdata = NULL;
 
 	if (PrivateDataLength > conn->obj.adapter->info.MaxCalleeData ||
 	    (PrivateDataLength && !pPrivateData))
 		return STATUS_INVALID_BUFFER_SIZE;
+	if (ndk_pdata_set(&pdata, pPrivateData, PrivateDataLength, GFP_ATOMIC))
+		return STATUS_INSUFFICIENT_RESOURCES;
 	spin_lock_irqsave(&conn->lock, flags);
 	if (conn->state != NDK_CONN_REQUESTED) {
 		spin_unlock_irqrestore(&conn->lock, flags);
+		kfree(pdata);
 		return conn->state == NDK_CONN_DONE ? STATUS_CONNECTION_ABORTED :
 						      STATUS_CONNECTION_INVALID;
 	}
-	memcpy(conn->pdata, pPrivateData, PrivateDataLength);
+	swap(conn->pdata, pdata);
 	conn->param.private_data_len = PrivateDataLength;
 	conn->state = NDK_CONN_REJECTING;
 	spin_unlock_irqrestore(&conn->lock, flags);
+	kfree(pdata);
 	ndk_obj_get(&conn->obj);
 	queue_work(ndk_wq, &conn->work);
 	return STATUS_SUCCESS;
@@ -1055,19 +1080,24 @@ static void ndk_conn_cancel_work(struct work_struct *work)
 
 	/*
 	 * Only the consumer queues @work, so once it is idle nothing but the
-	 * DREP work (serialized by @id_lock) can still use the id.
+	 * event handler, which rdma_destroy_id() waits for, uses the id.
 	 */
 	if (cancel_work_sync(&conn->work) && rejecting)
 		ndk_obj_put(&conn->obj);
-	mutex_lock(&conn->id_lock);
 	if (conn->id) {
 		rdma_destroy_id(conn->id);
 		conn->id = NULL;
 	}
-	mutex_unlock(&conn->id_lock);
-	ndk_conn_flush_qp(conn);
+	/*
+	 * A QP already in the error state (after a disconnect or a failure
+	 * event, whose handlers are over now) flushes whatever is posted to
+	 * it from then on: moving it there again would change nothing.
+	 */
+	if (!conn->flushed)
+		ndk_conn_flush_qp(conn);
 	ndk_conn_finish(conn, NDK_CONN_DONE, STATUS_CANCELLED);
-	ndk_obj_put(&conn->obj);
+	/* Usually the last reference: finish the close here, not in one more work item. */
+	ndk_obj_put_may_sleep(&conn->obj);
 }
 
 static void ndk_conn_close(struct ndk_obj *obj)
@@ -1100,8 +1130,9 @@ static void ndk_conn_free(struct ndk_obj *obj)
 	struct ndk_connector *conn = container_of(obj, struct ndk_connector,
 						  obj);
 
-	mutex_destroy(&conn->id_lock);
-	kfree(conn);
+	kfree(conn->pdata);
+	kfree(conn->peer_pdata);
+	kmem_cache_free(ndk_conn_cache, conn);
 }
 
 static const struct ndk_obj_ops ndk_conn_ops = {
@@ -1114,24 +1145,34 @@ static const struct ndk_obj_ops ndk_conn_ops = {
 /**
  * ndk_connector_alloc() - a connector not yet tied to an rdma_cm id
  * @adapter: its adapter
+ * @req: an incoming request whose private data the connector keeps, or
+ *	NULL
  * @gfp: allocation context
  *
  * Return: the connector, or NULL.
  */
 struct ndk_connector *ndk_connector_alloc(struct ndk_adapter *adapter,
+					  const struct rdma_conn_param *req,
 					  gfp_t gfp)
 {
-	struct ndk_connector *conn = NDK_FI_NULL(kzalloc(sizeof(*conn), gfp));
+	struct ndk_connector *conn;
 
+	conn = NDK_FI_NULL(kmem_cache_zalloc(ndk_conn_cache, gfp));
 	if (!conn)
 		return NULL;
+	if (req && req->private_data) {
+		conn->rds = min_t(u32, req->private_data_len, NDK_PDATA_MAX);
+		if (ndk_pdata_set(&conn->peer_pdata, req->private_data,
+				  conn->rds, gfp)) {
+			kmem_cache_free(ndk_conn_cache, conn);
+			return NULL;
+		}
+	}
 	conn->ndk.Dispatch = &ndk_connector_dispatch;
 	conn->iwarp = rdma_protocol_iwarp(adapter->ibdev, adapter->port);
 	conn->state = NDK_CONN_IDLE;
 	spin_lock_init(&conn->lock);
-	mutex_init(&conn->id_lock);
 	INIT_WORK(&conn->work, ndk_conn_work);
-	INIT_WORK(&conn->drep_work, ndk_conn_drep_work);
 	INIT_WORK(&conn->cancel_work, ndk_conn_cancel_work);
 	ndk_obj_init(&conn->obj, &conn->ndk.Header, NdkObjectTypeConnector,
 		     &ndk_conn_ops, &adapter->obj);
@@ -1161,7 +1202,7 @@ NTSTATUS ndk_create_connector(NDK_ADAPTER *pNdkAdapter,
 		return STATUS_INVALID_PARAMETER;
 	conn = ndk_connector_alloc(container_of(pNdkAdapter,
 						struct ndk_adapter, ndk),
-				   GFP_ATOMIC);
+				   NULL, GFP_ATOMIC);
 	if (!conn)
 		return STATUS_INSUFFICIENT_RESOURCES;
 	return ndk_obj_create_async(&conn->obj, CreateCompletion,
@@ -1170,7 +1211,8 @@ NTSTATUS ndk_create_connector(NDK_ADAPTER *pNdkAdapter,
 
 /**
  * ndk_connector_adopt() - give an incoming request's id to a connector
- * @conn: a connector from ndk_connector_alloc()
+ * @conn: a connector from ndk_connector_alloc() with the request's
+ *	private data
  * @id: the new id of the request
  * @ev: the connect request event
  *
@@ -1193,11 +1235,6 @@ void ndk_connector_adopt(struct ndk_connector *conn, struct rdma_cm_id *id,
 			  info->MaxInboundReadLimit);
 	conn->ord = min_t(u32, ev->param.conn.initiator_depth,
 			  info->MaxOutboundReadLimit);
-	conn->rds = min_t(u32, ev->param.conn.private_data_len,
-			  NDK_PDATA_MAX);
-	if (ev->param.conn.private_data)
-		memcpy(conn->peer_pdata, ev->param.conn.private_data,
-		       conn->rds);
 	conn->state = NDK_CONN_REQUESTED;
 	conn->obj.state = NDK_OBJ_LIVE;
 }

@@ -476,7 +476,7 @@ static void ndk_cq_destroy(struct ndk_obj *obj)
 
 static void ndk_cq_free(struct ndk_obj *obj)
 {
-	kfree(container_of(obj, struct ndk_cq, obj));
+	kmem_cache_free(ndk_cq_cache, container_of(obj, struct ndk_cq, obj));
 }
 
 static const struct ndk_obj_ops ndk_cq_ops = {
@@ -517,7 +517,7 @@ NTSTATUS ndk_create_cq(NDK_ADAPTER *pNdkAdapter, ULONG CqDepth,
 		return STATUS_INVALID_PARAMETER;
 	if (Affinity && !Affinity->Mask)
 		return STATUS_INVALID_PARAMETER;
-	cq = NDK_FI_NULL(kzalloc(sizeof(*cq), GFP_ATOMIC));
+	cq = NDK_FI_NULL(kmem_cache_zalloc(ndk_cq_cache, GFP_ATOMIC));
 	if (!cq)
 		return STATUS_INSUFFICIENT_RESOURCES;
 	cq->ndk.Dispatch = &ndk_cq_dispatch;

@@ -79,11 +79,10 @@ static const char *ndk_conn_state_name(enum ndk_conn_state state)
 }
 
 /* "address:port", bracketed for IPv6, or "-" for no address. */
-static void ndk_fmt_addr(char *buf, size_t len,
-			 const struct sockaddr_storage *ss)
+static void ndk_fmt_addr(char *buf, size_t len, const struct sockaddr *sa)
 {
-	if (ss->ss_family == AF_INET || ss->ss_family == AF_INET6)
-		snprintf(buf, len, "%pISpc", ss);
+	if (sa->sa_family == AF_INET || sa->sa_family == AF_INET6)
+		snprintf(buf, len, "%pISpc", sa);
 	else
 		strscpy(buf, "-", len);
 }
@@ -96,8 +95,8 @@ struct ndk_conn_view {
 	enum ndk_conn_state state;
 	u8 ird;
 	u8 ord;
-	struct sockaddr_storage src;
-	struct sockaddr_storage dst;
+	union ndk_sockaddr src;
+	union ndk_sockaddr dst;
 };
 
 /* Snapshot a connector that has a QP; false if it has none yet. */
@@ -172,8 +171,8 @@ static int ndk_connections_show(struct seq_file *m, struct ndk_device *dev)
 		    !ndk_conn_view(container_of(obj, struct ndk_connector, obj),
 				   &v))
 			continue;
-		ndk_fmt_addr(local, sizeof(local), &v.src);
-		ndk_fmt_addr(peer, sizeof(peer), &v.dst);
+		ndk_fmt_addr(local, sizeof(local), &v.src.sa);
+		ndk_fmt_addr(peer, sizeof(peer), &v.dst.sa);
 		seq_printf(m, "%-5u %-5u %-47s %-47s %-13s %-8u %-3u %u\n",
 			   v.id, v.qp_id, local, peer,
 			   ndk_conn_state_name(v.state), v.qpn, v.ird, v.ord);
@@ -209,7 +208,8 @@ static int ndk_endpoints_show(struct seq_file *m, struct ndk_device *dev)
 			l = container_of(obj, struct ndk_listener, obj);
 			/* The address NdkListen asked for; none before it. */
 			if (READ_ONCE(l->listen_cb))
-				ndk_fmt_addr(addr, sizeof(addr), &l->addr);
+				ndk_fmt_addr(addr, sizeof(addr),
+					     (struct sockaddr *)&l->addr);
 			else
 				strscpy(addr, "-", sizeof(addr));
 			seq_printf(m, "%-5u %-8s %-47s %s\n", obj->id,
@@ -218,7 +218,8 @@ static int ndk_endpoints_show(struct seq_file *m, struct ndk_device *dev)
 		case NdkObjectTypeSharedEndpoint:
 			/* Bound before it was listed; the address stays. */
 			sep = container_of(obj, struct ndk_sep, obj);
-			ndk_fmt_addr(addr, sizeof(addr), &sep->addr);
+			ndk_fmt_addr(addr, sizeof(addr),
+				     (struct sockaddr *)&sep->addr);
 			seq_printf(m, "%-5u %-8s %-47s %s\n", obj->id, "shared",
 				   addr,
 				   READ_ONCE(obj->state) == NDK_OBJ_CLOSING ?

@@ -37,7 +37,8 @@ int ndk_listener_request(struct ndk_listener *listener,
 	    id->device != listener->obj.adapter->ibdev ||
 	    ndk_adapter_dead(listener->obj.adapter))
 		return -ECONNREFUSED;
-	conn = ndk_connector_alloc(listener->obj.adapter, GFP_KERNEL);
+	conn = ndk_connector_alloc(listener->obj.adapter, &ev->param.conn,
+				   GFP_KERNEL);
 	if (!conn)
 		return -ENOMEM;
 	ndk_obj_add_antecedent(&conn->obj, &listener->obj);

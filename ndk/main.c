@@ -397,14 +397,20 @@ static int __init ndk_init(void)
 {
 	int ret;
 
+	ret = ndk_slab_init();
+	if (ret)
+		return ret;
 	ndk_wq = alloc_workqueue("ndk", WQ_MEM_RECLAIM, 0);
-	if (!ndk_wq)
+	if (!ndk_wq) {
+		ndk_slab_exit();
 		return -ENOMEM;
+	}
 	ndk_debugfs_init();
 	ret = ib_register_client(&ndk_ib_client);
 	if (ret) {
 		ndk_debugfs_exit();
 		destroy_workqueue(ndk_wq);
+		ndk_slab_exit();
 	}
 	return ret;
 }
@@ -413,7 +419,9 @@ static void __exit ndk_exit(void)
 {
 	ib_unregister_client(&ndk_ib_client);
 	ndk_debugfs_exit();
+	/* The last objects are freed on ndk_wq. */
 	destroy_workqueue(ndk_wq);
+	ndk_slab_exit();
 }
 
 module_init(ndk_init);

@@ -6,9 +6,10 @@
  * an IB_WR_REG_MR work request on a QP of the region's PD. NdkRegisterMr
  * therefore maps the MDL's pages, fills an MR with them and posts the
  * request on the PD's own registration QP, an RC QP connected to itself
- * that the first registration creates. NdkDeregisterMr destroys the verbs
- * MR, which kills both tokens at once. Fast-register MRs are filled by
- * the consumer's own NdkFastRegister requests instead (qp.c).
+ * that the first registration creates, and polls for its completion.
+ * NdkDeregisterMr invalidates the verbs MR, which kills both tokens at
+ * once, and keeps it for the next registration. Fast-register MRs are
+ * filled by the consumer's own NdkFastRegister requests instead (qp.c).
  *
  * A LAM is the device address of each page of an MDL, mapped page by
  * page so that NdkReleaseLAM needs nothing but the LAM itself.
@@ -186,7 +187,6 @@ static NTSTATUS ndk_pgwalk_status(int err)
 void ndk_reg_init(struct ndk_reg *reg)
 {
 	mutex_init(&reg->lock);
-	init_completion(&reg->done);
 }
 
 /* Disconnect the loop and free what ndk_reg_setup() made. */
@@ -210,14 +210,6 @@ void ndk_reg_destroy(struct ndk_reg *reg)
 	mutex_destroy(&reg->lock);
 }
 
-static void ndk_reg_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct ndk_reg *reg = container_of(wc->wr_cqe, struct ndk_reg, cqe);
-
-	reg->status = wc->status;
-	complete(&reg->done);
-}
-
 /* On iWARP the loop needs a second QP as its far end. */
 static int ndk_reg_setup(struct ndk_pd *pd)
 {
@@ -232,7 +224,8 @@ static int ndk_reg_setup(struct ndk_pd *pd)
 	struct ib_qp *qp;
 	int err;
 
-	reg->cq = NDK_FI_PTR(ib_alloc_cq(pd->ibpd->device, NULL, 4, 0, IB_POLL_SOFTIRQ));
+	/* Polled by the request itself: see ndk_reg_post(). */
+	reg->cq = NDK_FI_PTR(ib_alloc_cq(pd->ibpd->device, NULL, 4, 0, IB_POLL_DIRECT));
 	if (IS_ERR(reg->cq)) {
 		err = PTR_ERR(reg->cq);
 		reg->cq = NULL;
@@ -257,68 +250,140 @@ static int ndk_reg_setup(struct ndk_pd *pd)
 	err = ndk_loop_connect(adapter, &reg->loop);
 	if (err)
 		goto fail;
-	reg->cqe.done = ndk_reg_done;
 	return 0;
 fail:
 	ndk_reg_teardown(reg);
 	return err;
 }
 
-/* Make @mr valid with @access through the PD's registration QP. Sleeps. */
-static NTSTATUS ndk_reg_post(struct ndk_pd *pd, struct ib_mr *mr, int access)
+/*
+ * Empty polls of the registration CQ before ndk_reg_post() starts to
+ * sleep between polls: hardware completes a local request within
+ * microseconds, siw inside ib_post_send() and rxe in tasklets that the
+ * poll loop runs; a slow device is left the CPU.
+ */
+#define NDK_REG_SPINS	256
+
+/*
+ * Post @wr (IB_WR_REG_MR or IB_WR_LOCAL_INV) on the PD's registration QP
+ * and poll for its completion. Polling instead of sleeping on a
+ * completion handler saves a sleep and a wakeup per request. Sleeps.
+ */
+static NTSTATUS ndk_reg_post(struct ndk_pd *pd, struct ib_send_wr *wr)
 {
 	struct ndk_reg *reg = &pd->reg;
-	struct ib_reg_wr wr = {
-		.wr = { .opcode = IB_WR_REG_MR, .wr_cqe = &reg->cqe,
-			.send_flags = IB_SEND_SIGNALED },
-		.mr = mr,
-		.key = mr->rkey,
-		.access = access,
-	};
-	enum ib_wc_status wc_status = IB_WC_SUCCESS;
-	int err = 0;
+	struct ib_wc wc = { .status = IB_WC_SUCCESS };
+	unsigned int spins = 0;
+	int err = 0, n = 0;
 
+	wr->send_flags = IB_SEND_SIGNALED;
 	mutex_lock(&reg->lock);
 	if (!reg->loop.qp)
 		err = ndk_reg_setup(pd);
-	if (!err) {
-		reinit_completion(&reg->done);
-		err = NDK_FI_ERR(ib_post_send(reg->loop.qp, &wr.wr, NULL));
-	}
+	if (!err)
+		err = NDK_FI_ERR(ib_post_send(reg->loop.qp, wr, NULL));
 	/* The device completes the request, if only by flushing it. */
-	if (!err) {
-		wait_for_completion(&reg->done);
-		wc_status = reg->status;
-		/* A failed request leaves the QP in error: start afresh. */
-		if (wc_status != IB_WC_SUCCESS)
-			ndk_reg_teardown(reg);
+	while (!err && !n) {
+		n = ib_poll_cq(reg->cq, 1, &wc);
+		if (n < 0) {
+			err = n;
+		} else if (!n && ++spins < NDK_REG_SPINS) {
+			/*
+			 * rxe completes the request in tasklets that
+			 * ib_post_send() raised on this CPU: run them now
+			 * rather than wait for ksoftirqd or a tick.
+			 */
+			local_bh_disable();
+			local_bh_enable();
+			cond_resched();
+		} else if (!n) {
+			usleep_range(10, 50);
+		}
 	}
+	/* A failed request leaves the QP in error: start afresh. */
+	if (n < 0 || wc.status != IB_WC_SUCCESS)
+		ndk_reg_teardown(reg);
 	mutex_unlock(&reg->lock);
 	if (err)
 		return ndk_status_from_errno(err);
-	return ndk_status_from_wc(wc_status);
+	return ndk_status_from_wc(wc.status);
 }
 
 /* ------------------------------------------------------------------ */
 /* NDK_MR                                                              */
 
-/* Forget the registered memory; the tokens die with the verbs MR. */
-static void ndk_mr_release(struct ndk_mr *mr)
+/* Unmap and free the pages of the registered memory. */
+static void ndk_mr_unmap(struct ndk_mr *mr)
 {
 	struct ib_device *dev = mr->pd->ibpd->device;
 
-	if (mr->ibmr) {
-		ib_dereg_mr(mr->ibmr);
-		mr->ibmr = NULL;
-	}
 	if (mr->mapped)
 		ib_dma_unmap_sgtable_attrs(dev, &mr->sgt, DMA_BIDIRECTIONAL, 0);
 	mr->mapped = false;
 	if (mr->sgt.sgl)
 		sg_free_table(&mr->sgt);
 	mr->sgt.sgl = NULL;
+}
+
+/* Forget everything; the tokens die with the verbs MRs. */
+static void ndk_mr_release(struct ndk_mr *mr)
+{
+	if (mr->ibmr) {
+		ib_dereg_mr(mr->ibmr);
+		mr->ibmr = NULL;
+	}
+	if (mr->spare) {
+		ib_dereg_mr(mr->spare);
+		mr->spare = NULL;
+	}
+	ndk_mr_unmap(mr);
 	kfree(mr->frsg);
 	mr->frsg = NULL;
+}
+
+/*
+ * NdkDeregisterMr: invalidate the verbs MR, which kills both tokens, and
+ * keep it for the next NdkRegisterMr of as many pages or fewer, which
+ * then skips ib_alloc_mr() (about 40 % of a registration on rxe). If the
+ * invalidation fails, the MR is destroyed instead, which kills the tokens
+ * just as well.
+ */
+static void ndk_mr_unregister(struct ndk_mr *mr)
+{
+	struct ib_mr *ibmr = mr->ibmr;
+	struct ib_send_wr wr = {
+		.opcode = IB_WR_LOCAL_INV,
+		.ex.invalidate_rkey = ibmr->rkey,
+	};
+
+	WRITE_ONCE(mr->ibmr, NULL);
+	if (ndk_reg_post(mr->pd, &wr) == STATUS_SUCCESS)
+		mr->spare = ibmr;
+	else
+		ib_dereg_mr(ibmr);
+	ndk_mr_unmap(mr);
+}
+
+/*
+ * The verbs MR for a registration of @pages pages: the one the last
+ * deregistration kept, under a new key so that its old tokens stay dead,
+ * or a new one.
+ */
+static struct ib_mr *ndk_mr_get_ibmr(struct ndk_mr *mr, u32 pages)
+{
+	struct ib_mr *ibmr = mr->spare;
+
+	mr->spare = NULL;
+	if (ibmr && pages <= mr->max_pages) {
+		ib_update_fast_reg_key(ibmr, ib_inc_rkey(ibmr->rkey));
+		return ibmr;
+	}
+	if (ibmr)
+		ib_dereg_mr(ibmr);
+	ibmr = NDK_FI_PTR(ib_alloc_mr(mr->pd->ibpd, IB_MR_TYPE_MEM_REG, pages));
+	if (!IS_ERR(ibmr))
+		mr->max_pages = pages;
+	return ibmr;
 }
 
 static int ndk_mr_collect(struct ndk_pgwalk *w, struct page *page, u32 i)
@@ -330,6 +395,7 @@ static int ndk_mr_collect(struct ndk_pgwalk *w, struct page *page, u32 i)
 static NTSTATUS ndk_mr_do_register(struct ndk_mr *mr)
 {
 	struct ib_device *dev = mr->pd->ibpd->device;
+	struct ib_reg_wr wr = { .wr.opcode = IB_WR_REG_MR };
 	struct ndk_pgwalk w = {};
 	struct page **pages;
 	struct ib_mr *ibmr;
@@ -361,7 +427,7 @@ static NTSTATUS ndk_mr_do_register(struct ndk_mr *mr)
 		return ndk_status_from_errno(err);
 	mr->mapped = true;
 
-	ibmr = NDK_FI_PTR(ib_alloc_mr(mr->pd->ibpd, IB_MR_TYPE_MEM_REG, w.n));
+	ibmr = ndk_mr_get_ibmr(mr, w.n);
 	if (IS_ERR(ibmr))
 		return ndk_status_from_errno(PTR_ERR(ibmr));
 	mr->ibmr = ibmr;
@@ -371,7 +437,10 @@ static NTSTATUS ndk_mr_do_register(struct ndk_mr *mr)
 			       STATUS_INVALID_PARAMETER;
 	/* Peers address the region by the MDL's virtual address. */
 	ibmr->iova = mr->mdl->va;
-	return ndk_reg_post(mr->pd, ibmr, mr->access);
+	wr.mr = ibmr;
+	wr.key = ibmr->rkey;
+	wr.access = mr->access;
+	return ndk_reg_post(mr->pd, &wr.wr);
 }
 
 static void ndk_mr_complete(struct ndk_mr *mr, NTSTATUS status)
@@ -399,7 +468,7 @@ static void ndk_mr_deregister_work(struct work_struct *work)
 {
 	struct ndk_mr *mr = container_of(work, struct ndk_mr, work);
 
-	ndk_mr_release(mr);
+	ndk_mr_unregister(mr);
 	ndk_mr_complete(mr, STATUS_SUCCESS);
 }
 
@@ -614,7 +683,7 @@ static void ndk_mr_destroy(struct ndk_obj *obj)
 
 static void ndk_mr_free(struct ndk_obj *obj)
 {
-	kfree(container_of(obj, struct ndk_mr, obj));
+	kmem_cache_free(ndk_mr_cache, container_of(obj, struct ndk_mr, obj));
 }
 
 static const struct ndk_obj_ops ndk_mr_ops = {
@@ -648,7 +717,7 @@ NTSTATUS ndk_create_mr(NDK_PD *pNdkPd, BOOLEAN FastRegister,
 
 	if (!pNdkPd || !CreateCompletion)
 		return STATUS_INVALID_PARAMETER;
-	mr = NDK_FI_NULL(kzalloc(sizeof(*mr), GFP_ATOMIC));
+	mr = NDK_FI_NULL(kmem_cache_zalloc(ndk_mr_cache, GFP_ATOMIC));
 	if (!mr)
 		return STATUS_INSUFFICIENT_RESOURCES;
 	mr->ndk.Dispatch = &ndk_mr_dispatch;

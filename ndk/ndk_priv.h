@@ -29,6 +29,14 @@
 
 extern struct workqueue_struct *ndk_wq;
 
+/* Slab caches (slab.c) */
+extern struct kmem_cache *ndk_conn_cache;
+extern struct kmem_cache *ndk_qp_cache;
+extern struct kmem_cache *ndk_cq_cache;
+extern struct kmem_cache *ndk_mr_cache;
+int ndk_slab_init(void);
+void ndk_slab_exit(void);
+
 /*
  * Failure injection for the ndk_faults suite: every call on a create,
  * connect or register path that can fail is wrapped, so the suite can
@@ -145,6 +153,7 @@ NTSTATUS ndk_close_object(NDK_OBJECT_HEADER *pNdkObject,
 void ndk_obj_add_antecedent(struct ndk_obj *obj, struct ndk_obj *ante);
 void ndk_obj_get(struct ndk_obj *obj);
 void ndk_obj_put(struct ndk_obj *obj);
+void ndk_obj_put_may_sleep(struct ndk_obj *obj);
 NTSTATUS ndk_query_extension(NDK_OBJECT_HEADER *hdr, GUID *id,
 			     NDK_VERSION version,
 			     NDK_EXTENSION_INTERFACE *iface);
@@ -311,13 +320,10 @@ void ndk_loop_disconnect(struct ndk_loop *loop);
 
 /**
  * struct ndk_reg - a PD's path for memory registration
- * @lock: serializes the requests; each waits for its completion
- * @cq: completion queue of the loop's QPs
+ * @lock: serializes the requests; each polls for its own completion
+ * @cq: completion queue of the loop's QPs, polled directly
  * @loop: a loopback connection, made at the first registration; REG_MR
- *	requests go to @loop.qp
- * @cqe: completion of the request in flight
- * @done: completed with @status
- * @status: work completion status of the request in flight
+ *	and LOCAL_INV requests go to @loop.qp
  *
  * Kernel verbs make a region valid only through a work request posted on
  * a QP of its PD, so each PD that registers memory owns one such QP.
@@ -326,9 +332,6 @@ struct ndk_reg {
 	struct mutex lock; /* one registration request at a time */
 	struct ib_cq *cq;
 	struct ndk_loop loop;
-	struct ib_cqe cqe;
-	struct completion done;
-	enum ib_wc_status status;
 };
 
 /**
@@ -451,7 +454,8 @@ static inline u64 ndk_ring_slot(struct ndk_wr_ring *ring, u64 kind,
  * @rcq: receive CQ
  * @icq: initiator CQ
  * @srq: SRQ that replaces the receive queue, or NULL
- * @init: what the QP was created with, after validation
+ * @cap: the queues' sizes, as asked for and validated, then as the device
+ *	granted them
  * @conn: the connector using the QP, if any
  * @connected: the connection is established; sends may be posted
  * @max_rsge: SGEs per receive, as the consumer asked
@@ -471,7 +475,7 @@ struct ndk_qp {
 	struct ndk_cq *rcq;
 	struct ndk_cq *icq;
 	struct ndk_srq *srq;
-	struct ib_qp_init_attr init;
+	struct ib_qp_cap cap;
 	struct ndk_connector *conn;
 	bool connected;
 	u32 max_rsge;
@@ -495,7 +499,10 @@ struct ndk_qp {
  * @sgt: the pages of registered memory, DMA-mapped
  * @mapped: @sgt is mapped
  * @remote: fast-register MR initialized for remote access
- * @max_pages: pages a fast registration may use
+ * @max_pages: pages a fast registration may use; for registered memory,
+ *	pages @ibmr or @spare can map
+ * @spare: the invalidated verbs MR of the last registration, kept for the
+ *	next one
  * @frsg: @max_pages entries the fast-register posting path fills
  * @work: runs the pending request
  * @cb: its completion
@@ -515,6 +522,7 @@ struct ndk_mr {
 	bool mapped;
 	bool remote;
 	u32 max_pages;
+	struct ib_mr *spare;
 	struct scatterlist *frsg;
 	struct work_struct work;
 	NDK_FN_REQUEST_COMPLETION cb;
@@ -654,14 +662,23 @@ enum ndk_conn_state {
 	NDK_CONN_DONE,		/* disconnected, rejected or failed */
 };
 
+/* A connection's address: only AF_INET and AF_INET6 are used. */
+union ndk_sockaddr {
+	struct sockaddr sa;
+	struct sockaddr_in in;
+	struct sockaddr_in6 in6;
+};
+
 /**
  * struct ndk_connector - an NDK_CONNECTOR
  * @ndk: the public object
  * @obj: lifetime state; successor of the adapter (and of its listener
  *	when it came from one)
- * @id: the rdma_cm id; destroyed only from ndk_wq, never from its handler
- * @id_lock: serializes the id's destruction at close with the DREP work
+ * @id: the rdma_cm id; destroyed only by the cancel work, never from its
+ *	handler
  * @iwarp: the transport has no RTU step
+ * @flushed: the QP was moved to the error state; written only in the
+ *	id's event handler and in work items that the close waits for
  * @lock: protects @state and the pending request
  * @state: enum ndk_conn_state
  * @qp: QP of the connection, referenced while associated
@@ -671,25 +688,32 @@ enum ndk_conn_state {
  * @disc_cb_ex: the Ex form
  * @disc_ctx: their context
  * @work: performs the pending request's steps that may sleep
- * @drep_work: answers a disconnect the peer started
  * @cancel_work: ends everything pending when the consumer closes
  * @param: what this side sends: limits and private data
- * @pdata: private data this side sends
+ * @pdata: private data this side sends, allocated to its size; NULL
+ *	while there is none
  * @ird: effective inbound read limit
  * @ord: effective outbound read limit
- * @peer_pdata: private data the peer sent with request, reply or reject
+ * @peer_pdata: private data the peer sent with request, reply or reject,
+ *	allocated to its size
  * @rds: size of @peer_pdata the transport delivered
  * @src: source address of NdkConnect
  * @dst: destination address of NdkConnect
  * @sep: shared endpoint it connects from, if any
  * @sep_node: entry in @sep's list of connectors
+ *
+ * Private data is allocated only when there is some, since a connector
+ * usually carries none: two NDK_PDATA_MAX arrays would more than double
+ * its size.
  */
 struct ndk_connector {
 	NDK_CONNECTOR ndk;
 	struct ndk_obj obj;
 	struct rdma_cm_id *id;
-	struct mutex id_lock; /* see above */
 	bool iwarp;
+	bool flushed;
+	u8 ird;
+	u8 ord;
 	spinlock_t lock; /* see above */
 	enum ndk_conn_state state;
 	struct ndk_qp *qp;
@@ -699,16 +723,13 @@ struct ndk_connector {
 	NDK_FN_DISCONNECT_EVENT_CALLBACK_EX disc_cb_ex;
 	void *disc_ctx;
 	struct work_struct work;
-	struct work_struct drep_work;
 	struct work_struct cancel_work;
 	struct rdma_conn_param param;
-	u8 pdata[NDK_PDATA_MAX];
-	u8 ird;
-	u8 ord;
-	u8 peer_pdata[NDK_PDATA_MAX];
+	u8 *pdata;
+	u8 *peer_pdata;
 	u32 rds;
-	struct sockaddr_storage src;
-	struct sockaddr_storage dst;
+	union ndk_sockaddr src;
+	union ndk_sockaddr dst;
 	struct ndk_sep *sep;
 	struct list_head sep_node;
 };
@@ -780,6 +801,7 @@ NTSTATUS ndk_create_listener(NDK_ADAPTER *pNdkAdapter,
 			     PVOID RequestContext,
 			     NDK_LISTENER **ppNdkListener);
 struct ndk_connector *ndk_connector_alloc(struct ndk_adapter *adapter,
+					  const struct rdma_conn_param *req,
 					  gfp_t gfp);
 void ndk_connector_adopt(struct ndk_connector *conn, struct rdma_cm_id *id,
 			 struct rdma_cm_event *ev);

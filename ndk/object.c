@@ -173,6 +173,21 @@ static void ndk_obj_work(struct work_struct *work)
 }
 
 /**
+ * ndk_obj_put_may_sleep() - drop a reference where sleeping is fine
+ * @obj: an object other than an adapter
+ *
+ * For a work item of @obj that touches nothing of it afterwards: if this
+ * was the last reference, the close finishes here rather than in one more
+ * trip through ndk_wq.
+ */
+void ndk_obj_put_may_sleep(struct ndk_obj *obj)
+{
+	might_sleep();
+	if (refcount_dec_and_test(&obj->refs))
+		ndk_obj_work(&obj->work);
+}
+
+/**
  * ndk_obj_create_async() - finish creating an object on ndk_wq
  * @obj: an object set up with ndk_obj_init()
  * @cb: the consumer's create completion

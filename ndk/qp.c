@@ -38,23 +38,31 @@ static NTSTATUS ndk_qp_create(struct ndk_obj *obj)
 {
 	struct ndk_qp *qp = container_of(obj, struct ndk_qp, obj);
 	struct ndk_pd *pd = container_of(obj->parent, struct ndk_pd, obj);
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.qp_context = qp,
+		.send_cq = qp->icq->ibcq,
+		.recv_cq = qp->rcq->ibcq,
+		.srq = qp->srq ? qp->srq->ibsrq : NULL,
+		.cap = qp->cap,
+	};
 	struct ib_qp *ibqp;
 
-	qp->init.send_cq = qp->icq->ibcq;
-	qp->init.recv_cq = qp->rcq->ibcq;
 	qp->isge = NDK_FI_NULL(kcalloc(max(qp->max_isge, 1U),
 				       sizeof(*qp->isge), GFP_KERNEL));
 	qp->rsge = NDK_FI_NULL(kcalloc(max(qp->max_rsge, 1U),
 				       sizeof(*qp->rsge), GFP_KERNEL));
 	if (!qp->isge || !qp->rsge)
 		return STATUS_INSUFFICIENT_RESOURCES;
-	ibqp = NDK_FI_PTR(ib_create_qp(pd->ibpd, &qp->init));
+	ibqp = NDK_FI_PTR(ib_create_qp(pd->ibpd, &init));
 	if (IS_ERR(ibqp))
 		return ndk_status_from_errno(PTR_ERR(ibqp));
 	qp->ibqp = ibqp;
+	qp->cap = init.cap;
 	/* Sized by what the device granted, which may exceed the request. */
-	if (ndk_ring_init(&qp->sq, qp->init.cap.max_send_wr) ||
-	    (!qp->srq && ndk_ring_init(&qp->rq, qp->init.cap.max_recv_wr)))
+	if (ndk_ring_init(&qp->sq, qp->cap.max_send_wr) ||
+	    (!qp->srq && ndk_ring_init(&qp->rq, qp->cap.max_recv_wr)))
 		return STATUS_INSUFFICIENT_RESOURCES;
 	return ndk_status_from_errno(ndk_qp_to_init(qp));
 }
@@ -98,7 +106,7 @@ static void ndk_qp_free(struct ndk_obj *obj)
 	ndk_ring_free(&qp->rq);
 	kfree(qp->isge);
 	kfree(qp->rsge);
-	kfree(qp);
+	kmem_cache_free(ndk_qp_cache, qp);
 }
 
 static const struct ndk_obj_ops ndk_qp_ops = {
@@ -538,7 +546,7 @@ static NTSTATUS ndk_qp_new(struct ndk_pd *pd, NDK_CQ *pReceiveCq,
 	    InlineDataSize > info->MaxInlineDataSize)
 		return STATUS_INVALID_PARAMETER;
 
-	qp = NDK_FI_NULL(kzalloc(sizeof(*qp), GFP_ATOMIC));
+	qp = NDK_FI_NULL(kmem_cache_zalloc(ndk_qp_cache, GFP_ATOMIC));
 	if (!qp)
 		return STATUS_INSUFFICIENT_RESOURCES;
 	qp->ndk.Dispatch = &ndk_qp_dispatch;
@@ -546,14 +554,11 @@ static NTSTATUS ndk_qp_new(struct ndk_pd *pd, NDK_CQ *pReceiveCq,
 	qp->rcq = rcq;
 	qp->icq = icq;
 	qp->srq = srq;
-	qp->init.qp_type = IB_QPT_RC;
-	qp->init.sq_sig_type = IB_SIGNAL_REQ_WR;
-	qp->init.qp_context = qp;
-	qp->init.cap.max_recv_wr = ReceiveQueueDepth;
-	qp->init.cap.max_send_wr = InitiatorQueueDepth;
-	qp->init.cap.max_recv_sge = MaxReceiveRequestSge;
-	qp->init.cap.max_send_sge = MaxInitiatorRequestSge;
-	qp->init.cap.max_inline_data = InlineDataSize;
+	qp->cap.max_recv_wr = ReceiveQueueDepth;
+	qp->cap.max_send_wr = InitiatorQueueDepth;
+	qp->cap.max_recv_sge = MaxReceiveRequestSge;
+	qp->cap.max_send_sge = MaxInitiatorRequestSge;
+	qp->cap.max_inline_data = InlineDataSize;
 	qp->max_rsge = MaxReceiveRequestSge;
 	qp->max_isge = MaxInitiatorRequestSge;
 	qp->inline_size = InlineDataSize;
@@ -562,10 +567,8 @@ static NTSTATUS ndk_qp_new(struct ndk_pd *pd, NDK_CQ *pReceiveCq,
 		     &pd->obj);
 	ndk_obj_add_antecedent(&qp->obj, &rcq->obj);
 	ndk_obj_add_antecedent(&qp->obj, &icq->obj);
-	if (srq) {
-		qp->init.srq = srq->ibsrq;
+	if (srq)
 		ndk_obj_add_antecedent(&qp->obj, &srq->obj);
-	}
 	return ndk_obj_create_async(&qp->obj, CreateCompletion,
 				    RequestContext);
 }

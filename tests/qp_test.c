@@ -74,8 +74,8 @@ static void ndk_qp_create_close_test(struct kunit *test)
 	struct ndk_qp *p = container_of(qp, struct ndk_qp, ndk);
 
 	KUNIT_EXPECT_EQ(test, p->ibqp->qp_type, IB_QPT_RC);
-	KUNIT_EXPECT_GE(test, p->init.cap.max_recv_wr, 16U);
-	KUNIT_EXPECT_GE(test, p->init.cap.max_send_wr, 16U);
+	KUNIT_EXPECT_GE(test, p->cap.max_recv_wr, 16U);
+	KUNIT_EXPECT_GE(test, p->cap.max_send_wr, 16U);
 	/* Completions of this QP carry the consumer's QPContext. */
 	KUNIT_EXPECT_PTR_EQ(test, ndk_qp_context(p->ibqp), (void *)0x1234);
 	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);

@@ -10,7 +10,11 @@
  *   ndkperf: result workload=W mode=M size=S depth=D iters=N ns=T post_ns=P round=R
  *
  * T is the time of the N timed iterations, P the part of it spent in the
- * posting calls of the bandwidth workloads (0 elsewhere). The workload
+ * posting calls of the bandwidth workloads (0 elsewhere); the line goes on
+ * with the time spent in polling calls and the completions they returned,
+ * and with the slab allocations made during the timed iterations (any
+ * context, counted through the kmalloc and kmem_cache_alloc tracepoints)
+ * and how many of them ndk.ko made. The workload
  * loops below are shared, so both modes pay the same harness costs and
  * differ only in what struct perf_ops calls. With mode=both the two are
  * set up side by side and the timed iterations alternate between them in
@@ -20,10 +24,12 @@
 #define pr_fmt(fmt) "ndkperf: " fmt
 
 #include <linux/inetdevice.h>
+#include <linux/kallsyms.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/netdevice.h>
 #include <linux/sched.h>
+#include <trace/events/kmem.h>
 #include "ndkperf.h"
 
 static char *workload = "send_lat";
@@ -79,8 +85,103 @@ struct perf_run {
 	u64 rx[2];
 	u64 tx[2];
 	u64 post_ns;
+	u64 poll_ns;	/* bandwidth workloads: time in polling calls */
+	u64 polled;	/* and the completions they returned */
 	u32 seq;	/* write_lat: round trips so far */
 };
+
+/*
+ * Slab allocations during the timed iterations, per mode and call site,
+ * from the kmem tracepoints: every allocation of any context counts, so
+ * the driver's own (rxe allocates a packet per request) count in both
+ * modes alike. Sites are told apart after the run, by symbol.
+ */
+#define PERF_SITES	64
+
+struct perf_site {
+	unsigned long ip;
+	u64 n;
+};
+
+static struct perf_allocs {
+	raw_spinlock_t lock;	/* the probes run in any context */
+	int mode;		/* counting for this mode; -1: not counting */
+	struct perf_site site[2][PERF_SITES];
+	u64 other[2];		/* allocations of sites beyond PERF_SITES */
+} perf_allocs = {
+	.lock = __RAW_SPIN_LOCK_UNLOCKED(perf_allocs.lock),
+	.mode = -1,
+};
+
+static void perf_alloc_count(unsigned long ip)
+{
+	struct perf_allocs *a = &perf_allocs;
+	struct perf_site *site;
+	unsigned long flags;
+	int m, i;
+
+	if (READ_ONCE(a->mode) < 0)
+		return;
+	raw_spin_lock_irqsave(&a->lock, flags);
+	m = a->mode;
+	for (i = 0; m >= 0 && i < PERF_SITES; i++) {
+		site = &a->site[m][i];
+		if (site->ip == ip || !site->ip) {
+			site->ip = ip;
+			site->n++;
+			break;
+		}
+	}
+	if (m >= 0 && i == PERF_SITES)
+		a->other[m]++;
+	raw_spin_unlock_irqrestore(&a->lock, flags);
+}
+
+static void perf_kmalloc(void *data, unsigned long call_site,
+			 const void *ptr, size_t bytes_req, size_t bytes_alloc,
+			 gfp_t gfp_flags, int node)
+{
+	perf_alloc_count(call_site);
+}
+
+static void perf_kmem_cache_alloc(void *data, unsigned long call_site,
+				  const void *ptr, struct kmem_cache *s,
+				  gfp_t gfp_flags, int node)
+{
+	perf_alloc_count(call_site);
+}
+
+static void perf_count_allocs(int mode)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&perf_allocs.lock, flags);
+	perf_allocs.mode = mode;
+	raw_spin_unlock_irqrestore(&perf_allocs.lock, flags);
+}
+
+/*
+ * Allocations of mode @m: all, and ndk.ko's, whose sites print with
+ * "[ndk]"; each site is printed too.
+ */
+static void perf_alloc_totals(int m, const char *name, u64 *all, u64 *ndk)
+{
+	struct perf_site *site;
+	char sym[KSYM_SYMBOL_LEN];
+	int i;
+
+	*all = perf_allocs.other[m];
+	*ndk = 0;
+	for (i = 0; i < PERF_SITES && perf_allocs.site[m][i].ip; i++) {
+		site = &perf_allocs.site[m][i];
+		sprint_symbol(sym, site->ip);
+		*all += site->n;
+		if (strstr(sym, " [ndk]"))
+			*ndk += site->n;
+		pr_info("allocsite workload=%s mode=%s n=%llu site=%s\n",
+			workload, name, site->n, sym);
+	}
+}
 
 /* Reap what side @side's CQ holds; returns how many, or an error. */
 static int perf_poll(struct perf_run *r, int side)
@@ -245,13 +346,19 @@ static int perf_stream(struct perf_run *r, u32 n)
 		}
 		if (k)
 			r->post_ns += ktime_to_ns(ktime_sub(ktime_get(), t));
+		t = ktime_get();
 		err = perf_poll(r, 0);
+		r->poll_ns += ktime_to_ns(ktime_sub(ktime_get(), t));
 		if (err < 0)
 			return err;
+		r->polled += err;
 		if (is_send) {
+			t = ktime_get();
 			err = perf_poll(r, 1);
+			r->poll_ns += ktime_to_ns(ktime_sub(ktime_get(), t));
 			if (err < 0)
 				return err;
+			r->polled += err;
 			err = perf_post_recv(r, 1, 2 * c->depth);
 			if (err)
 				return err;
@@ -325,13 +432,16 @@ static int perf_start(struct perf_run *r, const struct perf_ops *ops,
 	if (!err)
 		err = perf_iterate(r, warm, &ns);
 	r->post_ns = 0;
+	r->poll_ns = 0;
+	r->polled = 0;
 	return err;
 }
 
 /* Let the last requests finish, print the result and tear down. */
-static int perf_finish(struct perf_run *r, int err, u64 ns)
+static int perf_finish(struct perf_run *r, int m, int err, u64 ns)
 {
 	const struct perf_cfg *cfg = r->cfg;
+	u64 allocs, ndk_allocs;
 
 	r->deadline = jiffies + PERF_TIMEOUT;
 	while (!err && (r->sq_out[0] || r->sq_out[1])) {
@@ -341,10 +451,12 @@ static int perf_finish(struct perf_run *r, int err, u64 ns)
 		if (err >= 0)
 			err = perf_spin(r);
 	}
+	perf_alloc_totals(m, r->ops->name, &allocs, &ndk_allocs);
 	if (!err)
-		pr_info("result workload=%s mode=%s size=%u depth=%u iters=%u ns=%llu post_ns=%llu round=%u\n",
+		pr_info("result workload=%s mode=%s size=%u depth=%u iters=%u ns=%llu post_ns=%llu round=%u poll_ns=%llu polled=%llu allocs=%llu ndk_allocs=%llu\n",
 			perf_names[cfg->wl], r->ops->name, cfg->size,
-			cfg->depth, cfg->iters, ns, r->post_ns, round);
+			cfg->depth, cfg->iters, ns, r->post_ns, round,
+			r->poll_ns, r->polled, allocs, ndk_allocs);
 	r->ops->teardown(r->st);
 	return err;
 }
@@ -360,24 +472,33 @@ static int perf_run(const struct perf_ops **ops, struct perf_cfg *cfg,
 	u32 chunk = n > 1 ? max(cfg[0].iters / PERF_CHUNKS, 1U) : cfg[0].iters;
 	u32 done = 0, k;
 	u64 ns[2] = { }, one;
-	int err = 0, m, started;
+	int err = 0, m, i, c, started;
 
 	for (started = 0; started < n && !err; started++)
 		err = perf_start(&r[started], ops[started], &cfg[started]);
 	if (err)
 		started--;
-	while (!err && done < cfg[0].iters) {
+	for (c = 0; !err && done < cfg[0].iters; c++) {
 		k = min(chunk, cfg[0].iters - done);
-		for (m = 0; m < n && !err; m++) {
+		for (i = 0; i < n && !err; i++) {
+			/*
+			 * Every other chunk in the other order (A B B A ...),
+			 * so that neither mode always runs right after the
+			 * other's work, with the caches and the host's load
+			 * that leaves.
+			 */
+			m = c % 2 ? n - 1 - i : i;
 			r[m].deadline = jiffies + PERF_TIMEOUT;
+			perf_count_allocs(m);
 			err = perf_iterate(&r[m], k, &one);
+			perf_count_allocs(-1);
 			ns[m] += one;
 		}
 		done += k;
 	}
 	for (m = 0; m < n; m++) {
 		if (m < started) {
-			int e = perf_finish(&r[m], err, ns[m]);
+			int e = perf_finish(&r[m], m, err, ns[m]);
 
 			err = err ?: e;
 		} else if (m == started && !IS_ERR_OR_NULL(r[m].st)) {
@@ -419,7 +540,16 @@ static int __init perf_init(void)
 	cfg[1] = cfg[0];
 	cfg[1].port = PERF_PORT + 1;
 
-	err = perf_run(ops, cfg, n);
+	err = register_trace_kmalloc(perf_kmalloc, NULL);
+	if (err)
+		return err;
+	err = register_trace_kmem_cache_alloc(perf_kmem_cache_alloc, NULL);
+	if (!err) {
+		err = perf_run(ops, cfg, n);
+		unregister_trace_kmem_cache_alloc(perf_kmem_cache_alloc, NULL);
+	}
+	unregister_trace_kmalloc(perf_kmalloc, NULL);
+	tracepoint_synchronize_unregister();
 	if (err)
 		pr_err("workload=%s mode=%s failed: %d\n", workload, mode, err);
 	return 0;

@@ -550,7 +550,7 @@ static void np_sizes(void *st)
 	struct np *p = st;
 
 	perf_print_sizes(p->pd, p->sd[0].cq, p->sd[0].qp, p->sd[0].mr,
-			 p->sd[0].conn);
+			 p->sd[0].conn, p->sd[1].conn);
 }
 
 const struct perf_ops perf_ndk_ops = {

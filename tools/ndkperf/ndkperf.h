@@ -78,6 +78,6 @@ extern const struct perf_ops perf_ndk_ops;
 extern const struct perf_ops perf_raw_ops;
 
 void perf_print_sizes(NDK_PD *pd, NDK_CQ *cq, NDK_QP *qp, NDK_MR *mr,
-		      NDK_CONNECTOR *conn);
+		      NDK_CONNECTOR *active, NDK_CONNECTOR *passive);
 
 #endif /* _NDKPERF_H */

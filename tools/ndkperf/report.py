@@ -12,6 +12,7 @@ and raw back to back, so the pair shares the machine's load).
 """
 
 import csv
+import math
 import os
 import re
 import statistics
@@ -34,9 +35,22 @@ METRICS = {
 BW = [('rate_mpps', lambda r: r['iters'] / r['ns'] * 1e3, 'high'),
       ('bw_mibps', lambda r: r['iters'] * r['size'] / r['ns'] * 1e9 / 2**20,
        'high'),
-      ('post_ns', lambda r: r['post_ns'] / r['iters'], 'low')]
+      ('post_ns', lambda r: r['post_ns'] / r['iters'], 'low'),
+      ('poll_ns', lambda r: r['poll_ns'] / r['polled'] if r.get('polled')
+       else None, 'low')]
 for wl in ('send_bw', 'write_bw', 'read_bw'):
     METRICS[wl] = BW
+# Slab allocations during the timed iterations, any context: per
+# iteration (round trip, message, registration, connection, poll), and
+# the total made by ndk.ko itself.
+ALLOCS = [('allocs_per_op', lambda r: r['allocs'] / r['iters']
+           if 'allocs' in r else None, 'low'),
+          ('ndk_allocs', lambda r: r.get('ndk_allocs'), 'low')]
+for wl in METRICS:
+    METRICS[wl] = METRICS[wl] + ALLOCS
+# The workloads that only post and poll.
+FAST_PATH = ('send_lat', 'write_lat', 'send_bw', 'write_bw', 'read_bw',
+             'poll_empty')
 
 # perftest program output columns: (workload, size, metric) -> column
 PERFTEST_COLS = {
@@ -92,7 +106,9 @@ def perftest_value(perftest, wl, size, metric):
     col = PERFTEST_COLS.get(wl, {}).get(metric)
     if not cols or col is None or int(cols[0]) != size:
         return None
-    return float(cols[col])
+    # perftest prints inf or nan when its own clock calibration failed.
+    v = float(cols[col])
+    return v if math.isfinite(v) else None
 
 
 def summarise(results, perftest):
@@ -182,6 +198,12 @@ def table(rows):
 def targets(rows):
     lines = []
     by = {(wl, size, metric): s for wl, size, metric, s in rows}
+    fast = [s for wl, size, metric, s in rows
+            if wl in FAST_PATH and metric == 'ndk_allocs']
+    if fast:
+        n = sum(sum(s['ndk']) for s in fast)
+        lines.append(f'  fast path: {n} allocations by ndk.ko over every '
+                     f"round (target 0) {'holds' if not n else 'MISSED'}")
     for wl, size, metric, bound, sense, what in TARGETS:
         s = by.get((wl, size, metric))
         if not s or not s['ratio']:
@@ -208,7 +230,8 @@ def chart(outdir, rows):
     nratio = 0
     with open(ratio_dat, 'w') as f:
         for wl, size, metric, s in rows:
-            if s['ratio'] and metric not in ('post_ns', 'bw_mibps'):
+            if s['ratio'] and metric not in ('post_ns', 'poll_ns', 'bw_mibps',
+                                              'allocs_per_op', 'ndk_allocs'):
                 nratio += 1
                 f.write(f'"{wl} {size} {metric}" {med(s["ratio"]):.4f} '
                         f'{min(s["ratio"]):.4f} {max(s["ratio"]):.4f}\n')

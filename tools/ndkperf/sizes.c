@@ -27,31 +27,42 @@ static size_t perf_ring(const struct ndk_wr_ring *ring)
 	       perf_alloc(ring->type, n * sizeof(*ring->type));
 }
 
+static void perf_print_conn(const char *name, NDK_CONNECTOR *conn)
+{
+	struct ndk_connector *n = container_of(conn, struct ndk_connector, ndk);
+
+	/* extra: the private data buffers, the peer's being what it sent */
+	pr_info("size object=%s struct=%zu alloc=%zu extra=%zu rds=%u addresses=%zu\n",
+		name, sizeof(*n), perf_alloc(n, sizeof(*n)),
+		perf_alloc(n->pdata, 1) + perf_alloc(n->peer_pdata, n->rds),
+		n->rds, sizeof(n->src) + sizeof(n->dst));
+}
+
 void perf_print_sizes(NDK_PD *pd, NDK_CQ *cq, NDK_QP *qp, NDK_MR *mr,
-		      NDK_CONNECTOR *conn)
+		      NDK_CONNECTOR *active, NDK_CONNECTOR *passive)
 {
 	struct ndk_pd *p = container_of(pd, struct ndk_pd, ndk);
 	struct ndk_cq *c = container_of(cq, struct ndk_cq, ndk);
 	struct ndk_qp *q = container_of(qp, struct ndk_qp, ndk);
 	struct ndk_mr *m = container_of(mr, struct ndk_mr, ndk);
-	struct ndk_connector *n = container_of(conn, struct ndk_connector, ndk);
 
 	pr_info("size object=pd struct=%zu alloc=%zu extra=0\n",
 		sizeof(*p), perf_alloc(p, sizeof(*p)));
 	pr_info("size object=cq struct=%zu alloc=%zu extra=0 poll_buffer=%zu\n",
 		sizeof(*c), perf_alloc(c, sizeof(*c)), sizeof(c->wc));
-	pr_info("size object=qp struct=%zu alloc=%zu extra=%zu sq_slots=%u rq_slots=%u\n",
+	pr_info("size object=qp struct=%zu alloc=%zu extra=%zu sge=%zu rings=%zu sq_slots=%u rq_slots=%u\n",
 		sizeof(*q), perf_alloc(q, sizeof(*q)),
 		perf_alloc(q->isge, sizeof(*q->isge)) +
 		perf_alloc(q->rsge, sizeof(*q->rsge)) +
+		perf_ring(&q->sq) + perf_ring(&q->rq),
+		perf_alloc(q->isge, sizeof(*q->isge)) +
+		perf_alloc(q->rsge, sizeof(*q->rsge)),
 		perf_ring(&q->sq) + perf_ring(&q->rq),
 		q->sq.mask + 1, q->rq.mask + 1);
 	pr_info("size object=mr struct=%zu alloc=%zu extra=%zu\n",
 		sizeof(*m), perf_alloc(m, sizeof(*m)),
 		perf_alloc(m->sgt.sgl,
 			   m->sgt.orig_nents * sizeof(struct scatterlist)));
-	pr_info("size object=connector struct=%zu alloc=%zu extra=0 private_data=%zu addresses=%zu\n",
-		sizeof(*n), perf_alloc(n, sizeof(*n)),
-		sizeof(n->pdata) + sizeof(n->peer_pdata),
-		sizeof(n->src) + sizeof(n->dst));
+	perf_print_conn("connector", active);
+	perf_print_conn("connector_passive", passive);
 }
