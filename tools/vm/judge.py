@@ -71,6 +71,23 @@ def runs_of(lines):
     return runs
 
 
+def renumber_suites(body):
+    """Number the suites' result lines 1, 2, ... in order.
+
+    KUnit restarts its suite count whenever any module is unloaded (6.1's
+    __kunit_test_suites_exit), and ndk_removal unloads the RDMA driver:
+    its own result line then says 1, which kunit.py takes for an error.
+    """
+    out, n = [], 0
+    for line in body:
+        match = SUITE_RESULT.match(line)
+        if match:
+            n += 1
+            line = re.sub(r"^((?:not )?ok) \d+", rf"\g<1> {n}", line)
+        out.append(line)
+    return out
+
+
 def ktap_of_module(body, path):
     """The suites of one load of the test module, as a KTAP document.
 
@@ -78,6 +95,7 @@ def ktap_of_module(body, path):
     get, which kunit.py needs; add it, counting the suites' result lines.
     """
     body = [re.sub(TS, "", line, count=1) for line in body]
+    body = renumber_suites(body)
     suites = sum(1 for line in body if SUITE_RESULT.match(line))
     with open(path, "w") as f:
         f.write(f"KTAP version 1\n1..{suites}\n")
