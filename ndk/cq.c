@@ -154,55 +154,57 @@ static NDK_OPERATION_TYPE ndk_wc_type(const struct ib_wc *wc)
 	}
 }
 
-/* The ring of the queue a completion's wr_id names, or NULL. */
-static struct ndk_wr_ring *ndk_wc_ring(const struct ib_wc *wc)
+/*
+ * Fill @r from @wc and set *@type, under rcu_read_lock(). The QP or SRQ
+ * that posted the request is found from the wr_id (see ndk_wr_owner()).
+ *
+ * Return: false, leaving @r alone, when that QP or SRQ is closed: the
+ * completion is dropped.
+ */
+static bool ndk_wc_to_result(const struct ib_wc *wc, NDK_RESULT *r,
+			     NDK_OPERATION_TYPE *type)
 {
-	struct ndk_qp *qp = wc->qp ? wc->qp->qp_context : NULL;
-
-	if (!qp)
-		return NULL;
-	switch (wc->wr_id >> NDK_WR_KIND_SHIFT) {
-	case NDK_WR_SQ:
-		return &qp->sq;
-	case NDK_WR_RQ:
-		return &qp->rq;
-	case NDK_WR_SRQ:
-		return qp->srq ? &qp->srq->ring : NULL;
-	default:
-		return NULL;
-	}
-}
-
-/* Fill @r from @wc; returns the operation type. */
-static NDK_OPERATION_TYPE ndk_wc_to_result(const struct ib_wc *wc,
-					   NDK_RESULT *r)
-{
-	struct ndk_wr_ring *ring = ndk_wc_ring(wc);
-	NDK_OPERATION_TYPE type;
+	u64 kind = wc->wr_id >> NDK_WR_KIND_SHIFT;
+	struct ndk_wr_ring *ring;
+	struct ndk_srq *srq;
+	struct ndk_qp *qp;
+	struct ndk_obj *owner;
 	u32 slot;
 
-	if (ring && wc->wr_id >> NDK_WR_KIND_SHIFT == NDK_WR_SRQ)
-		ndk_srq_consumed(container_of(ring, struct ndk_srq, ring));
-	if (ring) {
+	if (!kind) {
+		r->RequestContext = (void *)(uintptr_t)wc->wr_id;
+		r->QPContext = ndk_qp_context(wc->qp);
+		*type = ndk_wc_type(wc);
+	} else {
+		owner = ndk_wr_owner(wc->wr_id);
+		if (unlikely(!owner))
+			return false;
+		if (kind == NDK_WR_SRQ) {
+			srq = container_of(owner, struct ndk_srq, obj);
+			ndk_srq_consumed(srq);
+			ring = &srq->ring;
+			r->QPContext = ndk_srq_qp_context(srq, wc->qp);
+		} else {
+			qp = container_of(owner, struct ndk_qp, obj);
+			ring = kind == NDK_WR_SQ ? &qp->sq : &qp->rq;
+			r->QPContext = qp->context;
+		}
 		slot = wc->wr_id & ring->mask;
 		r->RequestContext = ring->ctx[slot];
-		type = ring->type[slot];
-	} else {
-		r->RequestContext = (void *)(uintptr_t)wc->wr_id;
-		type = ndk_wc_type(wc);
+		*type = ring->type[slot];
 	}
 	r->Status = ndk_status_from_wc(wc->status);
-	r->QPContext = ndk_qp_context(wc->qp);
 	r->BytesTransferred = 0;
 	if (wc->status != IB_WC_SUCCESS)
-		return type;
-	if (type == NdkOperationTypeReceive &&
+		return true;
+	if (*type == NdkOperationTypeReceive &&
 	    (wc->wc_flags & IB_WC_WITH_INVALIDATE))
-		type = NdkOperationTypeReceiveAndInvalidate;
-	if (type == NdkOperationTypeReceive || type == NdkOperationTypeRead ||
-	    type == NdkOperationTypeReceiveAndInvalidate)
+		*type = NdkOperationTypeReceiveAndInvalidate;
+	if (*type == NdkOperationTypeReceive ||
+	    *type == NdkOperationTypeRead ||
+	    *type == NdkOperationTypeReceiveAndInvalidate)
 		r->BytesTransferred = wc->byte_len;
-	return type;
+	return true;
 }
 
 /* Count a polled batch on this CPU: no lock, no atomic, no allocation. */
@@ -224,19 +226,22 @@ static ULONG ndk_get_cq_results(NDK_CQ *pNdkCq, NDK_RESULT Results[],
 				ULONG nResults)
 {
 	struct ndk_cq *cq = to_ndk_cq(pNdkCq);
+	NDK_OPERATION_TYPE type;
 	ULONG done = 0;
 	int i, n;
 
+	rcu_read_lock();
 	while (done < nResults) {
 		n = ib_poll_cq(cq->ibcq, min_t(ULONG, nResults - done,
 					       NDK_CQ_POLL_BATCH), cq->wc);
-		for (i = 0; i < n; i++)
-			ndk_wc_to_result(&cq->wc[i], &Results[done + i]);
 		if (n <= 0)
 			break;
+		for (i = 0; i < n; i++)
+			done += ndk_wc_to_result(&cq->wc[i], &Results[done],
+						 &type);
 		ndk_cq_count(cq, n);
-		done += n;
 	}
+	rcu_read_unlock();
 	return done;
 }
 
@@ -244,28 +249,33 @@ static ULONG ndk_get_cq_results_ex(NDK_CQ *pNdkCq, NDK_RESULT_EX Results[],
 				   ULONG nResults)
 {
 	struct ndk_cq *cq = to_ndk_cq(pNdkCq);
+	NDK_OPERATION_TYPE type;
 	const struct ib_wc *wc;
 	NDK_RESULT_EX *r;
 	ULONG done = 0;
 	int i, n;
 
+	rcu_read_lock();
 	while (done < nResults) {
 		n = ib_poll_cq(cq->ibcq, min_t(ULONG, nResults - done,
 					       NDK_CQ_POLL_BATCH), cq->wc);
-		for (i = 0; i < n; i++) {
-			wc = &cq->wc[i];
-			r = &Results[done + i];
-			r->Type = ndk_wc_to_result(wc, (NDK_RESULT *)r);
-			r->ProviderErrorCode = wc->vendor_err;
-			r->TypeSpecificCompletionOutput =
-				r->Type == NdkOperationTypeReceiveAndInvalidate ?
-				wc->ex.invalidate_rkey : 0;
-		}
 		if (n <= 0)
 			break;
+		for (i = 0; i < n; i++) {
+			wc = &cq->wc[i];
+			r = &Results[done];
+			if (!ndk_wc_to_result(wc, (NDK_RESULT *)r, &type))
+				continue;
+			r->Type = type;
+			r->ProviderErrorCode = wc->vendor_err;
+			r->TypeSpecificCompletionOutput =
+				type == NdkOperationTypeReceiveAndInvalidate ?
+				wc->ex.invalidate_rkey : 0;
+			done++;
+		}
 		ndk_cq_count(cq, n);
-		done += n;
 	}
+	rcu_read_unlock();
 	return done;
 }
 

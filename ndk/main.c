@@ -419,7 +419,11 @@ static void __exit ndk_exit(void)
 {
 	ib_unregister_client(&ndk_ib_client);
 	ndk_debugfs_exit();
-	/* The last objects are freed on ndk_wq. */
+	/*
+	 * The last objects are freed on ndk_wq, QPs and SRQs only once a
+	 * grace period has queued their work there.
+	 */
+	rcu_barrier();
 	destroy_workqueue(ndk_wq);
 	ndk_slab_exit();
 }

@@ -413,26 +413,39 @@ NTSTATUS ndk_cq_moderation(ULONG interval, ULONG count, ULONG depth,
  * @type: NDK_OPERATION_TYPE of each slot
  * @mask: slots - 1; there are more slots than the queue holds requests
  * @head: the next slot; the consumer serializes posting to the queue
+ * @tag: the owner's object id, placed as in a wr_id
  *
- * A work request's wr_id names its queue and slot, so a completion finds
- * its RequestContext and operation type even when the device reports no
- * opcode, as it may for errors and flushed requests.
+ * A work request's wr_id names its queue's owner, the queue and the
+ * slot, so a completion finds its RequestContext and operation type even
+ * when the device reports no opcode, as it may for errors and flushed
+ * requests; and it finds them without wc->qp, which dangles once the QP
+ * is destroyed.
  */
 struct ndk_wr_ring {
 	void **ctx;
 	u16 *type;
 	u32 mask;
 	u32 head;
+	u64 tag;
 };
 
-/* The queue a wr_id's top bits name; 0 is a request ndk did not post. */
+/*
+ * A wr_id: the queue's kind in the top two bits (0 for a request ndk did
+ * not post), the owning QP's or SRQ's object id below, the slot in the
+ * low 32 bits. @tag of a ring holds the id part.
+ */
 #define NDK_WR_SQ		1ULL
 #define NDK_WR_RQ		2ULL
 #define NDK_WR_SRQ		3ULL
 #define NDK_WR_KIND_SHIFT	62
+#define NDK_WR_ID_SHIFT		32
+#define NDK_WR_ID_MASK		((1U << (NDK_WR_KIND_SHIFT - NDK_WR_ID_SHIFT)) - 1)
 
 int ndk_ring_init(struct ndk_wr_ring *ring, u32 depth);
 void ndk_ring_free(struct ndk_wr_ring *ring);
+int ndk_wr_owner_add(struct ndk_obj *obj, struct ndk_wr_ring *ring);
+void ndk_wr_owner_del(struct ndk_obj *obj);
+struct ndk_obj *ndk_wr_owner(u64 wr_id);
 
 /* Fill the next slot and return the wr_id naming it; no allocation. */
 static inline u64 ndk_ring_slot(struct ndk_wr_ring *ring, u64 kind,
@@ -442,7 +455,7 @@ static inline u64 ndk_ring_slot(struct ndk_wr_ring *ring, u64 kind,
 
 	ring->ctx[slot] = ctx;
 	ring->type[slot] = type;
-	return kind << NDK_WR_KIND_SHIFT | slot;
+	return kind << NDK_WR_KIND_SHIFT | ring->tag | slot;
 }
 
 /**
@@ -466,6 +479,8 @@ static inline u64 ndk_ring_slot(struct ndk_wr_ring *ring, u64 kind,
  * @sq: slots of the initiator queue
  * @rq: slots of the receive queue (unused with an SRQ)
  * @flush_work: moves the QP to the error state for NdkFlush
+ * @srq_node: entry in the SRQ's @qps
+ * @free_work: frees the QP after a grace period, for the poll path
  */
 struct ndk_qp {
 	NDK_QP ndk;
@@ -486,6 +501,8 @@ struct ndk_qp {
 	struct ndk_wr_ring sq;
 	struct ndk_wr_ring rq;
 	struct work_struct flush_work;
+	struct hlist_node srq_node;
+	struct rcu_work free_work;
 };
 
 /**
@@ -569,6 +586,9 @@ NTSTATUS ndk_qp_fast_register(struct ndk_qp *qp, PVOID RequestContext,
  * @modify_ctx: and its context
  * @ring: slots of the receives, sized for MaxSrqDepth so that a resize
  *	never has to replace it under a poster
+ * @qps_lock: serializes changes of @qps
+ * @qps: the live QPs on the SRQ (RCU), which give a completion's QPContext
+ * @free_work: frees the SRQ after a grace period, for the poll path
  */
 struct ndk_srq {
 	NDK_SRQ ndk;
@@ -588,6 +608,9 @@ struct ndk_srq {
 	NDK_FN_REQUEST_COMPLETION modify_cb;
 	void *modify_ctx;
 	struct ndk_wr_ring ring;
+	spinlock_t qps_lock; /* see above */
+	struct hlist_head qps;
+	struct rcu_work free_work;
 };
 
 NTSTATUS ndk_create_srq(NDK_PD *pNdkPd, ULONG SrqDepth,
@@ -604,6 +627,7 @@ NTSTATUS ndk_create_qp_with_srq(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,
 				NDK_FN_CREATE_COMPLETION CreateCompletion,
 				PVOID RequestContext, NDK_QP **ppNdkQp);
 void ndk_srq_consumed(struct ndk_srq *srq);
+PVOID ndk_srq_qp_context(struct ndk_srq *srq, struct ib_qp *ibqp);
 NTSTATUS ndk_sges(const NDK_SGE *sgl, ULONG n, ULONG max,
 		  struct ib_sge *out, u64 *total);
 

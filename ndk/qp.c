@@ -48,6 +48,7 @@ static NTSTATUS ndk_qp_create(struct ndk_obj *obj)
 		.cap = qp->cap,
 	};
 	struct ib_qp *ibqp;
+	int err;
 
 	qp->isge = NDK_FI_NULL(kcalloc(max(qp->max_isge, 1U),
 				       sizeof(*qp->isge), GFP_KERNEL));
@@ -64,7 +65,66 @@ static NTSTATUS ndk_qp_create(struct ndk_obj *obj)
 	if (ndk_ring_init(&qp->sq, qp->cap.max_send_wr) ||
 	    (!qp->srq && ndk_ring_init(&qp->rq, qp->cap.max_recv_wr)))
 		return STATUS_INSUFFICIENT_RESOURCES;
+	err = ndk_wr_owner_add(obj, &qp->sq);
+	if (err)
+		return ndk_status_from_errno(err);
+	qp->rq.tag = qp->sq.tag;
+	if (qp->srq) {
+		spin_lock(&qp->srq->qps_lock);
+		hlist_add_head_rcu(&qp->srq_node, &qp->srq->qps);
+		spin_unlock(&qp->srq->qps_lock);
+	}
 	return ndk_status_from_errno(ndk_qp_to_init(qp));
+}
+
+/*
+ * The QPs and SRQs whose requests may still sit in a CQ, by object id.
+ * Polling looks up the owner a wr_id names here (under rcu_read_lock()),
+ * never through wc->qp: once the consumer has closed a QP it is
+ * destroyed, and completions of it still in a CQ then find nothing and
+ * are dropped, much as mlx5 cleans a destroyed kernel QP's completions
+ * out of its CQ. Owners are freed only after a grace period.
+ */
+static DEFINE_XARRAY(ndk_wr_owners);
+
+/**
+ * ndk_wr_owner_add() - let completions of @obj's queues find it
+ * @obj: a QP or an SRQ, being created
+ * @ring: one of its rings, which gets the tag of its wr_ids
+ *
+ * Process context.
+ *
+ * Return: 0 or a negative errno.
+ */
+int ndk_wr_owner_add(struct ndk_obj *obj, struct ndk_wr_ring *ring)
+{
+	u32 id = obj->id & NDK_WR_ID_MASK;
+
+	ring->tag = (u64)id << NDK_WR_ID_SHIFT;
+	return NDK_FI_ERR(xa_insert(&ndk_wr_owners, id, obj, GFP_KERNEL));
+}
+
+/**
+ * ndk_wr_owner_del() - completions of @obj's queues are dropped from now
+ * @obj: a QP or an SRQ, before its verbs object is destroyed
+ */
+void ndk_wr_owner_del(struct ndk_obj *obj)
+{
+	xa_cmpxchg(&ndk_wr_owners, obj->id & NDK_WR_ID_MASK, obj, NULL, 0);
+}
+
+/**
+ * ndk_wr_owner() - the live QP or SRQ that posted a request
+ * @wr_id: the request's wr_id, of a kind ndk posts
+ *
+ * Call under rcu_read_lock(); the owner stays valid until it is dropped.
+ *
+ * Return: the owner's object, or NULL once it is destroyed.
+ */
+struct ndk_obj *ndk_wr_owner(u64 wr_id)
+{
+	return xa_load(&ndk_wr_owners,
+		       (wr_id >> NDK_WR_ID_SHIFT) & NDK_WR_ID_MASK);
 }
 
 /**
@@ -94,19 +154,35 @@ static void ndk_qp_destroy(struct ndk_obj *obj)
 {
 	struct ndk_qp *qp = container_of(obj, struct ndk_qp, obj);
 
+	ndk_wr_owner_del(obj);
+	if (!hlist_unhashed(&qp->srq_node)) {
+		spin_lock(&qp->srq->qps_lock);
+		hlist_del_rcu(&qp->srq_node);
+		spin_unlock(&qp->srq->qps_lock);
+	}
 	if (qp->ibqp)
 		ib_destroy_qp(qp->ibqp);
 }
 
-static void ndk_qp_free(struct ndk_obj *obj)
+static void ndk_qp_free_work(struct work_struct *work)
 {
-	struct ndk_qp *qp = container_of(obj, struct ndk_qp, obj);
+	struct ndk_qp *qp = container_of(to_rcu_work(work), struct ndk_qp,
+					 free_work);
 
 	ndk_ring_free(&qp->sq);
 	ndk_ring_free(&qp->rq);
 	kfree(qp->isge);
 	kfree(qp->rsge);
 	kmem_cache_free(ndk_qp_cache, qp);
+}
+
+/* A poll that found the QP before it was dropped may still read it. */
+static void ndk_qp_free(struct ndk_obj *obj)
+{
+	struct ndk_qp *qp = container_of(obj, struct ndk_qp, obj);
+
+	INIT_RCU_WORK(&qp->free_work, ndk_qp_free_work);
+	queue_rcu_work(ndk_wq, &qp->free_work);
 }
 
 static const struct ndk_obj_ops ndk_qp_ops = {

@@ -51,6 +51,7 @@ static NTSTATUS ndk_srq_create(struct ndk_obj *obj)
 	struct ndk_srq *srq = container_of(obj, struct ndk_srq, obj);
 	struct ndk_pd *pd = container_of(obj->parent, struct ndk_pd, obj);
 	struct ib_srq *ibsrq;
+	int err;
 
 	srq->sge = NDK_FI_NULL(kcalloc(max(srq->max_sge, 1U),
 				       sizeof(*srq->sge), GFP_KERNEL));
@@ -58,6 +59,9 @@ static NTSTATUS ndk_srq_create(struct ndk_obj *obj)
 		return STATUS_INSUFFICIENT_RESOURCES;
 	if (ndk_ring_init(&srq->ring, srq->obj.adapter->info.MaxSrqDepth))
 		return STATUS_INSUFFICIENT_RESOURCES;
+	err = ndk_wr_owner_add(obj, &srq->ring);
+	if (err)
+		return ndk_status_from_errno(err);
 	ibsrq = NDK_FI_PTR(ib_create_srq(pd->ibpd, &srq->init));
 	if (IS_ERR(ibsrq))
 		return ndk_status_from_errno(PTR_ERR(ibsrq));
@@ -74,17 +78,47 @@ static void ndk_srq_destroy(struct ndk_obj *obj)
 {
 	struct ndk_srq *srq = container_of(obj, struct ndk_srq, obj);
 
+	ndk_wr_owner_del(obj);
 	if (srq->ibsrq)
 		ib_destroy_srq(srq->ibsrq);
 }
 
-static void ndk_srq_free(struct ndk_obj *obj)
+static void ndk_srq_free_work(struct work_struct *work)
 {
-	struct ndk_srq *srq = container_of(obj, struct ndk_srq, obj);
+	struct ndk_srq *srq = container_of(to_rcu_work(work), struct ndk_srq,
+					   free_work);
 
 	ndk_ring_free(&srq->ring);
 	kfree(srq->sge);
 	kfree(srq);
+}
+
+/* A poll that found the SRQ before it was dropped may still read it. */
+static void ndk_srq_free(struct ndk_obj *obj)
+{
+	struct ndk_srq *srq = container_of(obj, struct ndk_srq, obj);
+
+	INIT_RCU_WORK(&srq->free_work, ndk_srq_free_work);
+	queue_rcu_work(ndk_wq, &srq->free_work);
+}
+
+/**
+ * ndk_srq_qp_context() - QPContext of the QP that took an SRQ receive
+ * @srq: the SRQ
+ * @ibqp: the completion's QP, compared and never dereferenced
+ *
+ * Call under rcu_read_lock().
+ *
+ * Return: the QP's context, or NULL when that QP is closed.
+ */
+PVOID ndk_srq_qp_context(struct ndk_srq *srq, struct ib_qp *ibqp)
+{
+	struct ndk_qp *qp;
+
+	hlist_for_each_entry_rcu(qp, &srq->qps, srq_node)
+		if (qp->ibqp == ibqp)
+			return qp->context;
+	return NULL;
 }
 
 static const struct ndk_obj_ops ndk_srq_ops = {
@@ -252,6 +286,7 @@ NTSTATUS ndk_create_srq(NDK_PD *pNdkPd, ULONG SrqDepth,
 	srq->init.attr.max_sge = MaxReceiveRequestSge;
 	srq->init.attr.srq_limit = NotifyThreshold;
 	INIT_WORK(&srq->modify_work, ndk_srq_modify_work);
+	spin_lock_init(&srq->qps_lock);
 	ndk_obj_init(&srq->obj, &srq->ndk.Header, NdkObjectTypeSrq,
 		     &ndk_srq_ops, &pd->obj);
 	return ndk_obj_create_async(&srq->obj, CreateCompletion,

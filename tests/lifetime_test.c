@@ -692,6 +692,52 @@ static void ndk_lt_srq_notification(struct kunit *test, struct ndk_lt *t,
 	ndk_lt_unmap(t);
 }
 
+/*
+ * Completions of a QP the consumer closed before polling them are
+ * dropped: the QP and its verbs QP are gone, so nothing could name the
+ * request (and reading them through the dead QP would be a use after
+ * free). The CQ's notification shows they were there before the close.
+ */
+static void ndk_lt_close_unpolled(struct kunit *test, struct ndk_lt *t,
+				  struct ndk_closer *c)
+{
+	NDK_CQ *unused = NULL;
+	NDK_RESULT r[8];
+	struct ndk_wait w;
+	NDK_SGE sge;
+	NTSTATUS st;
+	int i;
+
+	ndk_lt_map(test, t);
+	ndk_wait_init(&w);
+	st = t->e->a->Dispatch->NdkCreateCq(t->e->a, 16, ndk_lt_cq_cb, c,
+					    NULL, ndk_test_create_cb, &w,
+					    &unused);
+	t->cq = container_of(ndk_create_with(test, st, &w), NDK_CQ, Header);
+	t->p.c = ndk_cenv_connector(test, t->e);
+	t->p.aqp = ndk_cenv_qp(test, t->e);
+	t->p.pqp = ndk_lt_qp(test, t->e, t->cq);
+	ndk_lt_establish(test, t, ndk_disc_cb, t->e);
+	for (i = 0; i < 3; i++) {
+		sge = ndk_lt_sge(t, 32 * i, 32);
+		KUNIT_ASSERT_EQ(test,
+				t->p.pqp->Dispatch->NdkReceive(t->p.pqp,
+						(void *)(uintptr_t)(i + 1),
+						&sge, 1),
+				STATUS_SUCCESS);
+	}
+	t->cq->Dispatch->NdkArmCq(t->cq, NDK_CQ_NOTIFY_ANY);
+	t->p.pqp->Dispatch->NdkFlush(t->p.pqp);
+	ndk_closer_check(test, c);
+	ndk_close_all(test, t->p.in, t->p.pqp);
+	KUNIT_EXPECT_EQ(test, t->cq->Dispatch->NdkGetCqResults(t->cq, r,
+							       ARRAY_SIZE(r)),
+			0UL);
+	ndk_close_all(test, t->p.c, t->p.aqp);
+	ndk_test_close(test, &t->cq->Header, t->cq->Dispatch->NdkCloseCq);
+	ndk_lt_unmap(t);
+}
+
 struct ndk_lt_case {
 	const char *name;
 	void (*run)(struct kunit *test, struct ndk_lt *t,
@@ -708,6 +754,7 @@ static const struct ndk_lt_case ndk_lt_cases[] = {
 	{ "connect_event", ndk_lt_connect_event },
 	{ "disconnect_event", ndk_lt_disconnect_event },
 	{ "srq_notification", ndk_lt_srq_notification },
+	{ "cq_notification_then_close_unpolled", ndk_lt_close_unpolled },
 };
 
 static void ndk_lt_case_desc(const struct ndk_lt_case *p, char *desc)
