@@ -281,6 +281,13 @@ static int ndk_qp_post_held(struct ndk_qp *qp, struct ib_send_wr *last)
 	return err;
 }
 
+/* The common case: nothing is held, no array is in use. */
+static bool ndk_qp_none_held(struct ndk_qp *qp)
+{
+	/* Pairs with ndk_qp_post_held(): the arrays are free after it. */
+	return !smp_load_acquire(&qp->nheld);
+}
+
 /*
  * The poster owns the held requests, except while ndk_qp_set_error()
  * hands them to the device from another CPU. Not a lock: the side that
@@ -367,8 +374,7 @@ static NTSTATUS ndk_qp_submit(struct ndk_qp *qp, struct ib_send_wr *wr,
 static NTSTATUS ndk_qp_post_checked(struct ndk_qp *qp, struct ib_send_wr *wr,
 				    ULONG Flags, NTSTATUS status)
 {
-	if (likely(!(Flags & NDK_OP_FLAG_DEFER) &&
-		   !smp_load_acquire(&qp->nheld)))
+	if (likely(!(Flags & NDK_OP_FLAG_DEFER) && ndk_qp_none_held(qp)))
 		return status ?: ndk_qp_post_wr(qp, wr, Flags);
 	if (!ndk_qp_claim(qp))
 		return status ?: ndk_qp_post_wr(qp, wr, Flags);
@@ -414,8 +420,7 @@ static NTSTATUS ndk_qp_post(struct ndk_qp *qp, struct ib_send_wr *wr,
 {
 	NTSTATUS status;
 
-	if (likely(!(Flags & NDK_OP_FLAG_DEFER) &&
-		   !smp_load_acquire(&qp->nheld))) {
+	if (likely(!(Flags & NDK_OP_FLAG_DEFER) && ndk_qp_none_held(qp))) {
 		status = ndk_qp_check(qp, wr, pSgl, nSge, Flags, allowed,
 				      max_sge, qp->isge);
 		return status ?: ndk_qp_post_wr(qp, wr, Flags);

@@ -1244,7 +1244,7 @@ static void ndk_post_flush_race_test(struct kunit *test)
 		kthread_bind(t, cpu);
 	wake_up_process(t);
 	wait_for_completion(&race->started);
-	msleep(5);
+	usleep_range(5000, 6000);
 	spin_lock_irqsave(&ndk_test_lock, flags);
 	race->pe->p.aqp->Dispatch->NdkFlush(race->pe->p.aqp);
 	spin_unlock_irqrestore(&ndk_test_lock, flags);
