@@ -383,8 +383,11 @@ static NTSTATUS ndk_qp_post_checked(struct ndk_qp *qp, struct ib_send_wr *wr,
 	return status;
 }
 
-/* Check an initiator request with local buffers, converting them to @sge. */
-static NTSTATUS ndk_qp_check(struct ndk_qp *qp, struct ib_send_wr *wr,
+/*
+ * Check an initiator request with local buffers, converting them to @sge.
+ * Inlined into the common path, which is what makes it cheap.
+ */
+static __always_inline NTSTATUS ndk_qp_check(struct ndk_qp *qp, struct ib_send_wr *wr,
 			     const NDK_SGE *pSgl, ULONG nSge, ULONG Flags,
 			     ULONG allowed, ULONG max_sge, struct ib_sge *sge)
 {
@@ -409,6 +412,32 @@ static NTSTATUS ndk_qp_check(struct ndk_qp *qp, struct ib_send_wr *wr,
 }
 
 /*
+ * ndk_qp_post() for a request that defers or finds requests held: it is
+ * checked into the array of the request after the held ones, or into the
+ * spare one while ndk_qp_set_error() owns them and it goes out alone.
+ */
+static noinline NTSTATUS ndk_qp_post_held_too(struct ndk_qp *qp,
+					      struct ib_send_wr *wr,
+					      const NDK_SGE *pSgl, ULONG nSge,
+					      ULONG Flags, ULONG allowed,
+					      ULONG max_sge)
+{
+	NTSTATUS status;
+
+	if (!ndk_qp_claim(qp)) {
+		status = ndk_qp_check(qp, wr, pSgl, nSge, Flags, allowed,
+				      max_sge, ndk_qp_isge(qp, NDK_DEFER_MAX));
+		return status ?: ndk_qp_post_wr(qp, wr, Flags);
+	}
+	status = ndk_qp_check(qp, wr, pSgl, nSge, Flags, allowed, max_sge,
+			      ndk_qp_isge(qp, min_t(u32, qp->nheld,
+						    NDK_DEFER_MAX)));
+	status = ndk_qp_submit(qp, wr, Flags, status);
+	ndk_qp_release(qp);
+	return status;
+}
+
+/*
  * Check and post an initiator request with local buffers. The consumer
  * serializes the initiator queue, so the per-QP SGE arrays need no lock
  * and nothing is allocated. Unless the request is deferred or requests
@@ -420,23 +449,12 @@ static NTSTATUS ndk_qp_post(struct ndk_qp *qp, struct ib_send_wr *wr,
 {
 	NTSTATUS status;
 
-	if (likely(!(Flags & NDK_OP_FLAG_DEFER) && ndk_qp_none_held(qp))) {
-		status = ndk_qp_check(qp, wr, pSgl, nSge, Flags, allowed,
-				      max_sge, qp->isge);
-		return status ?: ndk_qp_post_wr(qp, wr, Flags);
-	}
-	if (!ndk_qp_claim(qp)) {
-		status = ndk_qp_check(qp, wr, pSgl, nSge, Flags, allowed,
-				      max_sge,
-				      ndk_qp_isge(qp, NDK_DEFER_MAX));
-		return status ?: ndk_qp_post_wr(qp, wr, Flags);
-	}
+	if (unlikely((Flags & NDK_OP_FLAG_DEFER) || !ndk_qp_none_held(qp)))
+		return ndk_qp_post_held_too(qp, wr, pSgl, nSge, Flags, allowed,
+					    max_sge);
 	status = ndk_qp_check(qp, wr, pSgl, nSge, Flags, allowed, max_sge,
-			      ndk_qp_isge(qp, min_t(u32, qp->nheld,
-						    NDK_DEFER_MAX)));
-	status = ndk_qp_submit(qp, wr, Flags, status);
-	ndk_qp_release(qp);
-	return status;
+			      qp->isge);
+	return status ?: ndk_qp_post_wr(qp, wr, Flags);
 }
 
 /**
