@@ -387,9 +387,10 @@ static NTSTATUS ndk_qp_post_checked(struct ndk_qp *qp, struct ib_send_wr *wr,
  * Check an initiator request with local buffers, converting them to @sge.
  * Inlined into the common path, which is what makes it cheap.
  */
-static __always_inline NTSTATUS ndk_qp_check(struct ndk_qp *qp, struct ib_send_wr *wr,
-			     const NDK_SGE *pSgl, ULONG nSge, ULONG Flags,
-			     ULONG allowed, ULONG max_sge, struct ib_sge *sge)
+static __always_inline NTSTATUS
+ndk_qp_check(struct ndk_qp *qp, struct ib_send_wr *wr, const NDK_SGE *pSgl,
+	     ULONG nSge, ULONG Flags, ULONG allowed, ULONG max_sge,
+	     struct ib_sge *sge)
 {
 	NTSTATUS status;
 	u64 total;
