@@ -458,6 +458,24 @@ static inline u64 ndk_ring_slot(struct ndk_wr_ring *ring, u64 kind,
 	return kind << NDK_WR_KIND_SHIFT | ring->tag | slot;
 }
 
+/*
+ * Initiator requests with NDK_OP_FLAG_DEFER a QP holds at most; the chain
+ * goes to the device when it is full.
+ */
+#define NDK_DEFER_MAX		16
+
+/**
+ * union ndk_held_wr - a deferred initiator request waiting in its QP
+ * @wr: the request
+ * @rdma: an RDMA read or write
+ * @reg: a fast registration
+ */
+union ndk_held_wr {
+	struct ib_send_wr wr;
+	struct ib_rdma_wr rdma;
+	struct ib_reg_wr reg;
+};
+
 /**
  * struct ndk_qp - an NDK_QP
  * @ndk: the public object
@@ -475,7 +493,13 @@ static inline u64 ndk_ring_slot(struct ndk_wr_ring *ring, u64 kind,
  * @max_isge: SGEs per initiator request, as the consumer asked
  * @inline_size: inline bytes per request, as the consumer asked
  * @rsge: receive SGE array; the consumer serializes the receive queue
- * @isge: initiator SGE array; the consumer serializes the initiator queue
+ * @isge: NDK_DEFER_MAX + 1 initiator SGE arrays of max(@max_isge, 1)
+ *	entries: one per held request, the last for a request posted while
+ *	ndk_qp_set_error() hands the held ones over; the consumer
+ *	serializes the initiator queue
+ * @held: NDK_DEFER_MAX deferred requests not posted yet, chained in order
+ * @nheld: how many; only the poster raises it
+ * @held_owner: 1 while the poster or ndk_qp_set_error() works on @held
  * @sq: slots of the initiator queue
  * @rq: slots of the receive queue (unused with an SRQ)
  * @flush_work: moves the QP to the error state for NdkFlush
@@ -498,6 +522,9 @@ struct ndk_qp {
 	u32 inline_size;
 	struct ib_sge *rsge;
 	struct ib_sge *isge;
+	union ndk_held_wr *held;
+	u32 nheld;
+	atomic_t held_owner;
 	struct ndk_wr_ring sq;
 	struct ndk_wr_ring rq;
 	struct work_struct flush_work;

@@ -50,11 +50,14 @@ static NTSTATUS ndk_qp_create(struct ndk_obj *obj)
 	struct ib_qp *ibqp;
 	int err;
 
-	qp->isge = NDK_FI_NULL(kcalloc(max(qp->max_isge, 1U),
+	qp->isge = NDK_FI_NULL(kcalloc((NDK_DEFER_MAX + 1) *
+				       max(qp->max_isge, 1U),
 				       sizeof(*qp->isge), GFP_KERNEL));
 	qp->rsge = NDK_FI_NULL(kcalloc(max(qp->max_rsge, 1U),
 				       sizeof(*qp->rsge), GFP_KERNEL));
-	if (!qp->isge || !qp->rsge)
+	qp->held = NDK_FI_NULL(kcalloc(NDK_DEFER_MAX, sizeof(*qp->held),
+				       GFP_KERNEL));
+	if (!qp->isge || !qp->rsge || !qp->held)
 		return STATUS_INSUFFICIENT_RESOURCES;
 	ibqp = NDK_FI_PTR(ib_create_qp(pd->ibpd, &init));
 	if (IS_ERR(ibqp))
@@ -173,6 +176,7 @@ static void ndk_qp_free_work(struct work_struct *work)
 	ndk_ring_free(&qp->rq);
 	kfree(qp->isge);
 	kfree(qp->rsge);
+	kfree(qp->held);
 	kmem_cache_free(ndk_qp_cache, qp);
 }
 
@@ -223,29 +227,339 @@ NTSTATUS ndk_sges(const NDK_SGE *sgl, ULONG n, ULONG max,
  * be a kernel virtual address; with the privileged token it is a device
  * address instead.
  */
-static bool ndk_qp_sges_privileged(struct ndk_qp *qp, ULONG n)
+static bool ndk_qp_sges_privileged(struct ndk_qp *qp,
+				   const struct ib_sge *sge, ULONG n)
 {
 	ULONG i;
 
 	for (i = 0; i < n; i++)
-		if (qp->isge[i].lkey == qp->ibqp->pd->local_dma_lkey)
+		if (sge[i].lkey == qp->ibqp->pd->local_dma_lkey)
 			return true;
 	return false;
+}
+
+/* The initiator SGE array of held request @i (NDK_DEFER_MAX: the spare). */
+static struct ib_sge *ndk_qp_isge(struct ndk_qp *qp, u32 i)
+{
+	return qp->isge + i * max(qp->max_isge, 1U);
+}
+
+static NDK_OPERATION_TYPE ndk_wr_type(enum ib_wr_opcode opcode)
+{
+	switch (opcode) {
+	case IB_WR_RDMA_WRITE:
+		return NdkOperationTypeWrite;
+	case IB_WR_RDMA_READ:
+	case IB_WR_RDMA_READ_WITH_INV:
+		return NdkOperationTypeRead;
+	case IB_WR_REG_MR:
+		return NdkOperationTypeFastRegister;
+	case IB_WR_LOCAL_INV:
+		return NdkOperationTypeInvalidate;
+	default:
+		return NdkOperationTypeSend;
+	}
+}
+
+/* Bytes of the structure around @wr: what holding it has to copy. */
+static size_t ndk_wr_size(const struct ib_send_wr *wr)
+{
+	switch (wr->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_READ:
+	case IB_WR_RDMA_READ_WITH_INV:
+		return sizeof(struct ib_rdma_wr);
+	case IB_WR_REG_MR:
+		return sizeof(struct ib_reg_wr);
+	default:
+		return sizeof(struct ib_send_wr);
+	}
+}
+
+/*
+ * Give a checked request its ring slot and the signaling @Flags ask.
+ * @wr->wr_id holds the RequestContext, which moves into the queue's ring.
+ * The slot is taken only once the request is posted or held.
+ */
+static void ndk_qp_prepare(struct ndk_qp *qp, struct ib_send_wr *wr,
+			   ULONG Flags)
+{
+	wr->wr_id = ndk_ring_slot(&qp->sq, NDK_WR_SQ,
+				  (void *)(uintptr_t)wr->wr_id,
+				  ndk_wr_type(wr->opcode));
+	if (!(Flags & NDK_OP_FLAG_SILENT_SUCCESS))
+		wr->send_flags |= IB_SEND_SIGNALED;
+	if (Flags & NDK_OP_FLAG_READ_FENCE)
+		wr->send_flags |= IB_SEND_FENCE;
+	if (Flags & NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT)
+		wr->send_flags |= IB_SEND_SOLICITED;
+	if (Flags & NDK_OP_FLAG_INLINE)
+		wr->send_flags |= IB_SEND_INLINE;
+}
+
+/* Post one checked request on the initiator queue: the common case. */
+static NTSTATUS ndk_qp_post_wr(struct ndk_qp *qp, struct ib_send_wr *wr,
+			       ULONG Flags)
+{
+	int err;
+
+	ndk_qp_prepare(qp, wr, Flags);
+	err = ib_post_send(qp->ibqp, wr, NULL);
+	if (!err) {
+		qp->sq.head++;
+		ndk_stat_inc(qp->obj.adapter, NDK_STAT_POSTED);
+	}
+	return ndk_status_from_errno(err);
+}
+
+/*
+ * Hand the held requests to the device as one chain, followed by @last
+ * unless it is NULL. The held requests were accepted already, so any the
+ * device refuses (its queue is full) stay held, in order, for the next
+ * attempt; the ones before the refused one were posted and complete.
+ * The caller owns @qp->held.
+ *
+ * Return: 0, or the errno for which @last was not posted.
+ */
+static int ndk_qp_post_held(struct ndk_qp *qp, struct ib_send_wr *last)
+{
+	union ndk_held_wr *held = qp->held;
+	u32 n = qp->nheld, done = 0, i;
+	const struct ib_send_wr *bad, *w;
+	struct ib_send_wr *first;
+	int err;
+
+	first = n ? &held[0].wr : last;
+	if (!first)
+		return 0;
+	if (n)
+		held[n - 1].wr.next = last;
+	/* A driver that fails without naming the request posted none. */
+	bad = first;
+	err = ib_post_send(qp->ibqp, first, &bad);
+	if (err)
+		for (w = first; w && w != bad; w = w->next)
+			done++;
+	else
+		done = n + !!last;
+	ndk_stat_add(qp->obj.adapter, NDK_STAT_POSTED, done);
+	if (done >= n) {
+		/* Pairs with the poster's check: the arrays are free again. */
+		smp_store_release(&qp->nheld, 0);
+		return err;
+	}
+	if (done) {
+		for (i = done; i < n; i++) {
+			held[i - done] = held[i];
+			if (!held[i].wr.num_sge)
+				continue;
+			memcpy(ndk_qp_isge(qp, i - done), ndk_qp_isge(qp, i),
+			       held[i].wr.num_sge * sizeof(struct ib_sge));
+			held[i - done].wr.sg_list = ndk_qp_isge(qp, i - done);
+		}
+		for (i = 0; i + 1 < n - done; i++)
+			held[i].wr.next = &held[i + 1].wr;
+	}
+	held[n - done - 1].wr.next = NULL;
+	WRITE_ONCE(qp->nheld, n - done);
+	return err;
+}
+
+/* The common case: nothing is held, no array is in use. */
+static bool ndk_qp_none_held(struct ndk_qp *qp)
+{
+	/* Pairs with ndk_qp_post_held(): the arrays are free after it. */
+	return !smp_load_acquire(&qp->nheld);
+}
+
+/*
+ * The poster owns the held requests, except while ndk_qp_set_error()
+ * hands them to the device from another CPU. Not a lock: the side that
+ * finds the other one inside goes on without the held requests.
+ */
+static bool ndk_qp_claim(struct ndk_qp *qp)
+{
+	return !atomic_xchg(&qp->held_owner, 1);
+}
+
+static void ndk_qp_drain(struct ndk_qp *qp)
+{
+	if (!ndk_qp_claim(qp))
+		return;
+	ndk_qp_post_held(qp, NULL);
+	atomic_set_release(&qp->held_owner, 0);
+}
+
+static void ndk_qp_release(struct ndk_qp *qp)
+{
+	/*
+	 * Fully ordered, like the claim in ndk_qp_set_error() after it
+	 * cleared connected: if it found the requests busy, this sees
+	 * connected cleared and posts what is left.
+	 */
+	atomic_xchg(&qp->held_owner, 0);
+	if (unlikely(!READ_ONCE(qp->connected) && READ_ONCE(qp->nheld)))
+		ndk_qp_drain(qp);
+}
+
+/*
+ * Finish a request that found requests held, or that asks to be held,
+ * with the held requests owned. @status is the outcome of its checks.
+ * A failing request first sends everything held to the device, as the
+ * deferral rules demand. Inline data must be copied before the call
+ * returns, so an inline request is never held.
+ */
+static NTSTATUS ndk_qp_submit(struct ndk_qp *qp, struct ib_send_wr *wr,
+			      ULONG Flags, NTSTATUS status)
+{
+	struct ib_sge *sge;
+	u32 n;
+	int err;
+
+	if (status) {
+		ndk_qp_post_held(qp, NULL);
+		return status;
+	}
+	if (qp->nheld == NDK_DEFER_MAX) {
+		ndk_qp_post_held(qp, NULL);
+		if (qp->nheld == NDK_DEFER_MAX)
+			return STATUS_INSUFFICIENT_RESOURCES;
+	}
+	ndk_qp_prepare(qp, wr, Flags);
+	if ((Flags & (NDK_OP_FLAG_DEFER | NDK_OP_FLAG_INLINE)) !=
+	    NDK_OP_FLAG_DEFER) {
+		err = ndk_qp_post_held(qp, wr);
+		if (!err)
+			qp->sq.head++;
+		return ndk_status_from_errno(err);
+	}
+	n = qp->nheld;
+	memcpy(&qp->held[n], wr, ndk_wr_size(wr));
+	qp->held[n].wr.next = NULL;
+	/* Checked into another array if the held ones were busy then. */
+	sge = ndk_qp_isge(qp, n);
+	if (wr->num_sge && wr->sg_list != sge) {
+		memcpy(sge, wr->sg_list, wr->num_sge * sizeof(*sge));
+		qp->held[n].wr.sg_list = sge;
+	}
+	if (n)
+		qp->held[n - 1].wr.next = &qp->held[n].wr;
+	qp->sq.head++;
+	WRITE_ONCE(qp->nheld, n + 1);
+	if (n + 1 == NDK_DEFER_MAX)
+		ndk_qp_post_held(qp, NULL);
+	return STATUS_SUCCESS;
+}
+
+/*
+ * Post a checked request without SGEs of its own (NdkFastRegister,
+ * NdkInvalidate), or fail it with @status.
+ */
+static NTSTATUS ndk_qp_post_checked(struct ndk_qp *qp, struct ib_send_wr *wr,
+				    ULONG Flags, NTSTATUS status)
+{
+	if (likely(!(Flags & NDK_OP_FLAG_DEFER) && ndk_qp_none_held(qp)))
+		return status ?: ndk_qp_post_wr(qp, wr, Flags);
+	if (!ndk_qp_claim(qp))
+		return status ?: ndk_qp_post_wr(qp, wr, Flags);
+	status = ndk_qp_submit(qp, wr, Flags, status);
+	ndk_qp_release(qp);
+	return status;
+}
+
+/*
+ * Check an initiator request with local buffers, converting them to @sge.
+ * Inlined into the common path, which is what makes it cheap.
+ */
+static __always_inline NTSTATUS
+ndk_qp_check(struct ndk_qp *qp, struct ib_send_wr *wr, const NDK_SGE *pSgl,
+	     ULONG nSge, ULONG Flags, ULONG allowed, ULONG max_sge,
+	     struct ib_sge *sge)
+{
+	NTSTATUS status;
+	u64 total;
+
+	if (!READ_ONCE(qp->connected))
+		return STATUS_CONNECTION_INVALID;
+	if (Flags & ~allowed)
+		return STATUS_INVALID_PARAMETER;
+	status = ndk_sges(pSgl, nSge, max_sge, sge, &total);
+	if (status)
+		return status;
+	if (total > qp->obj.adapter->info.MaxTransferLength)
+		return STATUS_INVALID_BUFFER_SIZE;
+	if ((Flags & NDK_OP_FLAG_INLINE) &&
+	    (total > qp->inline_size || ndk_qp_sges_privileged(qp, sge, nSge)))
+		return STATUS_INVALID_PARAMETER;
+	wr->sg_list = sge;
+	wr->num_sge = nSge;
+	return STATUS_SUCCESS;
+}
+
+/*
+ * ndk_qp_post() for a request that defers or finds requests held: it is
+ * checked into the array of the request after the held ones, or into the
+ * spare one while ndk_qp_set_error() owns them and it goes out alone.
+ */
+static noinline NTSTATUS ndk_qp_post_held_too(struct ndk_qp *qp,
+					      struct ib_send_wr *wr,
+					      const NDK_SGE *pSgl, ULONG nSge,
+					      ULONG Flags, ULONG allowed,
+					      ULONG max_sge)
+{
+	NTSTATUS status;
+
+	if (!ndk_qp_claim(qp)) {
+		status = ndk_qp_check(qp, wr, pSgl, nSge, Flags, allowed,
+				      max_sge, ndk_qp_isge(qp, NDK_DEFER_MAX));
+		return status ?: ndk_qp_post_wr(qp, wr, Flags);
+	}
+	status = ndk_qp_check(qp, wr, pSgl, nSge, Flags, allowed, max_sge,
+			      ndk_qp_isge(qp, min_t(u32, qp->nheld,
+						    NDK_DEFER_MAX)));
+	status = ndk_qp_submit(qp, wr, Flags, status);
+	ndk_qp_release(qp);
+	return status;
+}
+
+/*
+ * Check and post an initiator request with local buffers. The consumer
+ * serializes the initiator queue, so the per-QP SGE arrays need no lock
+ * and nothing is allocated. Unless the request is deferred or requests
+ * are held, this is one check more than posting it alone.
+ */
+static NTSTATUS ndk_qp_post(struct ndk_qp *qp, struct ib_send_wr *wr,
+			    const NDK_SGE *pSgl, ULONG nSge, ULONG Flags,
+			    ULONG allowed, ULONG max_sge)
+{
+	NTSTATUS status;
+
+	if (unlikely((Flags & NDK_OP_FLAG_DEFER) || !ndk_qp_none_held(qp)))
+		return ndk_qp_post_held_too(qp, wr, pSgl, nSge, Flags, allowed,
+					    max_sge);
+	status = ndk_qp_check(qp, wr, pSgl, nSge, Flags, allowed, max_sge,
+			      qp->isge);
+	return status ?: ndk_qp_post_wr(qp, wr, Flags);
 }
 
 /**
  * ndk_qp_set_error() - stop sends and flush what is outstanding
  * @qp: the QP
  *
- * Outstanding requests complete with the flush status. May sleep: some
- * drivers modify QPs by firmware command.
+ * Requests still held for NDK_OP_FLAG_DEFER go to the device first, so
+ * that they complete as well. Outstanding requests complete with the
+ * flush status. May sleep: some drivers modify QPs by firmware command.
  */
 void ndk_qp_set_error(struct ndk_qp *qp)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 
+	/* Ordered before the claim; see ndk_qp_release(). */
 	WRITE_ONCE(qp->connected, false);
+	ndk_qp_drain(qp);
 	ib_modify_qp(qp->ibqp, &attr, IB_QP_STATE);
+	/* The device may have refused some while its queue was full. */
+	ndk_qp_drain(qp);
 }
 
 static void ndk_qp_flush_work(struct work_struct *work)
@@ -267,81 +581,6 @@ static void ndk_flush(NDK_QP *pNdkQp)
 	ndk_obj_get(&qp->obj);
 	if (!queue_work(ndk_wq, &qp->flush_work))
 		ndk_obj_put(&qp->obj);
-}
-
-static NDK_OPERATION_TYPE ndk_wr_type(enum ib_wr_opcode opcode)
-{
-	switch (opcode) {
-	case IB_WR_RDMA_WRITE:
-		return NdkOperationTypeWrite;
-	case IB_WR_RDMA_READ:
-	case IB_WR_RDMA_READ_WITH_INV:
-		return NdkOperationTypeRead;
-	case IB_WR_REG_MR:
-		return NdkOperationTypeFastRegister;
-	case IB_WR_LOCAL_INV:
-		return NdkOperationTypeInvalidate;
-	default:
-		return NdkOperationTypeSend;
-	}
-}
-
-/*
- * Post @wr on the initiator queue with the signaling that @Flags ask.
- * @wr->wr_id holds the RequestContext, which moves into the queue's ring.
- */
-static NTSTATUS ndk_qp_post_wr(struct ndk_qp *qp, struct ib_send_wr *wr,
-			       ULONG Flags)
-{
-	int err;
-
-	wr->wr_id = ndk_ring_slot(&qp->sq, NDK_WR_SQ,
-				  (void *)(uintptr_t)wr->wr_id,
-				  ndk_wr_type(wr->opcode));
-	if (!(Flags & NDK_OP_FLAG_SILENT_SUCCESS))
-		wr->send_flags |= IB_SEND_SIGNALED;
-	if (Flags & NDK_OP_FLAG_READ_FENCE)
-		wr->send_flags |= IB_SEND_FENCE;
-	if (Flags & NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT)
-		wr->send_flags |= IB_SEND_SOLICITED;
-	if (Flags & NDK_OP_FLAG_INLINE)
-		wr->send_flags |= IB_SEND_INLINE;
-	err = ib_post_send(qp->ibqp, wr, NULL);
-	if (!err) {
-		qp->sq.head++;
-		ndk_stat_inc(qp->obj.adapter, NDK_STAT_POSTED);
-	}
-	return ndk_status_from_errno(err);
-}
-
-/*
- * Check and post an initiator request with local buffers. The consumer
- * serializes the initiator queue, so the per-QP SGE array needs no lock
- * and nothing is allocated. A deferred request is posted at once, which
- * the deferral rules allow.
- */
-static NTSTATUS ndk_qp_post(struct ndk_qp *qp, struct ib_send_wr *wr,
-			    const NDK_SGE *pSgl, ULONG nSge, ULONG Flags,
-			    ULONG allowed, ULONG max_sge)
-{
-	NTSTATUS status;
-	u64 total;
-
-	if (!READ_ONCE(qp->connected))
-		return STATUS_CONNECTION_INVALID;
-	if (Flags & ~allowed)
-		return STATUS_INVALID_PARAMETER;
-	status = ndk_sges(pSgl, nSge, max_sge, qp->isge, &total);
-	if (status)
-		return status;
-	if (total > qp->obj.adapter->info.MaxTransferLength)
-		return STATUS_INVALID_BUFFER_SIZE;
-	if ((Flags & NDK_OP_FLAG_INLINE) &&
-	    (total > qp->inline_size || ndk_qp_sges_privileged(qp, nSge)))
-		return STATUS_INVALID_PARAMETER;
-	wr->sg_list = qp->isge;
-	wr->num_sge = nSge;
-	return ndk_qp_post_wr(qp, wr, Flags);
 }
 
 #define NDK_SEND_FLAGS	(NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | \
@@ -439,23 +678,17 @@ static struct ndk_mr *ndk_qp_fast_mr(struct ndk_qp *qp,
 				 ~NDK_OP_FLAG_ALLOW_LOCAL_WRITE)
 
 /*
- * NdkFastRegister: IB_WR_REG_MR over the consumer's pages. The page list
- * goes through the MR's own scatterlist, sized at initialization, so
- * nothing is allocated here.
+ * Check an NdkFastRegister and build its IB_WR_REG_MR over the consumer's
+ * pages. The page list goes through the MR's own scatterlist, sized at
+ * initialization, so nothing is allocated here.
  */
-static NTSTATUS ndk_fast_register(NDK_QP *pNdkQp, PVOID RequestContext,
-				  NDK_MR *pMr, ULONG AdapterPageCount,
-				  const NDK_LOGICAL_ADDRESS *AdapterPageArray,
-				  ULONG FBO, SIZE_T Length,
-				  PVOID BaseVirtualAddress, ULONG Flags)
+static NTSTATUS ndk_fast_register_wr(struct ndk_qp *qp, struct ib_reg_wr *wr,
+				     NDK_MR *pMr, ULONG AdapterPageCount,
+				     const NDK_LOGICAL_ADDRESS *AdapterPageArray,
+				     ULONG FBO, SIZE_T Length, u64 va,
+				     ULONG Flags)
 {
-	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
 	struct ndk_mr *mr = ndk_qp_fast_mr(qp, pMr ? &pMr->Header : NULL);
-	u64 va = (uintptr_t)BaseVirtualAddress;
-	struct ib_reg_wr wr = {
-		.wr = { .wr_id = (uintptr_t)RequestContext,
-			.opcode = IB_WR_REG_MR },
-	};
 	struct scatterlist *sg;
 	ULONG i, n;
 
@@ -472,13 +705,13 @@ static NTSTATUS ndk_fast_register(NDK_QP *pNdkQp, PVOID RequestContext,
 		return STATUS_ACCESS_VIOLATION;
 
 	if (Flags & NDK_OP_FLAG_ALLOW_LOCAL_WRITE)
-		wr.access |= IB_ACCESS_LOCAL_WRITE;
+		wr->access |= IB_ACCESS_LOCAL_WRITE;
 	if (Flags & NDK_OP_FLAG_ALLOW_REMOTE_READ)
-		wr.access |= IB_ACCESS_REMOTE_READ;
+		wr->access |= IB_ACCESS_REMOTE_READ;
 	if (Flags & NDK_FR_REMOTE_WRITE)
-		wr.access |= IB_ACCESS_REMOTE_WRITE | IB_ACCESS_LOCAL_WRITE;
+		wr->access |= IB_ACCESS_REMOTE_WRITE | IB_ACCESS_LOCAL_WRITE;
 	if (Flags & NDK_OP_FLAG_RDMA_READ_SINK)
-		wr.access |= IB_ACCESS_LOCAL_WRITE |
+		wr->access |= IB_ACCESS_LOCAL_WRITE |
 			     (qp->obj.adapter->info.RdmaTechnology == NdkiWarp ?
 			      IB_ACCESS_REMOTE_WRITE : 0);
 
@@ -500,9 +733,28 @@ static NTSTATUS ndk_fast_register(NDK_QP *pNdkQp, PVOID RequestContext,
 	if (ib_map_mr_sg(mr->ibmr, mr->frsg, n, NULL, PAGE_SIZE) != n)
 		return STATUS_INVALID_PARAMETER;
 	mr->ibmr->iova = va;
-	wr.mr = mr->ibmr;
-	wr.key = mr->ibmr->rkey;
-	return ndk_qp_post_wr(qp, &wr.wr, Flags);
+	wr->mr = mr->ibmr;
+	wr->key = mr->ibmr->rkey;
+	return STATUS_SUCCESS;
+}
+
+static NTSTATUS ndk_fast_register(NDK_QP *pNdkQp, PVOID RequestContext,
+				  NDK_MR *pMr, ULONG AdapterPageCount,
+				  const NDK_LOGICAL_ADDRESS *AdapterPageArray,
+				  ULONG FBO, SIZE_T Length,
+				  PVOID BaseVirtualAddress, ULONG Flags)
+{
+	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
+	struct ib_reg_wr wr = {
+		.wr = { .wr_id = (uintptr_t)RequestContext,
+			.opcode = IB_WR_REG_MR },
+	};
+	NTSTATUS status;
+
+	status = ndk_fast_register_wr(qp, &wr, pMr, AdapterPageCount,
+				      AdapterPageArray, FBO, Length,
+				      (uintptr_t)BaseVirtualAddress, Flags);
+	return ndk_qp_post_checked(qp, &wr.wr, Flags, status);
 }
 
 static NTSTATUS ndk_invalidate(NDK_QP *pNdkQp, PVOID RequestContext,
@@ -514,14 +766,16 @@ static NTSTATUS ndk_invalidate(NDK_QP *pNdkQp, PVOID RequestContext,
 		.wr_id = (uintptr_t)RequestContext,
 		.opcode = IB_WR_LOCAL_INV,
 	};
+	NTSTATUS status = STATUS_SUCCESS;
 
 	if (!READ_ONCE(qp->connected))
-		return STATUS_CONNECTION_INVALID;
-	if (!mr || (Flags & ~(NDK_OP_FLAG_SILENT_SUCCESS |
-			      NDK_OP_FLAG_READ_FENCE | NDK_OP_FLAG_DEFER)))
-		return STATUS_INVALID_PARAMETER;
-	wr.ex.invalidate_rkey = mr->ibmr->rkey;
-	return ndk_qp_post_wr(qp, &wr, Flags);
+		status = STATUS_CONNECTION_INVALID;
+	else if (!mr || (Flags & ~(NDK_OP_FLAG_SILENT_SUCCESS |
+				   NDK_OP_FLAG_READ_FENCE | NDK_OP_FLAG_DEFER)))
+		status = STATUS_INVALID_PARAMETER;
+	else
+		wr.ex.invalidate_rkey = mr->ibmr->rkey;
+	return ndk_qp_post_checked(qp, &wr, Flags, status);
 }
 
 #define NDK_RDMA_FLAGS	(NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | \
@@ -544,10 +798,13 @@ static NTSTATUS ndk_read(NDK_QP *pNdkQp, PVOID RequestContext,
 	if (info->AdapterFlags &
 	    NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED)
 		allowed |= NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE;
-	/* The sink to invalidate is the region of the first SGE. */
+	/*
+	 * The sink to invalidate is the region of the first SGE; without
+	 * one the flag is refused like any other it cannot take.
+	 */
+	if (!nSge || !pSgl)
+		allowed &= ~NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE;
 	if (Flags & allowed & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) {
-		if (!nSge || !pSgl)
-			return STATUS_INVALID_PARAMETER;
 		wr.wr.opcode = IB_WR_RDMA_READ_WITH_INV;
 		wr.wr.ex.invalidate_rkey = pSgl[0].MemoryRegionToken;
 	}

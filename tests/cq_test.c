@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * ndk_cq: completion queue creation limits, affinity, the arm merge
- * table, resize and interrupt moderation, and notification and polling
- * with real completions from a raw loopback QP on the NDK CQ.
+ * table, resize and interrupt moderation, and overflow.
+ *
+ * ndk_cq_notify: notification and polling with real completions from a
+ * raw loopback QP on the NDK CQ, the serialization of notifications,
+ * and a consumer that polls, posts and re-arms from inside them.
  */
 #include <linux/delay.h>
+#include <linux/kthread.h>
 #include "ndk_tests.h"
 #include "ndk_priv.h"
 
@@ -388,7 +392,7 @@ static void ndk_notify_rec_cb(PVOID Context, NTSTATUS CqStatus)
 static NDK_CQ *ndk_notify_setup(struct kunit *test, struct ndk_notify_rec *rec,
 				struct ndk_test_lqp **lqp)
 {
-	NDK_ADAPTER *a = test->priv;
+	NDK_ADAPTER *a = ((struct ndk_cenv *)test->priv)->a;
 	struct ndk_wait w;
 	NDK_CQ *cq = NULL;
 
@@ -589,6 +593,287 @@ static void ndk_cq_rearm_in_callback_test(struct kunit *test)
 	ndk_notify_teardown(test, cq, l);
 }
 
+/**
+ * struct ndk_serial - what a notification callback saw of itself
+ * @cq: the CQ, re-armed from inside the callback
+ * @l: the loopback QP whose completions wait in @cq
+ * @inside: callbacks running now
+ * @calls: callbacks so far
+ * @arms: arms so far, the first one included
+ * @overlaps: callbacks that started while another one ran
+ * @stop: the callback stops re-arming
+ * @done: the callback saw @stop
+ * @sent: the other CPU's messages are all posted
+ */
+struct ndk_serial {
+	NDK_CQ *cq;
+	struct ndk_test_lqp *l;
+	atomic_t inside;
+	atomic_t calls;
+	atomic_t arms;
+	atomic_t overlaps;
+	bool stop;
+	struct completion done;
+	struct completion sent;
+};
+
+/*
+ * The completions stay queued, so every arm from in here is satisfied at
+ * once from another context, often on the other CPU while this call
+ * still runs; the delay widens that window.
+ */
+static void ndk_serial_cb(PVOID Context, NTSTATUS CqStatus)
+{
+	struct ndk_serial *s = Context;
+
+	if (atomic_inc_return(&s->inside) != 1)
+		atomic_inc(&s->overlaps);
+	atomic_inc(&s->calls);
+	if (!READ_ONCE(s->stop)) {
+		atomic_inc(&s->arms);
+		s->cq->Dispatch->NdkArmCq(s->cq, NDK_CQ_NOTIFY_ANY);
+	} else {
+		complete(&s->done);
+	}
+	mdelay(1);
+	atomic_dec(&s->inside);
+}
+
+/* Loopback messages from another CPU while the callbacks run. */
+static int ndk_serial_sender(void *arg)
+{
+	struct ndk_serial *s = arg;
+	struct ndk_test_lqp *l = s->l;
+	struct ib_sge rsge = { .addr = l->dma + NDK_TEST_MSG,
+			       .length = NDK_TEST_MSG,
+			       .lkey = l->pd->local_dma_lkey };
+	struct ib_sge ssge = { .addr = l->dma, .length = NDK_TEST_MSG,
+			       .lkey = l->pd->local_dma_lkey };
+	struct ib_recv_wr rwr = { .wr_id = 100, .sg_list = &rsge,
+				  .num_sge = 1 };
+	struct ib_send_wr swr = { .wr_id = 101, .sg_list = &ssge,
+				  .num_sge = 1, .opcode = IB_WR_SEND,
+				  .send_flags = IB_SEND_SIGNALED };
+	int i;
+
+	for (i = 0; i < 6; i++) {
+		if (ib_post_recv(l->rqp, &rwr, NULL) ||
+		    ib_post_send(l->loop.qp, &swr, NULL))
+			break;
+		usleep_range(1000, 2000);
+	}
+	complete(&s->sent);
+	while (!kthread_should_stop())
+		usleep_range(1000, 2000);
+	return i;
+}
+
+/*
+ * Notifications of one CQ are serialized: with the callback re-arming
+ * from inside itself while completions wait, and the device adding more
+ * from the other CPU, no callback ever starts while another one runs,
+ * and each arm gives exactly one.
+ */
+static void ndk_cq_notify_serial_test(struct kunit *test)
+{
+	NDK_ADAPTER *a = ((struct ndk_cenv *)test->priv)->a;
+	struct ndk_serial s = {};
+	struct ndk_test_lqp *l;
+	struct task_struct *t;
+	NDK_CQ *unused = NULL;
+	struct ndk_wait w;
+	unsigned int cpu;
+	NTSTATUS st;
+
+	init_completion(&s.done);
+	init_completion(&s.sent);
+	ndk_wait_init(&w);
+	st = a->Dispatch->NdkCreateCq(a, 64, ndk_serial_cb, &s, NULL,
+				      ndk_test_create_cb, &w, &unused);
+	s.cq = to_cq(ndk_create_with(test, st, &w));
+	l = ndk_test_loopback_qp(test, container_of(a, struct ndk_adapter, ndk),
+				 container_of(s.cq, struct ndk_cq, ndk)->ibcq);
+	s.l = l;
+	ndk_test_loopback_send(test, l, 1, 2, false);
+	msleep(200);
+	t = kthread_create(ndk_serial_sender, &s, "ndk_serial");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	cpu = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
+	if (cpu < nr_cpu_ids)
+		kthread_bind(t, cpu);
+	get_task_struct(t);
+	atomic_set(&s.arms, 1);
+	s.cq->Dispatch->NdkArmCq(s.cq, NDK_CQ_NOTIFY_ANY);
+	wake_up_process(t);
+	KUNIT_EXPECT_NE(test, wait_for_completion_timeout(&s.sent,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	msleep(20);
+	WRITE_ONCE(s.stop, true);
+	KUNIT_EXPECT_NE(test, wait_for_completion_timeout(&s.done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	KUNIT_EXPECT_EQ(test, kthread_stop(t), 6);
+	put_task_struct(t);
+	msleep(100);
+	KUNIT_EXPECT_GT(test, atomic_read(&s.calls), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&s.calls), atomic_read(&s.arms));
+	KUNIT_EXPECT_EQ(test, atomic_read(&s.overlaps), 0);
+	ndk_notify_teardown(test, s.cq, l);
+}
+
+#define NDK_PING_N	10
+
+/**
+ * struct ndk_ping - messages driven entirely from notification callbacks
+ * @cq: CQ of both QPs, with the callback
+ * @p: the connection
+ * @buf: receive slots of 16 bytes from 0, send sources from 2048
+ * @dma: device address of @buf
+ * @tok: the privileged token
+ * @dev: the device that mapped @buf
+ * @received: receives completed
+ * @errors: failed results, failed posts and wrong bytes
+ * @atomic: callbacks that ran in interrupt context or with interrupts off
+ * @done: the last receive completed
+ */
+struct ndk_ping {
+	NDK_CQ *cq;
+	struct ndk_pair p;
+	u8 *buf;
+	u64 dma;
+	UINT32 tok;
+	struct ib_device *dev;
+	int received;
+	int errors;
+	atomic_t atomic;
+	struct completion done;
+};
+
+/* Post receive @i on the passive QP and send @i from the active one. */
+static int ndk_ping_post(struct ndk_ping *pg, int i)
+{
+	NDK_SGE rs = { .LogicalAddress = pg->dma + 16 * i, .Length = 16,
+		       .MemoryRegionToken = pg->tok };
+	NDK_SGE ss = { .LogicalAddress = pg->dma + 2048 + 16 * i,
+		       .Length = 16, .MemoryRegionToken = pg->tok };
+
+	if (pg->p.pqp->Dispatch->NdkReceive(pg->p.pqp,
+					    (void *)(uintptr_t)(0x100 + i),
+					    &rs, 1))
+		return -EIO;
+	/* Every other send is deferred and ends with the next one. */
+	if (pg->p.aqp->Dispatch->NdkSend(pg->p.aqp,
+					 (void *)(uintptr_t)(0x200 + i),
+					 &ss, 1,
+					 i % 2 ? 0 : NDK_OP_FLAG_DEFER))
+		return -EIO;
+	return 0;
+}
+
+/*
+ * The consumer's side of a ping: poll, check, post the next message and
+ * re-arm, all from the notification callback, which may run in softirq
+ * context (where the atomic-sleep checks of the test kernel watch it).
+ */
+static void ndk_ping_cb(PVOID Context, NTSTATUS CqStatus)
+{
+	struct ndk_ping *pg = Context;
+	NDK_RESULT r[4];
+	ULONG n, k;
+	int i;
+
+	if (in_interrupt() || irqs_disabled())
+		atomic_inc(&pg->atomic);
+	while ((n = pg->cq->Dispatch->NdkGetCqResults(pg->cq, r, 4))) {
+		for (k = 0; k < n; k++) {
+			if (r[k].Status)
+				pg->errors++;
+			i = (uintptr_t)r[k].RequestContext - 0x100;
+			if (i < 0 || i >= NDK_PING_N)
+				continue;
+			ib_dma_sync_single_for_cpu(pg->dev, pg->dma, PAGE_SIZE,
+						   DMA_BIDIRECTIONAL);
+			if (memcmp(pg->buf + 16 * i, pg->buf + 2048 + 16 * i,
+				   16))
+				pg->errors++;
+			pg->received++;
+			/* Two messages per round: one deferred, one not. */
+			if (i % 2 && i + 2 < NDK_PING_N &&
+			    (ndk_ping_post(pg, i + 1) || ndk_ping_post(pg, i + 2)))
+				pg->errors++;
+		}
+	}
+	if (pg->received == NDK_PING_N)
+		complete(&pg->done);
+	else
+		pg->cq->Dispatch->NdkArmCq(pg->cq, NDK_CQ_NOTIFY_ANY);
+}
+
+/*
+ * Messages driven by the notification callback alone: it polls, checks
+ * the bytes, posts deferred and ordinary sends and receives, and re-arms,
+ * from the device's completion context.
+ */
+static void ndk_cq_notify_post_in_callback_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_ping *pg = kunit_kzalloc(test, sizeof(*pg), GFP_KERNEL);
+	NDK_QP *uqp = NULL;
+	NDK_CQ *unused = NULL;
+	struct sockaddr_in dst;
+	struct ndk_wait w;
+	NTSTATUS st;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, pg);
+	init_completion(&pg->done);
+	pg->buf = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, pg->buf);
+	for (i = 0; i < PAGE_SIZE / 2; i++)
+		pg->buf[2048 + i] = (u8)(i * 11 + 3);
+	pg->dev = container_of(e->pd, struct ndk_pd, ndk)->ibpd->device;
+	pg->dma = ib_dma_map_single(pg->dev, pg->buf, PAGE_SIZE,
+				    DMA_BIDIRECTIONAL);
+	KUNIT_ASSERT_FALSE(test, ib_dma_mapping_error(pg->dev, pg->dma));
+	e->pd->Dispatch->NdkGetPrivilegedMemoryRegionToken(e->pd, &pg->tok);
+
+	ndk_wait_init(&w);
+	st = e->a->Dispatch->NdkCreateCq(e->a, 64, ndk_ping_cb, pg, NULL,
+					 ndk_test_create_cb, &w, &unused);
+	pg->cq = to_cq(ndk_create_with(test, st, &w));
+	pg->p.c = ndk_cenv_connector(test, e);
+	ndk_wait_init(&w);
+	st = e->pd->Dispatch->NdkCreateQp(e->pd, pg->cq, pg->cq, e, 8, 8, 1, 1,
+					  0, ndk_test_create_cb, &w, &uqp);
+	pg->p.aqp = container_of(ndk_create_with(test, st, &w), NDK_QP,
+				 Header);
+	ndk_wait_init(&w);
+	st = e->pd->Dispatch->NdkCreateQp(e->pd, pg->cq, pg->cq, e, 8, 8, 1, 1,
+					  0, ndk_test_create_cb, &w, &uqp);
+	pg->p.pqp = container_of(ndk_create_with(test, st, &w), NDK_QP,
+				 Header);
+	ndk_listen_addr(e, &dst);
+	ndk_establish_pair(test, e, &pg->p, (struct sockaddr *)&e->addr,
+			   (struct sockaddr *)&dst, sizeof(dst), false);
+
+	/* The first round from here; the arm finds its completions. */
+	KUNIT_ASSERT_EQ(test, ndk_ping_post(pg, 0), 0);
+	KUNIT_ASSERT_EQ(test, ndk_ping_post(pg, 1), 0);
+	pg->cq->Dispatch->NdkArmCq(pg->cq, NDK_CQ_NOTIFY_ANY);
+	KUNIT_EXPECT_NE(test, wait_for_completion_timeout(&pg->done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	msleep(100);
+	KUNIT_EXPECT_EQ(test, pg->received, NDK_PING_N);
+	KUNIT_EXPECT_EQ(test, pg->errors, 0);
+	/* rxe completes from a tasklet, siw receives in softirq context. */
+	KUNIT_EXPECT_GT(test, atomic_read(&pg->atomic), 0);
+	ndk_pair_close(test, &pg->p);
+	ndk_test_close(test, &pg->cq->Header, pg->cq->Dispatch->NdkCloseCq);
+	ib_dma_unmap_single(pg->dev, pg->dma, PAGE_SIZE, DMA_BIDIRECTIONAL);
+}
+
 struct ndk_moderation_case {
 	ULONG interval, count, depth;
 	NTSTATUS status;
@@ -690,12 +975,6 @@ static struct kunit_case ndk_cq_cases[] = {
 	KUNIT_CASE(ndk_cq_close_during_resize_test),
 	KUNIT_CASE(ndk_cq_moderation_test),
 	KUNIT_CASE(ndk_cq_query_extension_test),
-	KUNIT_CASE(ndk_cq_unarmed_test),
-	KUNIT_CASE(ndk_cq_notify_any_test),
-	KUNIT_CASE(ndk_cq_notify_missed_test),
-	KUNIT_CASE(ndk_cq_notify_solicited_test),
-	KUNIT_CASE(ndk_cq_results_ex_test),
-	KUNIT_CASE(ndk_cq_rearm_in_callback_test),
 	KUNIT_CASE_PARAM(ndk_cq_moderation_params_test,
 			 ndk_moderation_gen_params),
 	KUNIT_CASE(ndk_cq_overflow_test),
@@ -707,4 +986,23 @@ struct kunit_suite ndk_cq_suite = {
 	.init = ndk_cq_init_test,
 	.exit = ndk_cq_exit_test,
 	.test_cases = ndk_cq_cases,
+};
+
+static struct kunit_case ndk_cq_notify_cases[] = {
+	KUNIT_CASE(ndk_cq_unarmed_test),
+	KUNIT_CASE(ndk_cq_notify_any_test),
+	KUNIT_CASE(ndk_cq_notify_missed_test),
+	KUNIT_CASE(ndk_cq_notify_solicited_test),
+	KUNIT_CASE(ndk_cq_results_ex_test),
+	KUNIT_CASE(ndk_cq_rearm_in_callback_test),
+	KUNIT_CASE(ndk_cq_notify_serial_test),
+	KUNIT_CASE(ndk_cq_notify_post_in_callback_test),
+	{}
+};
+
+struct kunit_suite ndk_cq_notify_suite = {
+	.name = "ndk_cq_notify",
+	.init = ndk_conn_init_test,
+	.exit = ndk_conn_exit_test,
+	.test_cases = ndk_cq_notify_cases,
 };

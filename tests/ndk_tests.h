@@ -17,6 +17,7 @@ extern struct kunit_suite ndk_status_suite;
 extern struct kunit_suite ndk_adapter_suite;
 extern struct kunit_suite ndk_pd_suite;
 extern struct kunit_suite ndk_cq_suite;
+extern struct kunit_suite ndk_cq_notify_suite;
 extern struct kunit_suite ndk_qp_suite;
 extern struct kunit_suite ndk_connector_suite;
 extern struct kunit_suite ndk_listener_suite;

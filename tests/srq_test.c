@@ -3,7 +3,8 @@
  * ndk_srq: shared receive queues. Limits, a QP whose receives come from
  * an SRQ carrying data over a loopback connection, the notification when
  * the queue falls below its threshold (from the device, and at once from
- * NdkModifySrq), and the SRQ as an antecedent of its QPs.
+ * NdkModifySrq), the SRQ as an antecedent of its QPs, several QPs on one
+ * SRQ, and NdkModifySrq's checks and resizing.
  */
 #include <linux/delay.h>
 #include "ndk_tests.h"
@@ -314,11 +315,146 @@ static void ndk_srq_close_first_test(struct kunit *test)
 			    s->dma, 9 * NDK_SRQ_SLOT, DMA_BIDIRECTIONAL);
 }
 
+/*
+ * Several QPs on one SRQ: each connection's messages take receives from
+ * the shared queue in order, and each result names the QP that received.
+ */
+static void ndk_srq_shared_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_senv *s = ndk_senv_new(test, e, 0);
+	NDK_SGE sge = { .LogicalAddress = s->dma + 8 * NDK_SRQ_SLOT + 32,
+			.Length = 12, .MemoryRegionToken = s->tok };
+	struct ndk_pair p1, p2;
+	struct sockaddr_in dst;
+	NDK_QP *unused = NULL;
+	struct ndk_wait w;
+	NDK_RESULT r[4];
+	int i, seen = 0;
+	NTSTATUS st;
+
+	ndk_senv_post(test, s, 4);
+	ndk_senv_send(test, e, s, &p1, 2);
+	ndk_wait_init(&w);
+	st = e->pd->Dispatch->NdkCreateQpWithSrq(e->pd, e->cq, e->cq, s->srq,
+						 (void *)0x5252, 8, 1, 0,
+						 ndk_test_create_cb, &w,
+						 &unused);
+	p2.pqp = container_of(ndk_create_with(test, st, &w), NDK_QP, Header);
+	p2.c = ndk_cenv_connector(test, e);
+	p2.aqp = ndk_cenv_qp(test, e);
+	ndk_listen_addr(e, &dst);
+	ndk_establish_pair(test, e, &p2, (struct sockaddr *)&e->addr,
+			   (struct sockaddr *)&dst, sizeof(dst), false);
+	memcpy(s->buf + 8 * NDK_SRQ_SLOT + 32, "second peer", 12);
+	for (i = 0; i < 2; i++)
+		KUNIT_ASSERT_EQ(test,
+				p2.aqp->Dispatch->NdkSend(p2.aqp,
+							  (void *)(uintptr_t)(0x30 + i),
+							  &sge, 1, 0),
+				STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, ndk_poll_results(e->cq, r, 4), 4U);
+	for (i = 0; i < 4; i++) {
+		KUNIT_EXPECT_EQ(test, r[i].Status, STATUS_SUCCESS);
+		if ((uintptr_t)r[i].RequestContext >= 0x30)
+			continue;
+		/* The SRQ's third and fourth receives, for the second QP. */
+		KUNIT_EXPECT_PTR_EQ(test, r[i].QPContext, (void *)0x5252);
+		KUNIT_EXPECT_EQ(test, r[i].BytesTransferred, 12U);
+		KUNIT_EXPECT_EQ(test, (uintptr_t)r[i].RequestContext,
+				(uintptr_t)(3 + seen++));
+	}
+	KUNIT_EXPECT_EQ(test, seen, 2);
+	NDK_EXPECT_MEMEQ(test, s->buf + 2 * NDK_SRQ_SLOT, "second peer", 12);
+	NDK_EXPECT_MEMEQ(test, s->buf + 3 * NDK_SRQ_SLOT, "second peer", 12);
+	ndk_pair_close(test, &p1);
+	ndk_pair_close(test, &p2);
+	ndk_senv_free(test, e, s);
+}
+
+/*
+ * NdkModifySrq: a threshold above the depth is refused inline; a second
+ * modify while one is pending is refused; a new depth takes effect where
+ * the device can resize (rxe), and is refused by siw, which cannot.
+ */
+static void ndk_srq_modify_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_senv *s = ndk_senv_new(test, e, 0);
+	struct ndk_wait w, w2;
+	unsigned long flags;
+	NTSTATUS st, st2;
+	NDK_SGE sge = { .LogicalAddress = s->dma, .Length = NDK_SRQ_SLOT,
+			.MemoryRegionToken = s->tok };
+	int i;
+
+	ndk_wait_init(&w);
+	ndk_wait_init(&w2);
+	KUNIT_EXPECT_EQ(test, s->srq->Dispatch->NdkModifySrq(s->srq, 0, 17,
+							     ndk_test_request_cb,
+							     &w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, s->srq->Dispatch->NdkModifySrq(s->srq, 8, 9,
+							     ndk_test_request_cb,
+							     &w),
+			STATUS_INVALID_PARAMETER);
+	/* ndk_wq is per CPU: with interrupts off the first cannot finish. */
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	st = s->srq->Dispatch->NdkModifySrq(s->srq, 0, 2, ndk_test_request_cb,
+					    &w);
+	st2 = s->srq->Dispatch->NdkModifySrq(s->srq, 0, 3, ndk_test_request_cb,
+					     &w2);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	KUNIT_EXPECT_EQ(test, st, STATUS_PENDING);
+	KUNIT_EXPECT_EQ(test, st2, STATUS_INVALID_DEVICE_STATE);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
+	KUNIT_EXPECT_EQ(test, w.status, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w2.calls), 0);
+
+	ndk_wait_init(&w);
+	st = s->srq->Dispatch->NdkModifySrq(s->srq, 32, 0, ndk_test_request_cb,
+					    &w);
+	KUNIT_ASSERT_EQ(test, st, STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
+	if (ndk_test_iwarp()) {
+		KUNIT_EXPECT_EQ(test, w.status, STATUS_NOT_SUPPORTED);
+		for (i = 0; i < 32; i++) {
+			st = s->srq->Dispatch->NdkSrqReceive(s->srq, NULL,
+							     &sge, 1);
+			if (st)
+				break;
+		}
+		KUNIT_EXPECT_EQ(test, i, 16);
+		KUNIT_EXPECT_EQ(test, st, STATUS_INSUFFICIENT_RESOURCES);
+	} else {
+		KUNIT_EXPECT_EQ(test, w.status, STATUS_SUCCESS);
+		for (i = 0; i < 32; i++)
+			KUNIT_EXPECT_EQ(test,
+					s->srq->Dispatch->NdkSrqReceive(s->srq,
+									NULL,
+									&sge,
+									1),
+					STATUS_SUCCESS);
+		/* A threshold up to the new depth is now accepted. */
+		ndk_wait_init(&w);
+		KUNIT_EXPECT_EQ(test,
+				s->srq->Dispatch->NdkModifySrq(s->srq, 0, 20,
+							       ndk_test_request_cb,
+							       &w),
+				STATUS_PENDING);
+		KUNIT_EXPECT_TRUE(test, ndk_wait_for(&w));
+	}
+	ndk_test_close(test, &s->qp->Header, s->qp->Dispatch->NdkCloseQp);
+	ndk_senv_free(test, e, s);
+}
+
 static struct kunit_case ndk_srq_cases[] = {
 	KUNIT_CASE(ndk_srq_limits_test),
 	KUNIT_CASE(ndk_srq_traffic_test),
 	KUNIT_CASE(ndk_srq_notify_test),
 	KUNIT_CASE(ndk_srq_close_first_test),
+	KUNIT_CASE(ndk_srq_shared_test),
+	KUNIT_CASE(ndk_srq_modify_test),
 	{}
 };
 
