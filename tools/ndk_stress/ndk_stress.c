@@ -251,6 +251,14 @@ struct st_cycle {
 	struct completion closed;
 };
 
+/*
+ * Completion flags: a callback stores what it reports, then the flag
+ * with release semantics...
+ */
+#define st_set(flag)	smp_store_release(&(flag), true)
+/* ... and the thread reads the flag with acquire, then the report. */
+#define st_done(flag)	smp_load_acquire(&(flag))
+
 static u32 st_rand(struct st_cycle *c, u32 n)
 {
 	return prandom_u32_state(&c->w->rnd) % n;
@@ -355,7 +363,7 @@ static void st_closed(PVOID ctx)
 	/* The mapping stays until no registration uses its pages. */
 	if (o == &c->fmr && c->lam)
 		c->adapter->Dispatch->NdkReleaseLAM(c->adapter, c->lam);
-	smp_store_release(&o->closed, true);
+	st_set(o->closed);
 	if (o->close_on_close)
 		st_close(o->close_on_close, true);
 	st_account(c, STATUS_SUCCESS, 0, o->name);
@@ -400,7 +408,7 @@ static void st_created(PVOID ctx, NTSTATUS status, NDK_OBJECT_HEADER *hdr)
 	o->status = status;
 	if (NT_SUCCESS(status))
 		WRITE_ONCE(o->hdr, hdr);
-	smp_store_release(&o->created, true);
+	st_set(o->created);
 	if (NT_SUCCESS(status) && o->close_on_create)
 		st_close(o->close_on_create, true);
 	st_account(c, status, 0, o->name);
@@ -416,7 +424,7 @@ static void st_req_done(PVOID ctx, NTSTATUS status)
 	if (r->obj && READ_ONCE(r->obj->closed))
 		st_problem(c, "%s completed after its object's close", r->what);
 	r->status = status;
-	smp_store_release(&r->done, true);
+	st_set(r->done);
 	if (r->close)
 		st_close(r->close, true);
 	st_account(c, status, r->allow, r->what);
@@ -467,7 +475,7 @@ static void st_result(struct st_cq *q, const NDK_RESULT_EX *res)
 	w->status = res->Status;
 	w->bytes = res->BytesTransferred;
 	w->type = res->Type;
-	smp_store_release(&w->done, true);
+	st_set(w->done);
 	atomic_dec(&q->pending);
 	st_account(c, res->Status, w->allow, w->what);
 }
@@ -517,6 +525,12 @@ static void st_cq_notify(PVOID ctx, NTSTATUS status)
 	st_cb_exit(c);
 }
 
+static void st_stuck(struct st_cycle *c, const char *what)
+{
+	st_problem(c, "stuck: %s", what);
+	c->stuck = true;
+}
+
 static void st_poll(struct st_cycle *c)
 {
 	unsigned long flags;
@@ -540,27 +554,24 @@ static void st_poll(struct st_cycle *c)
  */
 #define st_wait(c, cond, what)						\
 ({									\
+	struct st_cycle *__c = (c);					\
 	unsigned long __end = jiffies + timeout * HZ;			\
+	DEFINE_WAIT(__wait);						\
 	bool __ok;							\
 									\
 	for (;;) {							\
-		st_poll(c);						\
-		if (cond) {						\
-			__ok = true;					\
+		st_poll(__c);						\
+		prepare_to_wait(&__c->wq, &__wait, TASK_UNINTERRUPTIBLE); \
+		__ok = (cond);						\
+		if (__ok || time_after(jiffies, __end))			\
 			break;						\
-		}							\
-		if (time_after(jiffies, __end)) {			\
-			st_problem(c, "stuck: %s", what);		\
-			(c)->stuck = true;				\
-			__ok = false;					\
-			break;						\
-		}							\
-		wait_event_timeout((c)->wq, cond, 1);			\
+		schedule_timeout(1);					\
 	}								\
+	finish_wait(&__c->wq, &__wait);					\
+	if (!__ok)							\
+		st_stuck(__c, what);					\
 	__ok;								\
 })
-
-#define st_done(flag)	smp_load_acquire(&(flag))
 
 static void st_disc_event(PVOID ctx)
 {
@@ -573,7 +584,7 @@ static void st_disc_event(PVOID ctx)
 		st_problem(c, "disconnect event after the connector's close");
 	if (READ_ONCE(s->event))
 		st_problem(c, "second disconnect event");
-	smp_store_release(&s->event, true);
+	st_set(s->event);
 	if (s->close_in_event)
 		st_close(s->conn, true);
 	wake_up(&c->wq);
@@ -613,7 +624,7 @@ static void st_connect_event(PVOID ctx, NDK_CONNECTOR *conn)
 		o = &c->stray[n];
 		WRITE_ONCE(o->hdr, &conn->Header);
 	}
-	smp_store_release(&o->created, true);
+	st_set(o->created);
 	if (o != &c->srv || c->fate == ST_CLOSE_IN_EVENT)
 		st_close(o, true);
 	if (c->close_lis_in_event)
@@ -700,6 +711,16 @@ static void st_create_listener(struct st_cycle *c, struct st_obj *o)
 	}
 }
 
+static struct sockaddr *st_src(struct st_cycle *c)
+{
+	return (struct sockaddr *)&c->src;
+}
+
+static struct sockaddr *st_dst(struct st_cycle *c)
+{
+	return (struct sockaddr *)&c->dst;
+}
+
 static void st_srq_notify(PVOID ctx, NTSTATUS status)
 {
 	struct st_cycle *c = ctx;
@@ -740,15 +761,13 @@ static void st_create_srq(struct st_cycle *c)
 /* An endpoint on the local address with an ephemeral port. */
 static void st_create_sep(struct st_cycle *c, struct st_obj *o)
 {
+	const NDK_ADAPTER_DISPATCH *a = c->adapter->Dispatch;
 	NDK_SHARED_ENDPOINT *unused = NULL;
 	NTSTATUS status;
 
 	st_start(c);
-	status = c->adapter->Dispatch->NdkCreateSharedEndpoint(c->adapter,
-							       (PSOCKADDR)&c->src,
-							       c->alen,
-							       st_created, o,
-							       &unused);
+	status = a->NdkCreateSharedEndpoint(c->adapter, st_src(c), c->alen,
+					    st_created, o, &unused);
 	if (status != STATUS_PENDING) {
 		WRITE_ONCE(o->created, true);
 		st_account(c, status, 0, o->name);
@@ -818,15 +837,17 @@ static void st_register(struct st_cycle *c, struct st_side *s,
 {
 	NDK_MR *mr = st_mr(&s->mr);
 	struct st_req *r;
+	NTSTATUS status;
 
 	ndk_mdl_init_kva(&s->mdl, s->buf, ST_BUF);
 	r = st_req(c, id, &s->mr, "NdkRegisterMr", 0, NULL);
-	st_issued(c, r, mr->Dispatch->NdkRegisterMr(mr, &s->mdl, ST_BUF,
-						   NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
-						   NDK_MR_FLAG_ALLOW_REMOTE_READ |
-						   NDK_MR_FLAG_ALLOW_REMOTE_WRITE |
-						   NDK_MR_FLAG_RDMA_READ_SINK,
-						   st_req_done, r));
+	status = mr->Dispatch->NdkRegisterMr(mr, &s->mdl, ST_BUF,
+					     NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
+					     NDK_MR_FLAG_ALLOW_REMOTE_READ |
+					     NDK_MR_FLAG_ALLOW_REMOTE_WRITE |
+					     NDK_MR_FLAG_RDMA_READ_SINK,
+					     st_req_done, r);
+	st_issued(c, r, status);
 }
 
 /* The fast-register buffer and its logical address mapping. */
@@ -873,6 +894,7 @@ static bool st_alloc_side(struct st_cycle *c, struct st_side *s)
 /* Create everything the cycle needs; false if it cannot go on. */
 static bool st_setup(struct st_cycle *c)
 {
+	NTSTATUS status;
 	static const char *const extra_kind[] = {
 		"extra PD", "extra CQ", "extra connector", "extra listener",
 		"extra MR",
@@ -964,9 +986,12 @@ static bool st_setup(struct st_cycle *c)
 					  NULL);
 		NDK_MR *mr = st_mr(&c->fmr);
 
-		st_issued(c, r, mr->Dispatch->NdkInitializeFastRegisterMr(mr,
-						ST_FR_PAGES, TRUE,
-						st_req_done, r));
+		status = mr->Dispatch->NdkInitializeFastRegisterMr(mr,
+								   ST_FR_PAGES,
+								   TRUE,
+								   st_req_done,
+								   r);
+		st_issued(c, r, status);
 		if (!st_lam(c)) {
 			st_problem(c, "NdkBuildLAM failed");
 			return false;
@@ -1201,9 +1226,8 @@ static bool st_fast_register(struct st_cycle *c)
 	w = st_new_wr(c, pas->cq, "NdkInvalidate", 0);
 	if (!w)
 		return false;
-	w = st_posted(c, w, qp->Dispatch->NdkInvalidate(qp, w, &mr->Header,
-							 0));
-	return st_wr_ok(c, w);
+	status = qp->Dispatch->NdkInvalidate(qp, w, &mr->Header, 0);
+	return st_wr_ok(c, st_posted(c, w, status));
 }
 
 static void st_transfer(struct st_cycle *c, struct st_wr *arecv,
@@ -1236,10 +1260,11 @@ static bool st_listen(struct st_cycle *c)
 {
 	NDK_LISTENER *l = container_of(c->lis.hdr, NDK_LISTENER, Header);
 	struct st_req *r;
+	NTSTATUS status;
 
 	r = st_req(c, ST_R_LISTEN, &c->lis, "NdkListen", 0, NULL);
-	st_issued(c, r, l->Dispatch->NdkListen(l, (PSOCKADDR)&c->dst, c->alen,
-					      st_req_done, r));
+	status = l->Dispatch->NdkListen(l, st_dst(c), c->alen, st_req_done, r);
+	st_issued(c, r, status);
 	return st_wait(c, st_done(r->done), "NdkListen") && !r->status;
 }
 
@@ -1290,26 +1315,32 @@ static bool st_connect(struct st_cycle *c)
 	struct st_side *act = &c->side[0];
 	NDK_CONNECTOR *cli = st_conn(&c->cli);
 	u32 allow = c->fate == ST_FULL ? 0 : ST_ALLOW_ANY;
+	NDK_SHARED_ENDPOINT *sep = NULL;
 	struct st_req *r, *cc;
 	char data[256];
 	ULONG len = sizeof(data);
 	NTSTATUS status;
 
+	if (c->sep.hdr)
+		sep = container_of(c->sep.hdr, NDK_SHARED_ENDPOINT, Header);
 	c->want_incoming = c->fate != ST_CANCEL;
 	c->close_lis_in_event = st_chance(c, 4);
 	r = st_req(c, ST_R_CONNECT, &c->cli, "NdkConnect", allow,
 		   c->fate == ST_CLOSE_IN_CONNECT ? &c->cli : NULL);
-	if (c->sep.hdr)
+	if (sep)
 		status = cli->Dispatch->NdkConnectWithSharedEndpoint(cli,
-				st_qp(act),
-				container_of(c->sep.hdr, NDK_SHARED_ENDPOINT,
-					     Header),
-				(PSOCKADDR)&c->dst, c->alen, 1, 1, ST_HELLO,
-				sizeof(ST_HELLO), st_req_done, r);
+								     st_qp(act),
+								     sep,
+								     st_dst(c),
+								     c->alen,
+								     1, 1,
+								     ST_HELLO,
+								     sizeof(ST_HELLO),
+								     st_req_done,
+								     r);
 	else
-		status = cli->Dispatch->NdkConnect(cli, st_qp(act),
-						   (PSOCKADDR)&c->src, c->alen,
-						   (PSOCKADDR)&c->dst, c->alen,
+		status = cli->Dispatch->NdkConnect(cli, st_qp(act), st_src(c),
+						   c->alen, st_dst(c), c->alen,
 						   1, 1, ST_HELLO,
 						   sizeof(ST_HELLO),
 						   st_req_done, r);
@@ -1378,6 +1409,7 @@ static void st_disconnect(struct st_cycle *c)
 	struct st_side *s = &c->side[from], *peer = &c->side[!from];
 	NDK_CONNECTOR *conn = st_conn(s->conn);
 	struct st_req *r;
+	NTSTATUS status;
 
 	peer->close_in_event = st_chance(c, 2);
 	if (how == 2) {
@@ -1386,9 +1418,8 @@ static void st_disconnect(struct st_cycle *c)
 	} else {
 		r = st_req(c, ST_R_DISC, s->conn, "NdkDisconnect", 0,
 			   how ? s->conn : NULL);
-		if (st_issued(c, r, conn->Dispatch->NdkDisconnect(conn,
-								 st_req_done,
-								 r)))
+		status = conn->Dispatch->NdkDisconnect(conn, st_req_done, r);
+		if (st_issued(c, r, status))
 			st_wait(c, st_done(r->done), "NdkDisconnect");
 	}
 	st_wait(c, st_done(peer->event), "disconnect event");
@@ -1424,6 +1455,7 @@ static bool st_teardown(struct st_cycle *c)
 	unsigned int i, j, n = 0;
 	struct st_side *s;
 	unsigned long flags;
+	NTSTATUS status;
 	int k;
 
 	WRITE_ONCE(c->teardown, true);
@@ -1474,14 +1506,17 @@ static bool st_teardown(struct st_cycle *c)
 		spin_lock_irqsave(&q->lock, flags);
 		q->stop = true;
 		spin_unlock_irqrestore(&q->lock, flags);
-		r = st_req(c, ST_R_RESIZE0 + i, &q->obj, "NdkResizeCq", 0, NULL);
-		st_issued(c, r, cq->Dispatch->NdkResizeCq(cq, 2 * ST_CQ_DEPTH,
-							 st_req_done, r));
+		r = st_req(c, ST_R_RESIZE0 + i, &q->obj, "NdkResizeCq", 0,
+			   NULL);
+		status = cq->Dispatch->NdkResizeCq(cq, 2 * ST_CQ_DEPTH,
+						   st_req_done, r);
+		st_issued(c, r, status);
 	}
 
 	/* Sometimes deregister first, perhaps closing in the completion. */
 	for (i = 0; i < 2 && !c->stuck; i++) {
 		struct st_side *s = &c->side[i];
+		NDK_MR *mr = st_mr(&s->mr);
 		struct st_req *r;
 
 		if (!s->mr.hdr || !st_done(c->req[ST_R_CREG + i].done) ||
@@ -1489,8 +1524,8 @@ static bool st_teardown(struct st_cycle *c)
 			continue;
 		r = st_req(c, ST_R_CDEREG + i, &s->mr, "NdkDeregisterMr", 0,
 			   st_chance(c, 2) ? &s->mr : NULL);
-		st_issued(c, r, st_mr(&s->mr)->Dispatch->NdkDeregisterMr(
-				st_mr(&s->mr), st_req_done, r));
+		status = mr->Dispatch->NdkDeregisterMr(mr, st_req_done, r);
+		st_issued(c, r, status);
 	}
 
 	objs[n++] = &c->cli;
