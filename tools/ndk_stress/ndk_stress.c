@@ -225,6 +225,7 @@ struct st_cycle {
 
 	struct st_obj pd, lis, cli, srv, fmr, extra, sep, srq;
 	bool close_srq_in_notify;
+	bool sep_used;		/* the connector went over the endpoint */
 	struct st_obj stray[ST_STRAYS];
 	atomic_t nstray;
 	struct st_cq cq[2];
@@ -352,6 +353,47 @@ static NDK_FN_CLOSE_OBJECT st_close_fn(NDK_OBJECT_HEADER *hdr)
 
 static void st_close(struct st_obj *o, bool in_cb);
 
+/* The successors of @o: QPs of a CQ, everything made on a PD ... */
+static unsigned int st_successors(struct st_obj *o, struct st_obj **succ)
+{
+	struct st_cycle *c = o->c;
+	unsigned int i, n = 0;
+
+	for (i = 0; i < 2; i++) {
+		if (o == &c->pd || (o == &c->srq && i == 1) ||
+		    (c->side[i].cq && o == &c->side[i].cq->obj))
+			succ[n++] = &c->side[i].qp;
+		if (o == &c->pd)
+			succ[n++] = &c->side[i].mr;
+	}
+	if (o == &c->pd) {
+		succ[n++] = &c->fmr;
+		succ[n++] = &c->srq;
+		if (c->extra.hdr && c->extra.hdr->ObjectType == NdkObjectTypeMr)
+			succ[n++] = &c->extra;
+	}
+	if (o == &c->lis) {
+		succ[n++] = &c->srv;
+		for (i = 0; i < ST_STRAYS; i++)
+			succ[n++] = &c->stray[i];
+	}
+	if (o == &c->sep && c->sep_used)
+		succ[n++] = &c->cli;
+	return n;
+}
+
+/* ... whose close completions must all have come before that of @o. */
+static void st_check_order(struct st_obj *o)
+{
+	struct st_obj *succ[ST_STRAYS + 8];
+	unsigned int i, n = st_successors(o, succ);
+
+	for (i = 0; i < n; i++)
+		if (READ_ONCE(succ[i]->hdr) && !READ_ONCE(succ[i]->closed))
+			st_problem(o->c, "%s closed before its successor, the %s",
+				   o->name, succ[i]->name);
+}
+
 static void st_closed(PVOID ctx)
 {
 	struct st_obj *o = ctx;
@@ -360,6 +402,7 @@ static void st_closed(PVOID ctx)
 	st_cb_enter(c);
 	if (READ_ONCE(o->closed))
 		st_problem(c, "%s: second close completion", o->name);
+	st_check_order(o);
 	/* The mapping stays until no registration uses its pages. */
 	if (o == &c->fmr && c->lam)
 		c->adapter->Dispatch->NdkReleaseLAM(c->adapter, c->lam);
@@ -1346,6 +1389,7 @@ static bool st_connect(struct st_cycle *c)
 						   st_req_done, r);
 	if (!st_issued(c, r, status))
 		return false;
+	c->sep_used = sep;
 	if (c->fate == ST_CANCEL)
 		st_close(&c->cli, false);
 	if (c->fate == ST_CANCEL || c->fate == ST_CLOSE_IN_EVENT) {
@@ -1501,7 +1545,9 @@ static bool st_teardown(struct st_cycle *c)
 		NDK_CQ *cq = container_of(q->obj.hdr, NDK_CQ, Header);
 		struct st_req *r;
 
-		if (q->notify || !q->obj.hdr || !st_chance(c, 4))
+		if (q->notify || !q->obj.hdr || !st_chance(c, 4) ||
+		    !(c->info.AdapterFlags &
+		      NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED))
 			continue;
 		spin_lock_irqsave(&q->lock, flags);
 		q->stop = true;
