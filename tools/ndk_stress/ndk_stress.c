@@ -226,6 +226,7 @@ struct st_cycle {
 	struct st_obj pd, lis, cli, srv, fmr, extra, sep, srq;
 	bool close_srq_in_notify;
 	bool sep_used;		/* the connector went over the endpoint */
+	bool extra_mr;		/* the extra object is an MR of the PD */
 	struct st_obj stray[ST_STRAYS];
 	atomic_t nstray;
 	struct st_cq cq[2];
@@ -369,7 +370,7 @@ static unsigned int st_successors(struct st_obj *o, struct st_obj **succ)
 	if (o == &c->pd) {
 		succ[n++] = &c->fmr;
 		succ[n++] = &c->srq;
-		if (c->extra.hdr && c->extra.hdr->ObjectType == NdkObjectTypeMr)
+		if (c->extra_mr)
 			succ[n++] = &c->extra;
 	}
 	if (o == &c->lis) {
@@ -992,6 +993,7 @@ static bool st_setup(struct st_cycle *c)
 		st_create_listener(c, &c->extra);
 		break;
 	default:
+		c->extra_mr = true;
 		st_create_mr(c, &c->extra, st_chance(c, 2));
 		break;
 	}
