@@ -153,7 +153,6 @@ struct st_obj {
 	struct st_cycle *c;
 	const char *name;
 	NDK_OBJECT_HEADER *hdr;
-	NTSTATUS status;
 	bool created;		/* the create completion ran */
 	bool closed;		/* the close completion ran */
 	atomic_t claimed;	/* the close was issued */
@@ -199,7 +198,6 @@ struct st_side {
 	bool event;		/* the disconnect event ran */
 	bool close_in_event;
 	u8 *buf;
-	bool vmalloced;
 	struct ndk_mdl mdl;
 	struct st_obj mr;
 	struct st_obj qp;
@@ -219,7 +217,6 @@ struct st_cycle {
 	NDK_ADAPTER *adapter;
 	NDK_ADAPTER_INFO info;
 	enum st_fate fate;
-	bool v6;
 	struct sockaddr_storage src, dst;
 	ULONG alen;
 
@@ -449,7 +446,6 @@ static void st_created(PVOID ctx, NTSTATUS status, NDK_OBJECT_HEADER *hdr)
 	struct st_cycle *c = o->c;
 
 	st_cb_enter(c);
-	o->status = status;
 	if (NT_SUCCESS(status))
 		WRITE_ONCE(o->hdr, hdr);
 	st_set(o->created);
@@ -930,8 +926,7 @@ static bool st_lam(struct st_cycle *c)
 
 static bool st_alloc_side(struct st_cycle *c, struct st_side *s)
 {
-	s->vmalloced = st_chance(c, 2);
-	s->buf = s->vmalloced ? vzalloc(ST_BUF) : kzalloc(ST_BUF, GFP_KERNEL);
+	s->buf = st_chance(c, 2) ? vzalloc(ST_BUF) : kzalloc(ST_BUF, GFP_KERNEL);
 	return s->buf;
 }
 
@@ -1318,8 +1313,7 @@ static void st_addresses(struct st_cycle *c)
 {
 	u16 p = port + c->w->id * ST_PORTS + c->w->cycle % ST_PORTS;
 
-	c->v6 = st_have6 && st_chance(c, 2);
-	if (c->v6) {
+	if (st_have6 && st_chance(c, 2)) {
 		memcpy(&c->src, &st_addr6, sizeof(st_addr6));
 		memcpy(&c->dst, &st_addr6, sizeof(st_addr6));
 		((struct sockaddr_in6 *)&c->dst)->sin6_port = htons(p);
