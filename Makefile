@@ -9,6 +9,9 @@
 #   make demo            boot a VM and run the sample consumer samples/ndk_demo
 #   make bench           boot a non-debug VM once and run tools/ndkperf (NDK
 #                        against raw verbs) and perftest; build/bench/
+#   make stress          churn objects and connections with tools/ndk_stress
+#                        in the test VM for NDK_STRESS_SECONDS (600); not
+#                        part of `make check`; build/stress/
 #   make install         install modules, public headers and Module.symvers
 #   make lint            checkpatch, docs-check, W=1 and sparse builds against
 #                        the test kernel and Debian's headers; fails on any finding
@@ -58,6 +61,9 @@ demo:
 bench:
 	bash tools/vm/bench.sh
 
+stress:
+	bash tools/vm/stress.sh
+
 lint:
 	bash tools/lint.sh
 
@@ -70,10 +76,10 @@ dkms-check:
 # Works without a kernel tree too (the host's may not exist).
 clean:
 	if [ -d $(KDIR) ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
-	find ndk tests samples tools/ndk_rping tools/ndkperf \( -name '*.o' \
-		-o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' -o -name '.*.cmd' \
-		-o -name modules.order \) -delete
+	find ndk tests samples tools/ndk_rping tools/ndkperf tools/ndk_stress \
+		\( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' \
+		-o -name '.*.cmd' -o -name modules.order \) -delete
 	rm -rf build Module.symvers modules.order .tmp_versions
 
 .PHONY: all modules modules_install install headers_install symvers_install \
-	tools_install check check-selftest demo bench lint docs-check dkms-check clean
+	tools_install check check-selftest demo bench stress lint docs-check dkms-check clean

@@ -14,24 +14,7 @@ import re
 import subprocess
 import sys
 
-SPLATS = [
-    r"\bBUG:",
-    r"\bWARNING:",
-    r"\bOops\b",
-    r"general protection fault",
-    r"KASAN:",
-    r"unreferenced object 0x",
-    r"sleeping function called from invalid context",
-    r"possible recursive locking detected",
-    r"possible circular locking dependency",
-    r"inconsistent lock state",
-    r"INFO: task .* blocked for more than",
-    r"Kernel panic",
-    r"UBSAN:",
-    r"refcount_t:",
-]
-SPLAT_RE = re.compile("|".join(SPLATS))
-
+from splats import SPLAT_RE
 
 TS = r"^(?:\[[^\]]*\] )?"
 SUITE_RESULT = re.compile(TS + r"(?:not )?ok \d+ ")
