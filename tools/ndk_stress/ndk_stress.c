@@ -69,7 +69,7 @@ MODULE_PARM_DESC(addr6, "IPv6 address of the adapter's interface: half the conne
  * of a QP closed before they were polled (Documentation/ndk/testing.rst,
  * "Stress").
  */
-static bool close_unpolled;
+static bool close_unpolled = true;
 module_param(close_unpolled, bool, 0444);
 MODULE_PARM_DESC(close_unpolled, "sometimes close a QP whose completions are not polled yet, then poll them");
 
@@ -173,6 +173,8 @@ struct st_cq {
 struct st_wr {
 	struct st_cycle *c;
 	struct st_cq *q;
+	struct st_side *side;	/* posted there */
+	bool via_srq;		/* a receive on the SRQ, not on the QP */
 	const char *what;
 	u32 allow;
 	bool done;
@@ -518,6 +520,28 @@ static void st_result(struct st_cq *q, const NDK_RESULT_EX *res)
 	st_set(w->done);
 	atomic_dec(&q->pending);
 	st_account(c, res->Status, w->allow, w->what);
+}
+
+/*
+ * @s's QP is closed: ndk drops the completions of its requests still in
+ * the CQ, as nothing can name them any more, so they end here, cancelled.
+ * Receives taken from the SRQ are the SRQ's and still complete.
+ */
+static void st_drop_closed(struct st_cycle *c, struct st_side *s)
+{
+	unsigned long flags;
+	struct st_wr *w;
+
+	spin_lock_irqsave(&s->cq->lock, flags);
+	for (w = c->wr; w < c->wr + c->nwr; w++) {
+		if (w->side != s || w->via_srq || READ_ONCE(w->done))
+			continue;
+		w->status = STATUS_CANCELLED;
+		st_set(w->done);
+		atomic_dec(&w->q->pending);
+		st_account(c, STATUS_CANCELLED, ST_ALLOW_CANCEL, w->what);
+	}
+	spin_unlock_irqrestore(&s->cq->lock, flags);
 }
 
 /* Reap everything; the caller holds @q->lock and @q is not stopped. */
@@ -1068,9 +1092,10 @@ static bool st_setup(struct st_cycle *c)
 }
 
 /* A work request slot completing on @q; NULL if the cycle ran out. */
-static struct st_wr *st_new_wr(struct st_cycle *c, struct st_cq *q,
+static struct st_wr *st_new_wr(struct st_cycle *c, struct st_side *s,
 			       const char *what, u32 allow)
 {
+	struct st_cq *q = s->cq;
 	struct st_wr *w;
 
 	if (c->nwr >= ST_WRS) {
@@ -1078,7 +1103,8 @@ static struct st_wr *st_new_wr(struct st_cycle *c, struct st_cq *q,
 		return NULL;
 	}
 	w = &c->wr[c->nwr++];
-	*w = (struct st_wr){ .c = c, .q = q, .what = what, .allow = allow };
+	*w = (struct st_wr){ .c = c, .q = q, .side = s, .what = what,
+			     .allow = allow };
 	atomic_inc(&q->pending);
 	st_start(c);
 	return w;
@@ -1106,12 +1132,13 @@ static struct st_wr *st_post_recv(struct st_cycle *c, struct st_side *s,
 	struct st_wr *w;
 
 	memset(sge.VirtualAddress, 0, ST_RECV_SLICE);
-	w = st_new_wr(c, s->cq, "NdkReceive", allow);
+	w = st_new_wr(c, s, "NdkReceive", allow);
 	if (!w)
 		return NULL;
 	if (s == &c->side[1] && c->srq.hdr) {
 		NDK_SRQ *srq = container_of(c->srq.hdr, NDK_SRQ, Header);
 
+		w->via_srq = true;
 		return st_posted(c, w, srq->Dispatch->NdkSrqReceive(srq, w,
 								    &sge, 1));
 	}
@@ -1134,7 +1161,7 @@ static struct st_wr *st_post(struct st_cycle *c, struct st_side *s,
 	struct st_wr *w;
 	NTSTATUS status;
 
-	w = st_new_wr(c, s->cq, names[op], 0);
+	w = st_new_wr(c, s, names[op], 0);
 	if (!w)
 		return NULL;
 	switch (op) {
@@ -1240,7 +1267,7 @@ static bool st_fast_register(struct st_cycle *c)
 	struct st_wr *w;
 	NTSTATUS status;
 
-	w = st_new_wr(c, pas->cq, "NdkFastRegister", 0);
+	w = st_new_wr(c, pas, "NdkFastRegister", 0);
 	if (!w)
 		return false;
 	status = qp->Dispatch->NdkFastRegister(qp, w, mr,
@@ -1263,7 +1290,7 @@ static bool st_fast_register(struct st_cycle *c)
 		return false;
 	if (st_chance(c, 2))
 		return true;
-	w = st_new_wr(c, pas->cq, "NdkInvalidate", 0);
+	w = st_new_wr(c, pas, "NdkInvalidate", 0);
 	if (!w)
 		return false;
 	status = qp->Dispatch->NdkInvalidate(qp, w, &mr->Header, 0);
@@ -1526,6 +1553,7 @@ static bool st_teardown(struct st_cycle *c)
 		st_close(&s->qp, false);
 		st_wait(c, st_done(s->qp.closed),
 			"close of a QP with unpolled completions");
+		st_drop_closed(c, s);
 		s->cq->hold = false;
 	}
 

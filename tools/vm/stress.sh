@@ -9,8 +9,8 @@
 #
 # Environment: NDK_STRESS_SECONDS (600), NDK_STRESS_TRANSPORTS (rxe;
 # rxe,siw adds a Soft-iWARP pass), NDK_STRESS_THREADS (threads per CPU,
-# 2), NDK_STRESS_SEED (random), NDK_STRESS_CLOSE_UNPOLLED=1 (also close
-# QPs whose completions are not polled yet: a known ndk bug),
+# 2), NDK_STRESS_SEED (random), NDK_STRESS_CLOSE_UNPOLLED=0 (never close
+# QPs whose completions are not polled yet; on by default),
 # NDK_STRESS_TIMEOUT (seconds before the VM is killed; by default the
 # passes plus 15 minutes), NDK_QEMU_ACCEL.
 set -euo pipefail
