@@ -84,6 +84,16 @@ report() {
 	[ -s /tmp/prog.log ] && sed 's/^/NDK-CROSS-LOG: /' /tmp/prog.log
 }
 
+# Start case $2 over transport $1 with a clean log; once the peer is
+# lost, report the case without running it.
+case_begin() {
+	dmesg -c >/dev/null
+	: >/tmp/prog.log
+	[ -z "$peer_lost" ] && return 0
+	report $1 $2 "peer lost"
+	return 1
+}
+
 # ndk_rping's result line, "ok" for PASS.
 ndk_outcome() {
 	if ! wait_log 'ndk_rping: .*(PASS|FAIL)' "$1"; then
@@ -122,8 +132,7 @@ case_ndk() {
 	if [ "$role" = server ]; then
 		hangup=$3 mode=server args="addr=$server_ip"
 	fi
-	dmesg -c >/dev/null
-	: >/tmp/prog.log
+	case_begin $t $name || return
 	if [ $mode = client ] && ! barrier $t-$name; then
 		report $t $name "peer lost"
 		return
@@ -148,8 +157,7 @@ case_ndk() {
 # rdma-core's rping client on the client VM against ndk_rping's server.
 case_rping_user_client() {
 	t=$1 name=$2
-	dmesg -c >/dev/null
-	: >/tmp/prog.log
+	case_begin $t $name || return
 	if [ "$role" = server ]; then
 		insmod /ndk/ndk_rping.ko mode=server addr=$server_ip \
 			count=10 size=64 || error "insmod ndk_rping failed"
@@ -172,8 +180,7 @@ case_rping_user_client() {
 # ndk_rping's client on the client VM against rdma-core's rping server.
 case_rping_user_server() {
 	t=$1 name=$2
-	dmesg -c >/dev/null
-	: >/tmp/prog.log
+	case_begin $t $name || return
 	if [ "$role" = server ]; then
 		timeout 90 rping -s -a $server_ip -p 7174 -C 10 -S 64 -V \
 			>/tmp/prog.log 2>&1 &

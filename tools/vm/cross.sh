@@ -27,9 +27,6 @@ append="console=ttyS0 panic=-1 kasan.fault=report"
 	append+=" ndk_cross.transports=$NDK_CROSS_TRANSPORTS"
 limit=${NDK_CROSS_TIMEOUT:-600}
 
-# A port nobody listens on now; the server VM's QEMU takes it next.
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-
 # The server VM's QEMU listens on the wire, the client VM's connects.
 vm() {
 	local role=$1 mac=$2 sock=$3
@@ -38,6 +35,9 @@ vm() {
 		-netdev "socket,id=n0,$sock=127.0.0.1:$port" \
 		-device "virtio-net-pci,netdev=n0,mac=$mac"
 }
+
+# Connecting to probe would make the probe the wire's other end: look.
+listening() { ss -Hltn "sport = :$port" | grep -q .; }
 
 # On an early exit: end our VMs, through the timeout(1) each one runs
 # under, which passes the signal on to QEMU.
@@ -50,17 +50,26 @@ stop() {
 }
 trap stop EXIT
 
-log "booting the server and client VMs (${NDK_QEMU_ACCEL:-tcg}), wire on port $port"
-vm server 52:54:00:77:00:01 listen &
-server_pid=$!
-# Connecting to probe would make the probe the wire's other end: look.
-for _ in $(seq 100); do
-	ss -Hltn "sport = :$port" | grep -q . && break
-	kill -0 "$server_pid" 2>/dev/null || break
-	sleep 0.1
+# A free port, taken by the server VM's QEMU a moment later; should
+# someone else take it first, that QEMU fails and we try another.
+for attempt in 1 2 3; do
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	log "booting the server VM (${NDK_QEMU_ACCEL:-tcg}), wire on port $port"
+	vm server 52:54:00:77:00:01 listen &
+	server_pid=$!
+	for _ in $(seq 100); do
+		listening && break
+		kill -0 "$server_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	listening && break
+	stop
+	wait "$server_pid" || true
+	server_pid=''
+	log "the server VM's QEMU does not listen on port $port (attempt $attempt)"
 done
-ss -Hltn "sport = :$port" | grep -q . ||
-	die "the server VM's QEMU does not listen on port $port"
+[ -n "$server_pid" ] || die "cannot start the server VM; see $outdir/server.log"
+log "booting the client VM"
 vm client 52:54:00:77:00:02 connect &
 client_pid=$!
 
