@@ -28,10 +28,12 @@ append="console=ttyS0 panic=-1 kasan.fault=report"
 limit=${NDK_CROSS_TIMEOUT:-600}
 
 # The server VM's QEMU listens on the wire, the client VM's connects.
+# 1 GiB is plenty, and kmemleak's scans, which take most of a run's
+# time under TCG, grow with the memory.
 vm() {
 	local role=$1 mac=$2 sock=$3
 	run_vm "$outdir/$role.log" "$ktree" "$outdir/initramfs.cpio.gz" \
-		"$append ndk_cross.role=$role" "$limit" \
+		"$append ndk_cross.role=$role" "$limit" 1G \
 		-netdev "socket,id=n0,$sock=127.0.0.1:$port" \
 		-device "virtio-net-pci,netdev=n0,mac=$mac"
 }
