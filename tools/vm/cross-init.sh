@@ -55,6 +55,7 @@ wait_log() {
 peer_lost=
 barrier() {
 	[ -n "$peer_lost" ] && return 1
+	got=
 	if [ "$role" = server ]; then
 		got=$(timeout $sync_limit nc -l -p $sync_port </dev/null)
 	else
