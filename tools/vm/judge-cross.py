@@ -12,6 +12,8 @@ import os
 import re
 import sys
 
+# judge.py's patterns, without leaving its bytecode in the tree.
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from judge import SPLAT_RE  # noqa: E402
 
