@@ -6,6 +6,8 @@
 #   make NDK_ONLY=1      build ndk.ko alone: no KUnit module, no sample (as DKMS)
 #   make check           build the test kernel, run every suite in QEMU
 #   make check-selftest  prove that a kernel splat turns `make check` red
+#   make check-cross     two VMs on a virtual wire: ndk against ndk and against
+#                        rdma-core's rping across it, over rxe and siw
 #   make demo            boot a VM and run the sample consumer samples/ndk_demo
 #   make bench           boot a non-debug VM once and run tools/ndkperf (NDK
 #                        against raw verbs) and perftest; build/bench/
@@ -55,6 +57,9 @@ check:
 check-selftest:
 	bash tools/vm/check-selftest.sh
 
+check-cross:
+	bash tools/vm/cross.sh
+
 demo:
 	bash tools/vm/demo.sh
 
@@ -82,4 +87,5 @@ clean:
 	rm -rf build Module.symvers modules.order .tmp_versions
 
 .PHONY: all modules modules_install install headers_install symvers_install \
-	tools_install check check-selftest demo bench stress lint docs-check dkms-check clean
+	tools_install check check-selftest check-cross demo bench stress lint docs-check \
+	dkms-check clean

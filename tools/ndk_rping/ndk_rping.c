@@ -11,9 +11,19 @@
  *    "go ahead"; count times. The client then disconnects.
  *  - proto=rdmacm: rdma_client and rdma_server (librdmacm/examples): one
  *    16-byte message each way, the client first.
+ *  - proto=ndk: ndk_rping on both sides, e.g. on two hosts. The two
+ *    exchange where their buffers are, then take turns, count times: RDMA
+ *    read the peer's source, RDMA write the own source to the peer, send
+ *    a message saying whose turn it was; the other side checks that
+ *    message and what was written to it, and takes its turn.
  *
  * mode=server listens on addr:port and serves one connection; mode=client
- * connects to addr:port. Loading the module only checks the parameters
+ * connects to addr:port. hangup says how the connection ends: this side
+ * disconnects (self, the client's default), waits for the peer to
+ * disconnect (peer, the server's default), or waits for its own adapter
+ * to be removed (removal). Once connected, a receive stays posted; with
+ * proto=ndk it must complete as cancelled when the connection ends.
+ * Loading the module only checks the parameters
  * and queues the run on a work item. The run ends with one line in the
  * kernel log, "ndk_rping: <proto> <mode>: PASS ..." or "... FAIL ...";
  * a server logs "listening on" once a client may connect. Every step
@@ -45,7 +55,7 @@ MODULE_PARM_DESC(mode, "server or client");
 
 static char *proto = "rping";
 module_param(proto, charp, 0444);
-MODULE_PARM_DESC(proto, "rping, or rdmacm for rdma_server and rdma_client");
+MODULE_PARM_DESC(proto, "rping, rdmacm for rdma_server and rdma_client, or ndk for ndk_rping");
 
 static char *addr;
 module_param(addr, charp, 0444);
@@ -57,15 +67,19 @@ MODULE_PARM_DESC(src, "client: local IPv4 address (default: addr, a server on th
 
 static ushort port;
 module_param(port, ushort, 0444);
-MODULE_PARM_DESC(port, "port (default: 7174 for rping, 7471 for rdmacm, as the programs)");
+MODULE_PARM_DESC(port, "port (default: 7174 for rping and ndk, 7471 for rdmacm, as the programs)");
 
 static uint count = 10;
 module_param(count, uint, 0444);
-MODULE_PARM_DESC(count, "rping: iterations");
+MODULE_PARM_DESC(count, "rping and ndk: iterations");
 
 static uint size = 64;
 module_param(size, uint, 0444);
-MODULE_PARM_DESC(size, "rping: bytes per ping, 26 to 65535 as rping accepts");
+MODULE_PARM_DESC(size, "rping and ndk: bytes per ping, 26 to 65535 as rping accepts");
+
+static char *hangup = "";
+module_param(hangup, charp, 0444);
+MODULE_PARM_DESC(hangup, "self, peer or removal (of this side's adapter); default: the client disconnects");
 
 static bool verbose;
 module_param(verbose, bool, 0444);
@@ -87,10 +101,17 @@ MODULE_PARM_DESC(timeout, "seconds that any one step may take");
 /* Every message of both protocols has this size. */
 #define NR_MSG		16
 
-/* One registered region: the received message, the sent one, two areas. */
+/*
+ * One registered region: the received message, the sent one, then the
+ * data areas: rping's source and sink; ndk's source, the sink of its
+ * reads and the area the peer writes to.
+ */
 #define NR_RECV_OFF	0
 #define NR_SEND_OFF	64
 #define NR_DATA_OFF	128
+#define NR_SRC		0
+#define NR_SINK		1
+#define NR_LANDING	2
 
 #define NR_CQ_DEPTH	16
 #define NR_RQ_DEPTH	4
@@ -104,6 +125,12 @@ struct nr_rping_info {
 };
 
 static_assert(sizeof(struct nr_rping_info) == NR_MSG);
+
+/* The values of proto and hangup, in the order of their enums. */
+enum nr_proto { NR_PROTO_RPING, NR_PROTO_RDMACM, NR_PROTO_NDK };
+static const char * const nr_protos[] = { "rping", "rdmacm", "ndk" };
+enum nr_hangup { NR_HANGUP_SELF, NR_HANGUP_PEER, NR_HANGUP_REMOVAL };
+static const char * const nr_hangups[] = { "self", "peer", "removal" };
 
 /* Work request kinds, passed as RequestContext. */
 enum nr_op { NR_OP_RECV, NR_OP_SEND, NR_OP_READ, NR_OP_WRITE, NR_OPS };
@@ -135,8 +162,13 @@ struct ndk_rping {
 	struct work_struct work;
 	wait_queue_head_t wq;
 	bool stop;		/* the module is being unloaded */
-	bool server, rping;
+	bool server;
+	enum nr_proto proto;
+	enum nr_hangup hangup;
 	struct sockaddr_in local, peer;
+	int ifindex;
+	struct notifier_block nb;	/* hangup=removal */
+	bool removed;			/* our adapter is going away */
 
 	NDK_ADAPTER *adapter;
 	NDK_PD *pd;
@@ -154,9 +186,11 @@ struct ndk_rping {
 
 	u8 *buf;
 	size_t area;			/* bytes of each data area */
+	unsigned int areas;		/* NR_SRC, NR_SINK (, NR_LANDING) */
 	struct ndk_mdl mdl;
 	u32 lkey, rkey;
 	u8 msg[NR_MSG] __aligned(8);	/* the last message received */
+	struct nr_rping_info remote;	/* proto=ndk: the peer's areas */
 
 	unsigned int iters;
 	const char *failed;		/* the first step that failed */
@@ -302,7 +336,7 @@ static int nr_setup(struct ndk_rping *rp)
 	NDK_VERSION v = { .Major = 1, .Minor = 2 };
 	const NDK_ADAPTER_DISPATCH *a;
 	struct net_device *ndev;
-	size_t len = NR_DATA_OFF + 2 * rp->area;
+	size_t len = NR_DATA_OFF + rp->areas * rp->area;
 	struct nr_req *req;
 	NDK_PD *pd = NULL;
 	NDK_CQ *cq = NULL;
@@ -314,8 +348,9 @@ static int nr_setup(struct ndk_rping *rp)
 	if (!ndev)
 		return nr_fail(rp, "finding the interface of the local address",
 			       STATUS_INVALID_ADDRESS);
-	st = ndk_open_adapter(ndev->ifindex, v, &rp->adapter);
+	rp->ifindex = ndev->ifindex;
 	dev_put(ndev);
+	st = ndk_open_adapter(rp->ifindex, v, &rp->adapter);
 	if (st)
 		return nr_fail(rp, "opening the adapter", st);
 	a = rp->adapter->Dispatch;
@@ -397,11 +432,12 @@ static bool nr_poll(struct ndk_rping *rp)
 }
 
 /*
- * Wait for the completion of the outstanding work request of kind @op;
- * results of other kinds that arrive first are kept for their waits.
+ * Wait for the completion of the outstanding work request of kind @op,
+ * whatever its status; results of other kinds that arrive first are kept
+ * for their waits.
  */
-static int nr_wait_op(struct ndk_rping *rp, enum nr_op op, ULONG *bytes,
-		      const char *what)
+static int nr_wait_result(struct ndk_rping *rp, enum nr_op op,
+			  const char *what)
 {
 	unsigned long end = jiffies + nr_timeout();
 
@@ -421,6 +457,17 @@ static int nr_wait_op(struct ndk_rping *rp, enum nr_op op, ULONG *bytes,
 			return nr_fail(rp, what, STATUS_CANCELLED);
 	}
 	rp->seen &= ~BIT(op);
+	return 0;
+}
+
+/* Wait for the successful completion of the work request of kind @op. */
+static int nr_wait_op(struct ndk_rping *rp, enum nr_op op, ULONG *bytes,
+		      const char *what)
+{
+	int err = nr_wait_result(rp, op, what);
+
+	if (err)
+		return err;
 	if (rp->result[op].Status)
 		return nr_fail(rp, what, rp->result[op].Status);
 	if (bytes)
@@ -435,6 +482,18 @@ static int nr_post_recv(struct ndk_rping *rp)
 
 	st = rp->qp->Dispatch->NdkReceive(rp->qp, NR_CTX(NR_OP_RECV), &sge, 1);
 	return st ? nr_fail(rp, "posting a receive", st) : 0;
+}
+
+/*
+ * The receives to post before connecting. proto=ndk keeps a second one
+ * posted: when the connection ends, one is surely waiting, even if the
+ * peer hung up right after its last message.
+ */
+static int nr_post_recv_all(struct ndk_rping *rp)
+{
+	if (rp->proto == NR_PROTO_NDK && nr_post_recv(rp))
+		return -EIO;
+	return nr_post_recv(rp);
 }
 
 /*
@@ -548,7 +607,7 @@ static int nr_listen(struct ndk_rping *rp)
 	nr_dbg("connection request\n");
 
 	/* The client may send as soon as it is connected. */
-	if (nr_post_recv(rp))
+	if (nr_post_recv_all(rp))
 		return -EIO;
 	req = nr_req(rp, NR_ACCEPT);
 	st = rp->conn->Dispatch->NdkAccept(rp->conn, rp->qp, 1, 1, NULL, 0,
@@ -568,7 +627,7 @@ static int nr_connect(struct ndk_rping *rp)
 	st = rp->adapter->Dispatch->NdkCreateConnector(rp->adapter, nr_created,
 							req, &conn);
 	rp->conn = nr_create(rp, req, st, conn, "creating the connector");
-	if (!rp->conn || nr_post_recv(rp))
+	if (!rp->conn || nr_post_recv_all(rp))
 		return -EIO;
 	/* rping asks for one read each way; so do we, in both protocols. */
 	req = nr_req(rp, NR_CONNECT);
@@ -683,25 +742,205 @@ static int nr_rdmacm(struct ndk_rping *rp)
 	return 0;
 }
 
-/* A server waits for its client to hang up, as rping's server does. */
+/* Where area @i of the peer's is, for nr_rdma(). */
+static struct nr_rping_info nr_peer_area(struct ndk_rping *rp, unsigned int i)
+{
+	struct nr_rping_info info = rp->remote;
+
+	be64_add_cpu(&info.buf, i * rp->area);
+	return info;
+}
+
+static u8 *nr_area(struct ndk_rping *rp, unsigned int i)
+{
+	return rp->buf + NR_DATA_OFF + i * rp->area;
+}
+
+/*
+ * The pattern of a side's source after it took @turns turns: each side
+ * refills its source after every turn, with a seed of its own.
+ */
+static void nr_ndk_pattern(u8 *buf, unsigned int turns, bool server)
+{
+	nr_rping_pattern(buf, size, 2 * turns + server);
+}
+
+/* The message that ends turn @turn of a side. */
+static void nr_turn_msg(u8 *msg, unsigned int turn, bool server)
+{
+	memset(msg, 0, NR_MSG);
+	scnprintf(msg, NR_MSG, "turn %u %s", turn, server ? "srv" : "cli");
+}
+
+/*
+ * proto=ndk: send our areas' place (client first), receive the peer's.
+ * Their size must match: both sides take size from their parameters.
+ */
+static int nr_ndk_exchange(struct ndk_rping *rp)
+{
+	struct nr_rping_info info = {
+		.buf = cpu_to_be64(nr_remote_addr(rp, NR_DATA_OFF)),
+		.rkey = cpu_to_be32(rp->rkey),
+		.size = cpu_to_be32(size),
+	};
+
+	if (!rp->server && nr_send(rp, &info, "sending the areas"))
+		return -EIO;
+	if (nr_recv(rp, true, "receiving the peer's areas"))
+		return -EIO;
+	memcpy(&rp->remote, rp->msg, NR_MSG);
+	if (be32_to_cpu(rp->remote.size) != size)
+		return nr_fail(rp, "the peer's area size",
+			       STATUS_INVALID_BUFFER_SIZE);
+	if (rp->server && nr_send(rp, &info, "sending the areas"))
+		return -EIO;
+	return 0;
+}
+
+/*
+ * The peer has taken @turns turns: its last message names the last one,
+ * and what it wrote into our landing area is its source of before.
+ */
+static int nr_ndk_check_peer(struct ndk_rping *rp, unsigned int turns,
+			     u8 *expect)
+{
+	u8 msg[NR_MSG];
+
+	if (nr_recv(rp, true, "receiving the end of the peer's turn"))
+		return -EIO;
+	nr_turn_msg(msg, turns - 1, !rp->server);
+	if (memcmp(rp->msg, msg, NR_MSG))
+		return nr_fail(rp, "checking the peer's message",
+			       STATUS_DATA_ERROR);
+	nr_ndk_pattern(expect, turns - 1, !rp->server);
+	if (memcmp(nr_area(rp, NR_LANDING), expect, size))
+		return nr_fail(rp, "checking the data the peer wrote",
+			       STATUS_DATA_ERROR);
+	return 0;
+}
+
+/*
+ * Our turn @turn: RDMA read the peer's source and check it, RDMA write
+ * our source into the peer's landing area, refill the source and tell
+ * the peer. The peer has taken @peer_turns turns before.
+ */
+static int nr_ndk_turn(struct ndk_rping *rp, unsigned int turn,
+		       unsigned int peer_turns, u8 *expect)
+{
+	struct nr_rping_info peer_src = nr_peer_area(rp, NR_SRC);
+	struct nr_rping_info peer_landing = nr_peer_area(rp, NR_LANDING);
+	u8 msg[NR_MSG];
+
+	memset(nr_area(rp, NR_SINK), 0, size);
+	if (nr_rdma(rp, NR_OP_READ, NR_DATA_OFF + NR_SINK * rp->area, size,
+		    &peer_src, "reading the peer's source"))
+		return -EIO;
+	nr_ndk_pattern(expect, peer_turns, !rp->server);
+	if (memcmp(nr_area(rp, NR_SINK), expect, size))
+		return nr_fail(rp, "checking the data read", STATUS_DATA_ERROR);
+	if (nr_rdma(rp, NR_OP_WRITE, NR_DATA_OFF + NR_SRC * rp->area, size,
+		    &peer_landing, "writing the peer's landing area"))
+		return -EIO;
+	/* The write has completed: the source is ours again. */
+	nr_ndk_pattern(nr_area(rp, NR_SRC), turn + 1, rp->server);
+	nr_turn_msg(msg, turn, rp->server);
+	return nr_send(rp, msg, "sending the end of the turn");
+}
+
+/*
+ * proto=ndk: the client takes turn 0, the server turn 0, the client turn
+ * 1 and so on; the client checks the server's last turn at the end. Only
+ * one side acts at a time, so nobody reads or writes an area that its
+ * owner is still using.
+ */
+static int nr_ndk(struct ndk_rping *rp)
+{
+	u8 *expect;
+	int err;
+
+	expect = kmalloc(size, GFP_KERNEL);
+	if (!expect)
+		return nr_fail(rp, "allocating", STATUS_INSUFFICIENT_RESOURCES);
+	nr_ndk_pattern(nr_area(rp, NR_SRC), 0, rp->server);
+	err = nr_ndk_exchange(rp);
+	for (; !err && rp->iters < count; rp->iters++) {
+		if (rp->server || rp->iters)
+			err = nr_ndk_check_peer(rp, rp->iters + rp->server,
+						expect);
+		if (!err)
+			err = nr_ndk_turn(rp, rp->iters, rp->iters + rp->server,
+					  expect);
+	}
+	if (!err && !rp->server)
+		err = nr_ndk_check_peer(rp, count, expect);
+	kfree(expect);
+	return err;
+}
+
+static int nr_removal_event(struct notifier_block *nb, unsigned long event,
+			    void *data)
+{
+	struct ndk_rping *rp = container_of(nb, struct ndk_rping, nb);
+	const struct ndk_adapter_desc *desc = data;
+
+	if (event == NDK_ADAPTER_REMOVED &&
+	    desc->ifindex == READ_ONCE(rp->ifindex)) {
+		WRITE_ONCE(rp->removed, true);
+		wake_up(&rp->wq);
+	}
+	return NOTIFY_DONE;
+}
+
+/* Wait up to the timeout for @flag, set by a callback. */
+static int nr_wait_flag(struct ndk_rping *rp, bool *flag, const char *what)
+{
+	wait_event_timeout(rp->wq, READ_ONCE(*flag) || READ_ONCE(rp->stop),
+			   nr_timeout());
+	if (READ_ONCE(*flag))
+		return 0;
+	return nr_fail(rp, what, READ_ONCE(rp->stop) ? STATUS_CANCELLED :
+		       STATUS_IO_TIMEOUT);
+}
+
+/* With proto=ndk the receive left posted must end as cancelled. */
+static int nr_wait_flushed(struct ndk_rping *rp)
+{
+	const char *what = "waiting for the receive to be flushed";
+
+	if (rp->proto != NR_PROTO_NDK)
+		return 0;
+	if (nr_wait_result(rp, NR_OP_RECV, what))
+		return -EIO;
+	if (rp->result[NR_OP_RECV].Status != STATUS_CANCELLED)
+		return nr_fail(rp, what, rp->result[NR_OP_RECV].Status);
+	return 0;
+}
+
 static int nr_disconnect(struct ndk_rping *rp)
 {
 	struct nr_req *req;
 	NTSTATUS st;
 
-	if (rp->server) {
-		wait_event_timeout(rp->wq, READ_ONCE(rp->peer_gone) ||
-				   READ_ONCE(rp->stop), nr_timeout());
-		if (!READ_ONCE(rp->peer_gone))
-			return nr_fail(rp, "waiting for the client to disconnect",
-				       READ_ONCE(rp->stop) ? STATUS_CANCELLED :
-				       STATUS_IO_TIMEOUT);
+	if (rp->hangup == NR_HANGUP_REMOVAL) {
+		pr_info("%s %s: waiting for the adapter's removal\n", proto,
+			mode);
+		if (nr_wait_flag(rp, &rp->removed,
+				 "waiting for the adapter's removal"))
+			return -EIO;
 	}
+	/* Also what rdma_cm tells of our device's removal. */
+	if (rp->hangup != NR_HANGUP_SELF &&
+	    (nr_wait_flag(rp, &rp->peer_gone,
+			  "waiting for the disconnect event") ||
+	     nr_wait_flushed(rp)))
+		return -EIO;
 	/* Completes at once when the peer has disconnected already. */
 	req = nr_req(rp, NR_DISCONNECT);
 	st = rp->conn->Dispatch->NdkDisconnect(rp->conn, nr_requested, req);
 	st = nr_request(rp, req, st);
-	return st ? nr_fail(rp, "disconnecting", st) : 0;
+	if (st)
+		return nr_fail(rp, "disconnecting", st);
+	return rp->hangup == NR_HANGUP_SELF ? nr_wait_flushed(rp) : 0;
 }
 
 static void nr_teardown(struct ndk_rping *rp)
@@ -739,15 +978,25 @@ static void nr_teardown(struct ndk_rping *rp)
 static void nr_run(struct work_struct *work)
 {
 	struct ndk_rping *rp = container_of(work, struct ndk_rping, work);
-	int err;
+	int err = 0;
 
-	err = nr_setup(rp);
+	/* Before the adapter is opened: its removal must not go unseen. */
+	if (rp->hangup == NR_HANGUP_REMOVAL) {
+		rp->nb.notifier_call = nr_removal_event;
+		if (ndk_register_adapter_notifier(&rp->nb))
+			err = nr_fail(rp, "registering the adapter notifier",
+				      STATUS_INSUFFICIENT_RESOURCES);
+	}
+	if (!err)
+		err = nr_setup(rp);
 	if (!err)
 		err = rp->server ? nr_listen(rp) : nr_connect(rp);
 	if (!err) {
 		nr_dbg("connected\n");
-		if (!rp->rping)
+		if (rp->proto == NR_PROTO_RDMACM)
 			err = nr_rdmacm(rp);
+		else if (rp->proto == NR_PROTO_NDK)
+			err = nr_ndk(rp);
 		else if (rp->server)
 			err = nr_rping_server(rp);
 		else
@@ -756,11 +1005,16 @@ static void nr_run(struct work_struct *work)
 	if (!err)
 		err = nr_disconnect(rp);
 	nr_teardown(rp);
+	if (rp->nb.notifier_call)
+		ndk_unregister_adapter_notifier(&rp->nb);
 
 	if (err)
 		pr_err("%s %s: FAIL after %u iterations: %s: status %#x\n",
 		       proto, mode, rp->iters, rp->failed, rp->status);
-	else if (rp->rping)
+	else if (rp->proto == NR_PROTO_NDK)
+		pr_info("%s %s: PASS %u turns of %u bytes each way verified, hangup=%s\n",
+			proto, mode, rp->iters, size, nr_hangups[rp->hangup]);
+	else if (rp->proto == NR_PROTO_RPING)
 		pr_info("%s %s: PASS %u iterations of %u bytes verified\n",
 			proto, mode, rp->iters, size);
 	else
@@ -780,30 +1034,43 @@ static int nr_parse_addr(const char *s, struct sockaddr_in *sin, u16 p)
 static int __init nr_init(void)
 {
 	struct ndk_rping *rp = &nr_run_state;
+	int ret;
 	u16 p;
 
 	if (!sysfs_streq(mode, "server") && !sysfs_streq(mode, "client")) {
 		pr_err("mode must be server or client\n");
 		return -EINVAL;
 	}
-	if (!sysfs_streq(proto, "rping") && !sysfs_streq(proto, "rdmacm")) {
-		pr_err("proto must be rping or rdmacm\n");
+	ret = match_string(nr_protos, ARRAY_SIZE(nr_protos), proto);
+	if (ret < 0) {
+		pr_err("proto must be rping, rdmacm or ndk\n");
 		return -EINVAL;
 	}
+	rp->proto = ret;
 	rp->server = sysfs_streq(mode, "server");
-	rp->rping = sysfs_streq(proto, "rping");
-	if (rp->rping && (size < NR_RPING_MIN || size > NR_RPING_MAX)) {
+	rp->hangup = rp->server ? NR_HANGUP_PEER : NR_HANGUP_SELF;
+	if (*hangup) {
+		ret = match_string(nr_hangups, ARRAY_SIZE(nr_hangups), hangup);
+		if (ret < 0) {
+			pr_err("hangup must be self, peer or removal\n");
+			return -EINVAL;
+		}
+		rp->hangup = ret;
+	}
+	if (rp->proto != NR_PROTO_RDMACM &&
+	    (size < NR_RPING_MIN || size > NR_RPING_MAX)) {
 		pr_err("size must be %u to %u\n", NR_RPING_MIN, NR_RPING_MAX);
 		return -EINVAL;
 	}
-	p = port ? port : rp->rping ? 7174 : 7471;
+	p = port ? port : rp->proto == NR_PROTO_RDMACM ? 7471 : 7174;
 	if (nr_parse_addr(addr, rp->server ? &rp->local : &rp->peer, p) ||
 	    (!rp->server &&
 	     nr_parse_addr(src ? src : addr, &rp->local, 0))) {
 		pr_err("addr (and src) must be IPv4 addresses\n");
 		return -EINVAL;
 	}
-	rp->area = ALIGN(rp->rping ? size : NR_MSG, 64);
+	rp->area = ALIGN(rp->proto == NR_PROTO_RDMACM ? NR_MSG : size, 64);
+	rp->areas = rp->proto == NR_PROTO_NDK ? 3 : 2;
 	init_waitqueue_head(&rp->wq);
 	INIT_WORK(&rp->work, nr_run);
 	queue_work(system_long_wq, &rp->work);

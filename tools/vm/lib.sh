@@ -100,12 +100,21 @@ build_for_vm() {
 # the console goes to $2/console.log. Returns QEMU's (or timeout's) status.
 boot_vm() {
 	local ktree=$1 outdir=$2 append=$3 limit=$4
+	run_vm "$outdir/console.log" "$ktree" "$outdir/initramfs.cpio.gz" \
+		"$append" "$limit" 2G -netdev user,id=n0,restrict=on \
+		-device virtio-net-pci,netdev=n0
+}
+
+# Boot kernel tree $2 with initramfs $3 and command line $4 for at most $5
+# seconds with $6 of memory, console to file $1; the rest are QEMU's
+# network options. Returns QEMU's (or timeout's) status.
+run_vm() {
+	local console=$1 ktree=$2 initrd=$3 append=$4 limit=$5 mem=$6
+	shift 6
 	timeout "$limit" qemu-system-x86_64 \
-		-accel "${NDK_QEMU_ACCEL:-tcg}" -cpu max -smp 2 -m 2G \
+		-accel "${NDK_QEMU_ACCEL:-tcg}" -cpu max -smp 2 -m "$mem" \
 		-kernel "$ktree/arch/x86/boot/bzImage" \
-		-initrd "$outdir/initramfs.cpio.gz" -append "$append" \
-		-netdev user,id=n0,restrict=on \
-		-device virtio-net-pci,netdev=n0 \
+		-initrd "$initrd" -append "$append" "$@" \
 		-nographic -no-reboot -monitor none -serial stdio \
-		</dev/null >"$outdir/console.log" 2>&1
+		</dev/null >"$console" 2>&1
 }

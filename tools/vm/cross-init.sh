@@ -1,0 +1,240 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# /init of the two VMs of `make check-cross`, joined by a QEMU socket
+# network on eth0: the server VM (192.168.77.1) and the client VM
+# (192.168.77.2) run the same cases in the same order over Soft-RoCE and
+# then Soft-iWARP, meeting at a barrier before each client starts, and
+# each reports every case as "NDK-CROSS: ok|not ok <transport> <case>".
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev 2>/dev/null
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tmpfs tmp /tmp
+
+arg() { tr ' ' '\n' </proc/cmdline | sed -n "s/^ndk_cross\.$1=//p"; }
+role=$(arg role)
+transports=$(arg transports | tr , ' ')
+[ -n "$transports" ] || transports="rxe siw"
+server_ip=192.168.77.1
+client_ip=192.168.77.2
+me=$server_ip
+[ "$role" = client ] && me=$client_ip
+# The barrier's TCP port, on the same wire; the RDMA cases use 7174.
+sync_port=7000
+# How long one VM waits for the other at a barrier: a case may take
+# that long on the far side when it fails by its timeouts.
+sync_limit=150
+
+echo "NDK-CROSS: setup $role"
+ip link set lo up
+ip link set eth0 up
+ip addr add $me/24 dev eth0
+echo 240 >/proc/sys/kernel/hung_task_timeout_secs
+echo scan >/sys/kernel/debug/kmemleak
+echo clear >/sys/kernel/debug/kmemleak
+
+error() { echo "NDK-CROSS: error: $*"; }
+
+# Wait up to $2 seconds for a kernel log line matching extended regular
+# expression $1; each case clears the log first.
+wait_log() {
+	i=0
+	while ! dmesg | grep -Eq "$1"; do
+		[ $i -ge $(($2 * 10)) ] && return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+# Meet the other VM at barrier $1: the server listens, the client
+# connects and sends the barrier's name, which both must agree on. A
+# VM that did not come loses the peer for the rest of the run.
+peer_lost=
+barrier() {
+	[ -n "$peer_lost" ] && return 1
+	got=
+	if [ "$role" = server ]; then
+		got=$(timeout $sync_limit nc -l -p $sync_port </dev/null)
+	else
+		i=0
+		until echo "$1" | nc -w 2 $server_ip $sync_port >/dev/null 2>&1; do
+			[ $i -ge $((sync_limit * 2)) ] && break
+			sleep 0.5
+			i=$((i + 1))
+		done
+		[ $i -lt $((sync_limit * 2)) ] && got=$1
+	fi
+	[ "$got" = "$1" ] && return 0
+	error "barrier $1: the other VM did not come (got '$got')"
+	peer_lost=1
+	return 1
+}
+
+# Report case $2 over transport $1 with this VM's outcome $3 ("ok" or a
+# reason), and the kernel log of the case when it failed.
+report() {
+	if [ "$3" = ok ]; then
+		echo "NDK-CROSS: ok $1 $2"
+		return
+	fi
+	echo "NDK-CROSS: not ok $1 $2 ($role: $3)"
+	dmesg | grep 'ndk_rping' | sed 's/^/NDK-CROSS-LOG: /'
+	[ -s /tmp/prog.log ] && sed 's/^/NDK-CROSS-LOG: /' /tmp/prog.log
+}
+
+# Start case $2 over transport $1 with a clean log; once the peer is
+# lost, report the case without running it.
+case_begin() {
+	dmesg -c >/dev/null
+	: >/tmp/prog.log
+	[ -z "$peer_lost" ] && return 0
+	report $1 $2 "peer lost"
+	return 1
+}
+
+# ndk_rping's result line, "ok" for PASS.
+ndk_outcome() {
+	if ! wait_log 'ndk_rping: .*(PASS|FAIL)' "$1"; then
+		echo "ndk_rping reported nothing in $1 s"
+		return
+	fi
+	res=$(dmesg | grep -Eo 'ndk_rping: [a-z]+ [a-z]+: (PASS|FAIL).*')
+	case "$res" in
+	*PASS*) echo ok ;;
+	*) echo "$res" ;;
+	esac
+}
+
+# Delete the device of transport $1. Removal waits for every device
+# reference; one left behind would stall the VM until its timeout.
+delete_device() {
+	rdma link delete ${1}0 &
+	del=$!
+	i=0
+	while kill -0 $del 2>/dev/null && [ $i -lt 60 ]; do
+		sleep 1
+		i=$((i + 1))
+	done
+	if kill -0 $del 2>/dev/null; then
+		error "$1 link delete hung"
+		return 1
+	fi
+	wait $del || error "$1 link delete failed"
+}
+
+# ndk_rping on both VMs (proto=ndk); $3 and $4 are the hangup of the
+# server and of the client. "removal" makes that VM remove its device
+# once the data exchange is done.
+case_ndk() {
+	t=$1 name=$2 hangup=$4 mode=client args="addr=$server_ip src=$client_ip"
+	if [ "$role" = server ]; then
+		hangup=$3 mode=server args="addr=$server_ip"
+	fi
+	case_begin $t $name || return
+	if [ $mode = client ] && ! barrier $t-$name; then
+		report $t $name "peer lost"
+		return
+	fi
+	insmod /ndk/ndk_rping.ko proto=ndk mode=$mode hangup=$hangup \
+		count=10 size=200 $args || error "insmod ndk_rping failed"
+	if [ $mode = server ]; then
+		wait_log 'ndk_rping: .*(listening|FAIL)' 30
+		barrier $t-$name
+	fi
+	if [ $hangup = removal ] &&
+	   wait_log "ndk_rping: .*(removal|FAIL)" 90 &&
+	   delete_device $t; then
+		rdma link add ${t}0 type $t netdev eth0 ||
+			error "$t link add failed"
+	fi
+	out=$(ndk_outcome 90)
+	rmmod ndk_rping || error "rmmod ndk_rping failed"
+	report $t $name "$out"
+}
+
+# rdma-core's rping client on the client VM against ndk_rping's server.
+case_rping_user_client() {
+	t=$1 name=$2
+	case_begin $t $name || return
+	if [ "$role" = server ]; then
+		insmod /ndk/ndk_rping.ko mode=server addr=$server_ip \
+			count=10 size=64 || error "insmod ndk_rping failed"
+		wait_log 'ndk_rping: .*(listening|FAIL)' 30
+		barrier $t-$name
+		out=$(ndk_outcome 90)
+		rmmod ndk_rping || error "rmmod ndk_rping failed"
+	elif barrier $t-$name; then
+		timeout 60 rping -c -a $server_ip -p 7174 -C 10 -S 64 -V \
+			>/tmp/prog.log 2>&1
+		rc=$?
+		out=ok
+		[ $rc = 0 ] || out="rping -c exited with $rc"
+	else
+		out="peer lost"
+	fi
+	report $t $name "$out"
+}
+
+# ndk_rping's client on the client VM against rdma-core's rping server.
+case_rping_user_server() {
+	t=$1 name=$2
+	case_begin $t $name || return
+	if [ "$role" = server ]; then
+		timeout 90 rping -s -a $server_ip -p 7174 -C 10 -S 64 -V \
+			>/tmp/prog.log 2>&1 &
+		pid=$!
+		# The client connects only once the server listens.
+		i=0
+		while ! rdma resource show cm_id | grep -q "LISTEN.*:7174 "; do
+			[ $i -ge 100 ] && break
+			sleep 0.1
+			i=$((i + 1))
+		done
+		barrier $t-$name
+		wait $pid
+		rc=$?
+		out=ok
+		[ $rc = 0 ] || out="rping -s exited with $rc"
+	elif barrier $t-$name; then
+		insmod /ndk/ndk_rping.ko mode=client addr=$server_ip \
+			src=$client_ip count=10 size=64 ||
+			error "insmod ndk_rping failed"
+		out=$(ndk_outcome 90)
+		rmmod ndk_rping || error "rmmod ndk_rping failed"
+	else
+		out="peer lost"
+	fi
+	report $t $name "$out"
+}
+
+insmod /ndk/ndk.ko || error "insmod ndk failed"
+for t in $transports; do
+	mod=siw
+	[ $t = rxe ] && mod=rdma_rxe
+	modprobe $mod || error "modprobe $mod failed"
+	rdma link add ${t}0 type $t netdev eth0 || error "$t link add failed"
+	rdma link show
+	echo "NDK-CROSS: begin $t"
+	case_ndk $t ndk-client-hangup peer self
+	case_ndk $t ndk-server-hangup self peer
+	case_rping_user_client $t rping-user-client-ndk-server
+	case_rping_user_server $t rping-ndk-client-user-server
+	case_ndk $t ndk-server-removal removal peer
+	case_ndk $t ndk-client-removal peer removal
+	# Both VMs finished the transport before either device goes.
+	barrier $t-end
+	delete_device $t || break
+	echo "NDK-CROSS: end $t"
+done
+rmmod ndk || error "rmmod ndk failed"
+
+# kmemleak reports objects only once they are older than 5 s.
+sleep 6
+echo scan >/sys/kernel/debug/kmemleak
+echo scan >/sys/kernel/debug/kmemleak
+cat /sys/kernel/debug/kmemleak
+echo "NDK-CROSS: done"
+reboot -f
