@@ -1172,6 +1172,75 @@ static void ndk_post_solicited_test(struct kunit *test)
 	ndk_test_close(test, &cq->Header, cq->Dispatch->NdkCloseCq);
 }
 
+/*
+ * A CQ armed with NDK_CQ_NOTIFY_ERRORS is notified, once, for an error
+ * completion, here of an unsignaled (SILENT_SUCCESS) RDMA request to a
+ * token the peer never gave out: unsignaled, it still completes, with an
+ * error. An iWARP write fails only at the peer, so a read stands in.
+ * (ERRORS also wakes for successes: see deviations.rst.)
+ */
+static void ndk_post_errors_arm_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_qpspec q = { .depth = 8, .sge = { 4, 4 }, .pcq = e->cq };
+	struct ndk_post_notify n;
+	NDK_CQ *cq, *unused = NULL;
+	struct ndk_penv *pe;
+	NDK_RESULT_EX r[2];
+	struct ndk_wait w;
+	NDK_SGE sge;
+	NTSTATUS st;
+	NDK_QP *qp;
+
+	atomic_set(&n.count, 0);
+	init_completion(&n.done);
+	ndk_wait_init(&w);
+	st = e->a->Dispatch->NdkCreateCq(e->a, 16, ndk_post_notify_cb, &n,
+					 NULL, ndk_test_create_cb, &w, &unused);
+	cq = container_of(ndk_create_with(test, st, &w), NDK_CQ, Header);
+	q.acq = cq;
+	pe = ndk_penv_new_spec(test, e, true, &q);
+	qp = pe->p.aqp;
+	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ERRORS);
+	sge = ndk_penv_sge(pe, 0, 64);
+	if (ndk_test_iwarp())
+		st = qp->Dispatch->NdkRead(qp, (void *)0x300, &sge, 1,
+					   pe->dma + 512, 0x5a5a5a,
+					   NDK_OP_FLAG_SILENT_SUCCESS);
+	else
+		st = qp->Dispatch->NdkWrite(qp, (void *)0x300, &sge, 1,
+					    pe->dma + 512, 0x5a5a5a,
+					    NDK_OP_FLAG_SILENT_SUCCESS);
+	KUNIT_ASSERT_EQ(test, st, STATUS_SUCCESS);
+	KUNIT_EXPECT_NE(test, wait_for_completion_timeout(&n.done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	KUNIT_ASSERT_TRUE(test, ndk_penv_poll(cq, r, 1));
+	KUNIT_EXPECT_PTR_EQ(test, r[0].RequestContext, (void *)0x300);
+	KUNIT_EXPECT_NE(test, r[0].Status, STATUS_SUCCESS);
+	/* siw flushes a read that the peer's TERMINATE ended. */
+	if (!ndk_test_iwarp())
+		KUNIT_EXPECT_NE(test, r[0].Status, STATUS_CANCELLED);
+	KUNIT_EXPECT_EQ(test, r[0].Type, ndk_test_iwarp() ?
+			(ULONG)NdkOperationTypeRead :
+			(ULONG)NdkOperationTypeWrite);
+	/*
+	 * Once per arm: a send on the failed QP is refused, or completes
+	 * flushed, without another notification.
+	 */
+	st = qp->Dispatch->NdkSend(qp, (void *)0x301, &sge, 1, 0);
+	if (st == STATUS_SUCCESS) {
+		KUNIT_ASSERT_TRUE(test, ndk_penv_poll(cq, r, 1));
+		KUNIT_EXPECT_PTR_EQ(test, r[0].RequestContext, (void *)0x301);
+		KUNIT_EXPECT_NE(test, r[0].Status, STATUS_SUCCESS);
+	}
+	msleep(100);
+	KUNIT_EXPECT_EQ(test, atomic_read(&n.count), 1);
+	KUNIT_EXPECT_EQ(test, cq->Dispatch->NdkGetCqResultsEx(cq, r, 2), 0UL);
+	ndk_penv_free(test, pe);
+	ndk_test_close(test, &cq->Header, cq->Dispatch->NdkCloseCq);
+}
+
 #define NDK_RACE_POSTS	24
 
 /**
@@ -1578,6 +1647,7 @@ static struct kunit_case ndk_qp_post_cases[] = {
 	KUNIT_CASE(ndk_post_limits_test),
 	KUNIT_CASE(ndk_post_disconnected_test),
 	KUNIT_CASE(ndk_post_solicited_test),
+	KUNIT_CASE(ndk_post_errors_arm_test),
 	KUNIT_CASE(ndk_post_flush_race_test),
 	KUNIT_CASE(ndk_post_queue_full_test),
 	KUNIT_CASE(nd_send_no_receive),
