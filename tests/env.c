@@ -176,7 +176,8 @@ struct ndk_hs_call {
 	const struct sockaddr *src;
 	const struct sockaddr *dst;
 	ULONG len;
-	struct ndk_cenv *e;
+	NDK_FN_DISCONNECT_EVENT_CALLBACK disc;
+	void *disc_ctx;
 	struct ndk_wait *w;
 };
 
@@ -207,7 +208,7 @@ static NTSTATUS ndk_hs_connect(struct ndk_hs_call *x)
 static NTSTATUS ndk_hs_accept(struct ndk_hs_call *x)
 {
 	return x->c->Dispatch->NdkAccept(x->c, x->qp, 4, 4, NULL, 0,
-					 ndk_disc_cb, x->e,
+					 x->disc, x->disc_ctx,
 					 ndk_test_request_cb, x->w);
 }
 
@@ -265,11 +266,15 @@ void ndk_pair_init(struct kunit *test, struct ndk_cenv *e,
 	p->pqp = ndk_cenv_qp(test, e);
 }
 
-/* As ndk_establish(), with the objects of @p already created. */
-void ndk_establish_pair(struct kunit *test, struct ndk_cenv *e,
-			struct ndk_pair *p, const struct sockaddr *src,
-			const struct sockaddr *dst, ULONG len,
-			bool atomic)
+/*
+ * As ndk_establish_pair(), with @disc and @disc_ctx as the passive side's
+ * disconnect event.
+ */
+void ndk_establish_pair_disc(struct kunit *test, struct ndk_cenv *e,
+			     struct ndk_pair *p, const struct sockaddr *src,
+			     const struct sockaddr *dst, ULONG len, bool atomic,
+			     NDK_FN_DISCONNECT_EVENT_CALLBACK disc,
+			     void *disc_ctx)
 {
 	struct ndk_wait cw, aw, ccw;
 	struct ndk_hs_call x;
@@ -285,7 +290,8 @@ void ndk_establish_pair(struct kunit *test, struct ndk_cenv *e,
 	p->in = e->incoming;
 
 	ndk_wait_init(&aw);
-	x = (struct ndk_hs_call){ .c = p->in, .qp = p->pqp, .e = e, .w = &aw };
+	x = (struct ndk_hs_call){ .c = p->in, .qp = p->pqp, .disc = disc,
+				  .disc_ctx = disc_ctx, .w = &aw };
 	KUNIT_ASSERT_EQ(test, ndk_maybe_atomic(atomic, ndk_hs_accept, &x),
 			STATUS_PENDING);
 	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw));
@@ -299,6 +305,16 @@ void ndk_establish_pair(struct kunit *test, struct ndk_cenv *e,
 	KUNIT_ASSERT_EQ(test, ccw.status, STATUS_SUCCESS);
 	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&aw));
 	KUNIT_ASSERT_EQ(test, aw.status, STATUS_SUCCESS);
+}
+
+/* As ndk_establish(), with the objects of @p already created. */
+void ndk_establish_pair(struct kunit *test, struct ndk_cenv *e,
+			struct ndk_pair *p, const struct sockaddr *src,
+			const struct sockaddr *dst, ULONG len,
+			bool atomic)
+{
+	ndk_establish_pair_disc(test, e, p, src, dst, len, atomic,
+				ndk_disc_cb, e);
 }
 
 /*

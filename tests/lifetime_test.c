@@ -385,33 +385,20 @@ static NTSTATUS ndk_lt_accept(struct kunit *test, struct ndk_lt *t,
 					    ndk_test_request_cb, aw);
 }
 
-/* Connect, accept and complete; the passive side's disconnect event is
- * @disc.
+/* Connect through the suite's listener; the passive side's disconnect
+ * event is @disc.
  */
 static void ndk_lt_establish(struct kunit *test, struct ndk_lt *t,
 			     NDK_FN_DISCONNECT_EVENT_CALLBACK disc,
 			     void *disc_ctx)
 {
-	struct ndk_wait cw, aw, ccw;
+	struct sockaddr_in dst;
 
-	reinit_completion(&t->e->incoming_done);
-	ndk_wait_init(&cw);
-	KUNIT_ASSERT_EQ(test, ndk_lt_connect(t, NDK_TEST_PORT,
-					     ndk_test_request_cb, &cw),
-			STATUS_PENDING);
-	KUNIT_ASSERT_EQ(test, ndk_lt_accept(test, t, disc, disc_ctx, &aw),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw));
-	KUNIT_ASSERT_EQ(test, cw.status, STATUS_SUCCESS);
-	ndk_wait_init(&ccw);
-	KUNIT_ASSERT_EQ(test,
-			t->p.c->Dispatch->NdkCompleteConnect(t->p.c, NULL, NULL,
-						ndk_test_request_cb, &ccw),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&ccw));
-	KUNIT_ASSERT_EQ(test, ccw.status, STATUS_SUCCESS);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&aw));
-	KUNIT_ASSERT_EQ(test, aw.status, STATUS_SUCCESS);
+	ndk_lt_dst(t->e, &dst, NDK_TEST_PORT);
+	ndk_establish_pair_disc(test, t->e, &t->p,
+				(struct sockaddr *)&t->e->addr,
+				(struct sockaddr *)&dst, sizeof(dst), false,
+				disc, disc_ctx);
 }
 
 static void ndk_lt_pair(struct kunit *test, struct ndk_lt *t)
@@ -546,16 +533,14 @@ static void ndk_lt_close_done(struct kunit *test, struct ndk_lt *t,
 }
 
 /*
- * The CQ notification (softirq) closes the receiving connector, its QP
- * and the CQ itself: the CQ's close completes after the QP's.
+ * A connection whose passive QP has a CQ of its own, @t->cq, notifying
+ * @c, and the mapped buffer.
  */
-static void ndk_lt_cq_notification(struct kunit *test, struct ndk_lt *t,
-				   struct ndk_closer *c)
+static void ndk_lt_own_cq_pair(struct kunit *test, struct ndk_lt *t,
+			       struct ndk_closer *c)
 {
 	NDK_CQ *unused = NULL;
 	struct ndk_wait w;
-	NDK_SGE sge;
-	NDK_RESULT r;
 	NTSTATUS st;
 
 	ndk_lt_map(test, t);
@@ -568,6 +553,19 @@ static void ndk_lt_cq_notification(struct kunit *test, struct ndk_lt *t,
 	t->p.aqp = ndk_cenv_qp(test, t->e);
 	t->p.pqp = ndk_lt_qp(test, t->e, t->cq);
 	ndk_lt_establish(test, t, ndk_disc_cb, t->e);
+}
+
+/*
+ * The CQ notification (softirq) closes the receiving connector, its QP
+ * and the CQ itself: the CQ's close completes after the QP's.
+ */
+static void ndk_lt_cq_notification(struct kunit *test, struct ndk_lt *t,
+				   struct ndk_closer *c)
+{
+	NDK_SGE sge;
+	NDK_RESULT r;
+
+	ndk_lt_own_cq_pair(test, t, c);
 	ndk_closer_add(c, &t->p.in->Header);
 	ndk_closer_add(c, &t->p.pqp->Header);
 	ndk_closer_add(c, &t->cq->Header);
@@ -701,23 +699,11 @@ static void ndk_lt_srq_notification(struct kunit *test, struct ndk_lt *t,
 static void ndk_lt_close_unpolled(struct kunit *test, struct ndk_lt *t,
 				  struct ndk_closer *c)
 {
-	NDK_CQ *unused = NULL;
 	NDK_RESULT r[8];
-	struct ndk_wait w;
 	NDK_SGE sge;
-	NTSTATUS st;
 	int i;
 
-	ndk_lt_map(test, t);
-	ndk_wait_init(&w);
-	st = t->e->a->Dispatch->NdkCreateCq(t->e->a, 16, ndk_lt_cq_cb, c,
-					    NULL, ndk_test_create_cb, &w,
-					    &unused);
-	t->cq = container_of(ndk_create_with(test, st, &w), NDK_CQ, Header);
-	t->p.c = ndk_cenv_connector(test, t->e);
-	t->p.aqp = ndk_cenv_qp(test, t->e);
-	t->p.pqp = ndk_lt_qp(test, t->e, t->cq);
-	ndk_lt_establish(test, t, ndk_disc_cb, t->e);
+	ndk_lt_own_cq_pair(test, t, c);
 	for (i = 0; i < 3; i++) {
 		sge = ndk_lt_sge(t, 32 * i, 32);
 		KUNIT_ASSERT_EQ(test,

@@ -157,6 +157,11 @@ NTSTATUS ndk_listener_close(NDK_LISTENER *l, struct ndk_wait *w);
 void ndk_close_all(struct kunit *test, NDK_CONNECTOR *c, NDK_QP *qp);
 void ndk_pair_init(struct kunit *test, struct ndk_cenv *e,
 		   struct ndk_pair *p);
+void ndk_establish_pair_disc(struct kunit *test, struct ndk_cenv *e,
+			     struct ndk_pair *p, const struct sockaddr *src,
+			     const struct sockaddr *dst, ULONG len, bool atomic,
+			     NDK_FN_DISCONNECT_EVENT_CALLBACK disc,
+			     void *disc_ctx);
 void ndk_establish_pair(struct kunit *test, struct ndk_cenv *e,
 			struct ndk_pair *p, const struct sockaddr *src,
 			const struct sockaddr *dst, ULONG len,

@@ -6,13 +6,8 @@
 # (192.168.77.2) run the same cases in the same order over Soft-RoCE and
 # then Soft-iWARP, meeting at a barrier before each client starts, and
 # each reports every case as "NDK-CROSS: ok|not ok <transport> <case>".
-export PATH=/bin:/sbin:/usr/bin:/usr/sbin
-
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev 2>/dev/null
-mount -t debugfs debugfs /sys/kernel/debug
-mount -t tmpfs tmp /tmp
+. /ndk/guest.sh
+guest_setup
 
 arg() { tr ' ' '\n' </proc/cmdline | sed -n "s/^ndk_cross\.$1=//p"; }
 role=$(arg role)
@@ -33,22 +28,10 @@ ip link set lo up
 ip link set eth0 up
 ip addr add $me/24 dev eth0
 echo 240 >/proc/sys/kernel/hung_task_timeout_secs
-echo scan >/sys/kernel/debug/kmemleak
-echo clear >/sys/kernel/debug/kmemleak
 
 error() { echo "NDK-CROSS: error: $*"; }
 
-# Wait up to $2 seconds for a kernel log line matching extended regular
-# expression $1; each case clears the log first.
-wait_log() {
-	i=0
-	while ! dmesg | grep -Eq "$1"; do
-		[ $i -ge $(($2 * 10)) ] && return 1
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
-
+# Each case clears the kernel log before wait_log().
 # Meet the other VM at barrier $1: the server listens, the client
 # connects and sends the barrier's name, which both must agree on. A
 # VM that did not come loses the peer for the rest of the run.
@@ -108,21 +91,15 @@ ndk_outcome() {
 	esac
 }
 
-# Delete the device of transport $1. Removal waits for every device
-# reference; one left behind would stall the VM until its timeout.
-delete_device() {
-	rdma link delete ${1}0 &
-	del=$!
-	i=0
-	while kill -0 $del 2>/dev/null && [ $i -lt 60 ]; do
-		sleep 1
-		i=$((i + 1))
-	done
-	if kill -0 $del 2>/dev/null; then
-		error "$1 link delete hung"
-		return 1
-	fi
-	wait $del || error "$1 link delete failed"
+# Delete the device of transport $1 (see delete_device); only a hung
+# deletion stops the caller.
+remove_device() {
+	delete_device $1 60
+	case $? in
+	1) error "$1 link delete failed" ;;
+	2) error "$1 link delete hung"; return 1 ;;
+	esac
+	return 0
 }
 
 # ndk_rping on both VMs (proto=ndk); $3 and $4 are the hangup of the
@@ -146,7 +123,7 @@ case_ndk() {
 	fi
 	if [ $hangup = removal ] &&
 	   wait_log "ndk_rping: .*(removal|FAIL)" 90 &&
-	   delete_device $t; then
+	   remove_device $t; then
 		rdma link add ${t}0 type $t netdev eth0 ||
 			error "$t link add failed"
 	fi
@@ -226,15 +203,9 @@ for t in $transports; do
 	case_ndk $t ndk-client-removal peer removal
 	# Both VMs finished the transport before either device goes.
 	barrier $t-end
-	delete_device $t || break
+	remove_device $t || break
 	echo "NDK-CROSS: end $t"
 done
 rmmod ndk || error "rmmod ndk failed"
 
-# kmemleak reports objects only once they are older than 5 s.
-sleep 6
-echo scan >/sys/kernel/debug/kmemleak
-echo scan >/sys/kernel/debug/kmemleak
-cat /sys/kernel/debug/kmemleak
-echo "NDK-CROSS: done"
-reboot -f
+guest_finish "NDK-CROSS: done"

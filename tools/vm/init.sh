@@ -4,13 +4,8 @@
 # /init of the test VM: run the KUnit suites by loading their module,
 # and the interop cases against rdma-core's programs, over Soft-RoCE and
 # then over Soft-iWARP, scan for leaks, power off.
-export PATH=/bin:/sbin:/usr/bin:/usr/sbin
-
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev 2>/dev/null
-mount -t debugfs debugfs /sys/kernel/debug
-mount -t tmpfs tmp /tmp
+. /ndk/guest.sh
+guest_setup
 
 arg() { tr ' ' '\n' </proc/cmdline | sed -n "s/^ndk_check\.$1=//p"; }
 kunit_args=
@@ -30,21 +25,7 @@ ip -6 addr add fd00::15/64 dev eth0
 # over 100 s, so report only tasks stuck longer than any case may take.
 echo 240 >/proc/sys/kernel/hung_task_timeout_secs
 
-# Forget whatever the boot itself leaked; only ndk's leaks matter here.
-echo scan >/sys/kernel/debug/kmemleak
-echo clear >/sys/kernel/debug/kmemleak
-
-# Wait up to $2 seconds for a kernel log line matching extended regular
-# expression $1; each interop case clears the log first.
-wait_log() {
-	i=0
-	while ! dmesg | grep -Eq "$1"; do
-		[ $i -ge $(($2 * 10)) ] && return 1
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
-
+# Each interop case clears the kernel log before wait_log().
 # Report interop case $2 over transport $1: ok when the user-space
 # program exited with $3 = 0 and ndk_rping logged PASS. On failure the
 # reason and the program's output follow.
@@ -154,27 +135,12 @@ for t in $transports; do
 	rmmod ndk_kunit || echo "NDK-CHECK: rmmod ndk_kunit failed"
 	echo "NDK-CHECK: tests end $t"
 	[ -e /sys/class/infiniband/${t}0 ] || continue
-	# Removal waits for every device reference; one left behind by a
-	# failed case would stall the VM until its timeout.
-	rdma link delete ${t}0 &
-	del=$!
-	i=0
-	while kill -0 $del 2>/dev/null && [ $i -lt 30 ]; do
-		sleep 1
-		i=$((i + 1))
-	done
-	if kill -0 $del 2>/dev/null; then
-		echo "NDK-CHECK: $t link delete hung: failed"
-		break
-	fi
-	wait $del || echo "NDK-CHECK: $t link delete failed"
+	delete_device $t 30
+	case $? in
+	1) echo "NDK-CHECK: $t link delete failed" ;;
+	2) echo "NDK-CHECK: $t link delete hung: failed"; break ;;
+	esac
 done
 rmmod ndk || echo "NDK-CHECK: rmmod ndk failed"
 
-# kmemleak reports objects only once they are older than 5 s.
-sleep 6
-echo scan >/sys/kernel/debug/kmemleak
-echo scan >/sys/kernel/debug/kmemleak
-cat /sys/kernel/debug/kmemleak
-echo "NDK-CHECK: done"
-reboot -f
+guest_finish "NDK-CHECK: done"

@@ -51,6 +51,8 @@ done
 
 cp -a "$ktree/modroot/lib" "$root/"
 cp "$@" "$root/ndk/"
+# Helpers the /init scripts source.
+cp "$(dirname "$0")/guest.sh" "$root/ndk/guest.sh"
 install -m 0755 "$NDK_TOP/tools/ndkstat" "$root/bin/ndkstat"
 install -m 0755 "$init" "$root/init"
 

@@ -5,13 +5,8 @@
 # Soft-iWARP) create the device on eth0, run ndk_stress for the given
 # time, unload it and print ndk's counters; then unload ndk, scan for
 # leaks and power off.
-export PATH=/bin:/sbin:/usr/bin:/usr/sbin
-
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev 2>/dev/null
-mount -t debugfs debugfs /sys/kernel/debug
-mount -t tmpfs tmp /tmp
+. /ndk/guest.sh
+guest_setup
 
 arg() { tr ' ' '\n' </proc/cmdline | sed -n "s/^ndk_stress\.$1=//p"; }
 seconds=$(arg seconds)
@@ -34,10 +29,6 @@ ip -6 addr add fd00::15/64 dev eth0
 # ndk_stress bounds each of its waits by 30 s; anything blocked far
 # longer than that is stuck.
 echo 240 >/proc/sys/kernel/hung_task_timeout_secs
-
-# Forget whatever the boot itself leaked; only ndk's leaks matter here.
-echo scan >/sys/kernel/debug/kmemleak
-echo clear >/sys/kernel/debug/kmemleak
 
 insmod /ndk/ndk.ko || echo "NDK-STRESS: insmod ndk failed"
 for t in $transports; do
@@ -65,27 +56,12 @@ for t in $transports; do
 	# Every adapter is closed now: no object may be left.
 	sed "s/^/NDK-STAT: $t /" /sys/kernel/debug/ndk/${t}0/stats
 	echo "NDK-STRESS: end $t"
-	# Removal waits for every device reference; one left behind would
-	# stall the VM until its timeout.
-	rdma link delete ${t}0 &
-	del=$!
-	i=0
-	while kill -0 $del 2>/dev/null && [ $i -lt 30 ]; do
-		sleep 1
-		i=$((i + 1))
-	done
-	if kill -0 $del 2>/dev/null; then
-		echo "NDK-STRESS: $t link delete hung: failed"
-		break
-	fi
-	wait $del || echo "NDK-STRESS: $t link delete failed"
+	delete_device $t 30
+	case $? in
+	1) echo "NDK-STRESS: $t link delete failed" ;;
+	2) echo "NDK-STRESS: $t link delete hung: failed"; break ;;
+	esac
 done
 rmmod ndk || echo "NDK-STRESS: rmmod ndk failed"
 
-# kmemleak reports objects only once they are older than 5 s.
-sleep 6
-echo scan >/sys/kernel/debug/kmemleak
-echo scan >/sys/kernel/debug/kmemleak
-cat /sys/kernel/debug/kmemleak
-echo "NDK-STRESS: done"
-reboot -f
+guest_finish "NDK-STRESS: done"

@@ -1,0 +1,55 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Shell helpers of the VMs' /init scripts (make check, check-cross and
+# stress), packed as /ndk/guest.sh by mkinitramfs.sh and sourced.
+
+# The filesystems every run needs, and a log of the boot's own leaks
+# forgotten, so that the final scan reports only what ndk left.
+guest_setup() {
+	export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+	mount -t proc proc /proc
+	mount -t sysfs sys /sys
+	mount -t devtmpfs dev /dev 2>/dev/null
+	mount -t debugfs debugfs /sys/kernel/debug
+	mount -t tmpfs tmp /tmp
+	echo scan >/sys/kernel/debug/kmemleak
+	echo clear >/sys/kernel/debug/kmemleak
+}
+
+# Wait up to $2 seconds for a kernel log line matching extended regular
+# expression $1.
+wait_log() {
+	i=0
+	while ! dmesg | grep -Eq "$1"; do
+		[ $i -ge $(($2 * 10)) ] && return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+# Delete device $1 (rxe or siw) within $2 seconds: removal waits for
+# every device reference, and one left behind would stall the VM until
+# its timeout. Returns 0, 1 when the deletion failed, 2 when it hung.
+delete_device() {
+	rdma link delete ${1}0 &
+	del=$!
+	i=0
+	while kill -0 $del 2>/dev/null && [ $i -lt $2 ]; do
+		sleep 1
+		i=$((i + 1))
+	done
+	kill -0 $del 2>/dev/null && return 2
+	wait $del || return 1
+}
+
+# Report leaks, print end marker $1 and power off. kmemleak reports
+# objects only once they are older than 5 s.
+guest_finish() {
+	sleep 6
+	echo scan >/sys/kernel/debug/kmemleak
+	echo scan >/sys/kernel/debug/kmemleak
+	cat /sys/kernel/debug/kmemleak
+	echo "$1"
+	reboot -f
+}
