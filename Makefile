@@ -42,6 +42,8 @@ install: modules_install headers_install symvers_install tools_install
 headers_install:
 	install -d $(INSTALL_HDR_DIR)/ndk
 	install -m 0644 include/ndk/*.h $(INSTALL_HDR_DIR)/ndk/
+	install -d $(INSTALL_HDR_DIR)/ndk/wdk
+	install -m 0644 include/ndk/wdk/*.h $(INSTALL_HDR_DIR)/ndk/wdk/
 
 # For consumers' KBUILD_EXTRA_SYMBOLS.
 symvers_install: modules
@@ -81,7 +83,7 @@ dkms-check:
 # Works without a kernel tree too (the host's may not exist).
 clean:
 	if [ -d $(KDIR) ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
-	find ndk tests samples tools/ndk_rping tools/ndkperf tools/ndk_stress \
+	find ndk wdk tests samples tools/ndk_rping tools/ndkperf tools/ndk_stress \
 		\( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' \
 		-o -name '.*.cmd' -o -name modules.order \) -delete
 	rm -rf build Module.symvers modules.order .tmp_versions

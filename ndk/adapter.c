@@ -93,8 +93,11 @@ static void ndk_fill_info(struct ndk_adapter *adapter, u32 max_inline)
 		min_t(u64, a->max_mr_size,
 		      (u64)max(a->max_fast_reg_page_list_len, 1U) * PAGE_SIZE -
 		      PAGE_SIZE);
-	/* Kernel verbs have no memory windows: zero says so. */
-	info->MaxWindowSize = 0;
+	/*
+	 * A window is a fast-register MR as large as any registration, so
+	 * that every registered region can be bound whole (mw.c).
+	 */
+	info->MaxWindowSize = info->MaxRegistrationSize;
 	info->FRMRPageCount = a->max_fast_reg_page_list_len;
 	info->MaxInitiatorRequestSge = a->max_send_sge;
 	info->MaxReceiveRequestSge = a->max_recv_sge;

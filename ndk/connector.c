@@ -19,14 +19,39 @@
  * Whatever may sleep and can run in the event handler runs there, such as
  * the answer to the peer's disconnect, instead of costing one more trip
  * through ndk_wq.
+ *
+ * rdma_cm's own retries of an unanswered request or reply take minutes
+ * and a kernel consumer cannot shorten them, so ndk bounds the two waits
+ * for the peer with a timer of its own: NdkConnect from the request to
+ * the reply, NdkAccept from the reply to the connection's establishment.
+ * Whichever of the timer and the deciding rdma_cm event comes first
+ * settles the request under the connector's lock; the other then does
+ * nothing.
  */
 #include <linux/inet.h>
+#include <linux/moduleparam.h>
 #include <net/addrconf.h>
 #include <net/ip6_route.h>
 #include <net/route.h>
 #include <rdma/ib_cm.h>
 #include "ndk_priv.h"
 #include "trace.h"
+
+/*
+ * Each bound allows about three transmissions of the connection
+ * manager's message (some 6 s apart on RoCE) and a peer consumer that
+ * takes seconds to answer, yet frees a connector whose peer vanished in
+ * seconds rather than in rdma_cm's 100 s or 17 minutes.
+ */
+static unsigned int ndk_connect_timeout_ms = 20000;
+module_param_named(connect_timeout_ms, ndk_connect_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(connect_timeout_ms,
+		 "ms NdkConnect waits for the peer's reply after sending the request, then fails with STATUS_IO_TIMEOUT; 0: rdma_cm's own timeout (default 20000)");
+
+static unsigned int ndk_accept_timeout_ms = 20000;
+module_param_named(accept_timeout_ms, ndk_accept_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(accept_timeout_ms,
+		 "ms NdkAccept waits for the peer's NdkCompleteConnect after sending the reply, then fails with STATUS_IO_TIMEOUT; 0: rdma_cm's own timeout (default 20000)");
 
 static struct ndk_connector *to_conn(NDK_CONNECTOR *c)
 {
@@ -160,12 +185,14 @@ static int ndk_route_check(const struct sockaddr *dst)
 	const struct sockaddr_in6 *d6 = (const struct sockaddr_in6 *)dst;
 	const struct sockaddr_in *d4 = (const struct sockaddr_in *)dst;
 	struct flowi6 fl6 = {};
+	struct flowi4 fl4 = {};
 	struct dst_entry *de;
 	struct rtable *rt;
 	int err;
 
 	if (dst->sa_family == AF_INET) {
-		rt = ip_route_output(&init_net, d4->sin_addr.s_addr, 0, 0, 0);
+		fl4.daddr = d4->sin_addr.s_addr;
+		rt = ip_route_output_key(&init_net, &fl4);
 		if (IS_ERR(rt))
 			return PTR_ERR(rt);
 		ip_rt_put(rt);
@@ -221,6 +248,11 @@ static void ndk_conn_finish(struct ndk_connector *conn,
 	/* A failure with nothing pending still ends the connection. */
 	if (cb || state == NDK_CONN_DONE)
 		conn->state = state;
+	/* A bound armed for this request has nothing left to end. */
+	if (cb && conn->bound == NDK_BOUND_ARMED) {
+		conn->bound = NDK_BOUND_NONE;
+		timer_delete(&conn->timer);
+	}
 	spin_unlock_irqrestore(&conn->lock, flags);
 	if (!cb)
 		return;
@@ -233,6 +265,72 @@ static void ndk_conn_finish(struct ndk_connector *conn,
 			   status);
 	cb(ctx, status);
 	ndk_obj_put(&conn->obj);
+}
+
+/*
+ * Bound the wait for the peer that starts now: if nothing settles the
+ * pending request within @ms, it fails with STATUS_IO_TIMEOUT. 0 leaves
+ * the wait to rdma_cm. Called where no event of the id can run, so that
+ * the event ending the wait finds the bound armed.
+ */
+static void ndk_conn_arm(struct ndk_connector *conn, unsigned int ms)
+{
+	unsigned long flags;
+
+	if (!ms)
+		return;
+	spin_lock_irqsave(&conn->lock, flags);
+	if (conn->req_cb) {
+		conn->bound = NDK_BOUND_ARMED;
+		mod_timer(&conn->timer, jiffies + msecs_to_jiffies(ms));
+	}
+	spin_unlock_irqrestore(&conn->lock, flags);
+}
+
+/*
+ * An event that settles the pending request takes it over from the
+ * bound. Return: false if the bound has expired and ended the request
+ * already; the event then must change nothing.
+ */
+static bool ndk_conn_disarm(struct ndk_connector *conn)
+{
+	unsigned long flags;
+	bool expired;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	expired = conn->bound == NDK_BOUND_EXPIRED;
+	if (conn->bound == NDK_BOUND_ARMED) {
+		conn->bound = NDK_BOUND_NONE;
+		timer_delete(&conn->timer);
+	}
+	spin_unlock_irqrestore(&conn->lock, flags);
+	return !expired;
+}
+
+/*
+ * The bound expired (softirq): take the request over unless an event
+ * settled it first. Completing it and tearing the connection down may
+ * sleep, so that happens on ndk_wq, which inherits the request's
+ * reference on the connector.
+ */
+static void ndk_conn_timer(struct timer_list *t)
+{
+	struct ndk_connector *conn = from_timer(conn, t, timer);
+	unsigned long flags;
+	bool expired = false;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	if (conn->bound == NDK_BOUND_ARMED) {
+		conn->bound = NDK_BOUND_EXPIRED;
+		conn->tmo_cb = conn->req_cb;
+		conn->tmo_ctx = conn->req_ctx;
+		conn->req_cb = NULL;
+		conn->state = NDK_CONN_DONE;
+		expired = true;
+	}
+	spin_unlock_irqrestore(&conn->lock, flags);
+	if (expired)
+		queue_work(ndk_wq, &conn->timeout_work);
 }
 
 /* Move the QP to @state with what rdma_cm negotiated. */
@@ -371,6 +469,27 @@ static void ndk_conn_disconnected(struct ndk_connector *conn)
 		cb(ctx);
 }
 
+/* Events ndk_conn_event() acts on; any other leaves a bound armed. */
+static bool ndk_conn_event_handled(enum rdma_cm_event_type event)
+{
+	switch (event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+	case RDMA_CM_EVENT_CONNECT_RESPONSE:
+	case RDMA_CM_EVENT_ESTABLISHED:
+	case RDMA_CM_EVENT_REJECTED:
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static void ndk_conn_event(struct ndk_connector *conn, struct rdma_cm_id *id,
 			   struct rdma_cm_event *ev)
 {
@@ -380,6 +499,13 @@ static void ndk_conn_event(struct ndk_connector *conn, struct rdma_cm_id *id,
 	u8 rej_len = 0;
 	int err;
 
+	/*
+	 * Once the bound has ended the request, a reply, a confirmation or
+	 * a failure arriving late changes nothing: the connection is torn
+	 * down by the timeout work.
+	 */
+	if (!ndk_conn_event_handled(ev->event) || !ndk_conn_disarm(conn))
+		return;
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		if (id->device != conn->obj.adapter->ibdev) {
@@ -394,8 +520,15 @@ static void ndk_conn_event(struct ndk_connector *conn, struct rdma_cm_id *id,
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 		err = ndk_conn_modify_qp(conn, IB_QPS_INIT);
-		if (!err)
+		/*
+		 * Armed first: on iWARP rdma_connect_locked() itself may wait
+		 * for the TCP handshake. The reply's event cannot come before
+		 * this handler returns.
+		 */
+		if (!err) {
+			ndk_conn_arm(conn, READ_ONCE(ndk_connect_timeout_ms));
 			err = NDK_FI_ERR(rdma_connect_locked(id, &conn->param));
+		}
 		if (err)
 			ndk_conn_finish(conn, NDK_CONN_DONE,
 					ndk_status_from_errno(err));
@@ -548,6 +681,10 @@ static void ndk_conn_work(struct work_struct *work)
 		if (!err) {
 			rdma_lock_handler(conn->id);
 			err = NDK_FI_ERR(rdma_accept(conn->id, &conn->param));
+			/* ESTABLISHED waits for the handler lock held here. */
+			if (!err)
+				ndk_conn_arm(conn,
+					     READ_ONCE(ndk_accept_timeout_ms));
 			rdma_unlock_handler(conn->id);
 		}
 		/*
@@ -945,24 +1082,42 @@ static NTSTATUS ndk_get_connection_data(NDK_CONNECTOR *pNdkConnector,
 	return have >= conn->rds ? STATUS_SUCCESS : STATUS_BUFFER_TOO_SMALL;
 }
 
+/*
+ * One of the connection's addresses as rdma_cm has it; once a timeout
+ * has destroyed the id, the copy taken just before. The lock keeps the
+ * id from going away during the copy.
+ */
+static NTSTATUS ndk_conn_addr(struct ndk_connector *conn, bool local,
+			      PSOCKADDR pAddress, ULONG *pAddressLength)
+{
+	union ndk_sockaddr addr;
+	unsigned long flags;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	if (conn->id)
+		memcpy(&addr, local ? &conn->id->route.addr.src_addr :
+				      &conn->id->route.addr.dst_addr,
+		       sizeof(addr));
+	else
+		addr = local ? conn->src : conn->dst;
+	spin_unlock_irqrestore(&conn->lock, flags);
+	return ndk_copy_addr(&addr.sa, pAddress, pAddressLength);
+}
+
 static NTSTATUS ndk_conn_get_local_address(NDK_CONNECTOR *pNdkConnector,
 					   PSOCKADDR pAddress,
 					   ULONG *pAddressLength)
 {
-	struct ndk_connector *conn = to_conn(pNdkConnector);
-
-	return ndk_copy_addr((struct sockaddr *)&conn->id->route.addr.src_addr,
-			     pAddress, pAddressLength);
+	return ndk_conn_addr(to_conn(pNdkConnector), true, pAddress,
+			     pAddressLength);
 }
 
 static NTSTATUS ndk_conn_get_peer_address(NDK_CONNECTOR *pNdkConnector,
 					  PSOCKADDR pAddress,
 					  ULONG *pAddressLength)
 {
-	struct ndk_connector *conn = to_conn(pNdkConnector);
-
-	return ndk_copy_addr((struct sockaddr *)&conn->id->route.addr.dst_addr,
-			     pAddress, pAddressLength);
+	return ndk_conn_addr(to_conn(pNdkConnector), false, pAddress,
+			     pAddressLength);
 }
 
 /* Graceful disconnect; completes when rdma_cm reports the disconnection. */
@@ -1066,6 +1221,52 @@ static NTSTATUS ndk_conn_create(struct ndk_obj *obj)
 }
 
 /*
+ * The bound of a connect or accept expired (see ndk_conn_timer()):
+ * complete the request, then end the connection attempt. The completion
+ * comes first because destroying an iWARP id whose connect is still in
+ * flight waits until the transport itself gives up. The destruction
+ * makes the connection manager tell the peer (a reject on IB and RoCE),
+ * and afterwards no event of the id can come. The addresses stay
+ * readable from the copies NdkGetLocalAddress and NdkGetPeerAddress fall
+ * back to.
+ */
+static void ndk_conn_timed_out(struct ndk_connector *conn)
+{
+	struct rdma_cm_id *id;
+	unsigned long flags;
+
+	/*
+	 * The accept's work armed the bound and may still be letting go of
+	 * the id's handler lock; cancel_work_sync() only waits here, as
+	 * nothing queues that work while a request is pending.
+	 */
+	cancel_work_sync(&conn->work);
+	ndk_stat_inc(conn->obj.adapter, NDK_STAT_CONNECT_FAILURES);
+	trace_ndk_callback(NDK_CB_REQUEST, NdkObjectTypeConnector, conn->obj.id,
+			   STATUS_IO_TIMEOUT);
+	conn->tmo_cb(conn->tmo_ctx, STATUS_IO_TIMEOUT);
+
+	spin_lock_irqsave(&conn->lock, flags);
+	id = conn->id;
+	memcpy(&conn->src, &id->route.addr.src_addr, sizeof(conn->src));
+	memcpy(&conn->dst, &id->route.addr.dst_addr, sizeof(conn->dst));
+	conn->id = NULL;
+	spin_unlock_irqrestore(&conn->lock, flags);
+	rdma_destroy_id(id);
+	ndk_conn_flush_qp(conn);
+}
+
+static void ndk_conn_timeout_work(struct work_struct *work)
+{
+	struct ndk_connector *conn = container_of(work, struct ndk_connector,
+						  timeout_work);
+
+	ndk_conn_timed_out(conn);
+	/* The expired request's reference, usually not the last one. */
+	ndk_obj_put_may_sleep(&conn->obj);
+}
+
+/*
  * Close cancels whatever is pending. Destroying the id waits for a
  * running event handler and ends the connection on the wire (a request
  * never answered is rejected, one in flight abandoned); the pending
@@ -1078,6 +1279,16 @@ static void ndk_conn_cancel_work(struct work_struct *work)
 						  cancel_work);
 	bool rejecting = READ_ONCE(conn->state) == NDK_CONN_REJECTING;
 
+	/*
+	 * No bound expires from now on. One that has expired is finished
+	 * here if its work had not started yet, else waited for: it owns
+	 * the id until then.
+	 */
+	timer_shutdown_sync(&conn->timer);
+	if (cancel_work_sync(&conn->timeout_work)) {
+		ndk_conn_timed_out(conn);
+		ndk_obj_put(&conn->obj);
+	}
 	/*
 	 * Only the consumer queues @work, so once it is idle nothing but the
 	 * event handler, which rdma_destroy_id() waits for, uses the id.
@@ -1174,6 +1385,8 @@ struct ndk_connector *ndk_connector_alloc(struct ndk_adapter *adapter,
 	spin_lock_init(&conn->lock);
 	INIT_WORK(&conn->work, ndk_conn_work);
 	INIT_WORK(&conn->cancel_work, ndk_conn_cancel_work);
+	INIT_WORK(&conn->timeout_work, ndk_conn_timeout_work);
+	timer_setup(&conn->timer, ndk_conn_timer, 0);
 	ndk_obj_init(&conn->obj, &conn->ndk.Header, NdkObjectTypeConnector,
 		     &ndk_conn_ops, &adapter->obj);
 	return conn;
@@ -1184,12 +1397,15 @@ struct ndk_connector *ndk_connector_alloc(struct ndk_adapter *adapter,
  * @pNdkAdapter: the adapter
  * @CreateCompletion: called with the new connector, from ndk_wq
  * @RequestContext: passed back to @CreateCompletion
- * @ppNdkConnector: unused; creation always completes asynchronously
+ * @ppNdkConnector: receives the connector when the creation completes
+ *	inline
  *
- * Callable from atomic context.
+ * Callable from atomic context. Where the kernel can tell that the caller
+ * may sleep, and @ppNdkConnector is given, the connector is created
+ * inline.
  *
- * Return: STATUS_PENDING, STATUS_INVALID_PARAMETER or
- * STATUS_INSUFFICIENT_RESOURCES.
+ * Return: STATUS_SUCCESS (created inline), STATUS_PENDING,
+ * STATUS_INVALID_PARAMETER or STATUS_INSUFFICIENT_RESOURCES.
  */
 NTSTATUS ndk_create_connector(NDK_ADAPTER *pNdkAdapter,
 			      NDK_FN_CREATE_COMPLETION CreateCompletion,
@@ -1197,6 +1413,7 @@ NTSTATUS ndk_create_connector(NDK_ADAPTER *pNdkAdapter,
 			      NDK_CONNECTOR **ppNdkConnector)
 {
 	struct ndk_connector *conn;
+	NTSTATUS status;
 
 	if (!pNdkAdapter || !CreateCompletion)
 		return STATUS_INVALID_PARAMETER;
@@ -1205,8 +1422,11 @@ NTSTATUS ndk_create_connector(NDK_ADAPTER *pNdkAdapter,
 				   NULL, GFP_ATOMIC);
 	if (!conn)
 		return STATUS_INSUFFICIENT_RESOURCES;
-	return ndk_obj_create_async(&conn->obj, CreateCompletion,
-				    RequestContext);
+	status = ndk_obj_create(&conn->obj, CreateCompletion, RequestContext,
+				!!ppNdkConnector);
+	if (status == STATUS_SUCCESS)
+		*ppNdkConnector = &conn->ndk;
+	return status;
 }
 
 /**

@@ -7,6 +7,12 @@
  * Notifications are serialized: a callback never starts while another of
  * the same CQ runs; a second one that arrives meanwhile runs right after.
  * No callback runs once close has started destroying the CQ.
+ *
+ * The consumer's callback never runs inside the driver's own handlers:
+ * a driver may call them with its CQ lock held (rxe does since 6.9), and
+ * the callback may arm, poll, post and close. The handlers only schedule
+ * the CQ's irq_poll instance, whose softirq delivers the notification,
+ * in the context NDKPI calls DISPATCH_LEVEL.
  */
 #include "ndk_priv.h"
 #include "trace.h"
@@ -86,9 +92,25 @@ out:
 	rcu_read_unlock();
 }
 
+/*
+ * irq_poll serializes nothing here: the instance completes before the
+ * callback so that an arm from inside it, or a completion on another
+ * CPU, schedules the next notification; ndk_cq_fire() serializes.
+ */
+static int ndk_cq_notify_poll(struct irq_poll *iop, int budget)
+{
+	struct ndk_cq *cq = container_of(iop, struct ndk_cq, iop);
+
+	irq_poll_complete(iop);
+	ndk_cq_fire(cq);
+	return 1;
+}
+
 static void ndk_cq_comp_handler(struct ib_cq *ibcq, void *ctx)
 {
-	ndk_cq_fire(ctx);
+	struct ndk_cq *cq = ctx;
+
+	irq_poll_sched(&cq->iop);
 }
 
 /*
@@ -102,13 +124,7 @@ static void ndk_cq_event_handler(struct ib_event *event, void *ctx)
 	if (event->event != IB_EVENT_CQ_ERR)
 		return;
 	WRITE_ONCE(cq->fatal, STATUS_INTERNAL_ERROR);
-	ndk_cq_fire(cq);
-}
-
-/* Completions were already waiting, or the CQ failed, when it was armed. */
-static void ndk_cq_missed_work(struct work_struct *work)
-{
-	ndk_cq_fire(container_of(work, struct ndk_cq, missed_work));
+	irq_poll_sched(&cq->iop);
 }
 
 /*
@@ -129,10 +145,14 @@ static void ndk_arm_cq(NDK_CQ *pNdkCq, ULONG Type)
 			return;
 	} while (!atomic_try_cmpxchg(&cq->arm, &old, new));
 
+	/*
+	 * Completions already waiting, or a failed CQ, notify at once; never
+	 * from inside this call, where the caller may hold its own locks.
+	 */
 	flags = new == NDK_ARM_SOLICITED ? IB_CQ_SOLICITED : IB_CQ_NEXT_COMP;
 	if (ib_req_notify_cq(cq->ibcq, flags | IB_CQ_REPORT_MISSED_EVENTS) > 0 ||
 	    READ_ONCE(cq->fatal))
-		queue_work(ndk_wq, &cq->missed_work);
+		irq_poll_sched(&cq->iop);
 }
 
 /* Requests ndk did not post (tests' raw QPs) carry their own opcode. */
@@ -476,10 +496,14 @@ static void ndk_cq_destroy(struct ndk_obj *obj)
 {
 	struct ndk_cq *cq = container_of(obj, struct ndk_cq, obj);
 
-	/* After this no notification starts, and none is still running. */
+	/*
+	 * After this no notification starts, none is still running, and the
+	 * irq_poll instance is off every CPU's list; the handlers' later
+	 * scheduling attempts find it disabled.
+	 */
 	WRITE_ONCE(cq->dead, true);
+	irq_poll_disable(&cq->iop);
 	synchronize_rcu();
-	cancel_work_sync(&cq->missed_work);
 	if (cq->ibcq)
 		ib_destroy_cq(cq->ibcq);
 }
@@ -538,7 +562,7 @@ NTSTATUS ndk_create_cq(NDK_ADAPTER *pNdkAdapter, ULONG CqDepth,
 	cq->fatal = STATUS_SUCCESS;
 	atomic_set(&cq->arm, NDK_ARM_NONE);
 	spin_lock_init(&cq->notify_lock);
-	INIT_WORK(&cq->missed_work, ndk_cq_missed_work);
+	irq_poll_init(&cq->iop, NDK_CQ_NOTIFY_WEIGHT, ndk_cq_notify_poll);
 	INIT_WORK(&cq->moderation_work, ndk_cq_moderation_work);
 	ndk_obj_init(&cq->obj, &cq->ndk.Header, NdkObjectTypeCq, &ndk_cq_ops,
 		     &adapter->obj);

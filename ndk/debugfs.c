@@ -252,6 +252,7 @@ static const char *const ndk_obj_count_names[NdkObjectTypeMax] = {
 	[NdkObjectTypeQp] = "open_qps",
 	[NdkObjectTypeCq] = "open_cqs",
 	[NdkObjectTypeMr] = "open_mrs",
+	[NdkObjectTypeMw] = "open_mws",
 	[NdkObjectTypePd] = "open_pds",
 	[NdkObjectTypeSharedEndpoint] = "open_shared_endpoints",
 	[NdkObjectTypeConnector] = "open_connectors",

@@ -341,6 +341,46 @@ static void ndk_mr_release(struct ndk_mr *mr)
 	mr->frsg = NULL;
 }
 
+/* Invalidate @key on the PD's registration QP. Sleeps. */
+static NTSTATUS ndk_reg_invalidate(struct ndk_pd *pd, u32 key)
+{
+	struct ib_send_wr wr = {
+		.opcode = IB_WR_LOCAL_INV,
+		.ex.invalidate_rkey = key,
+	};
+
+	return ndk_reg_post(pd, &wr);
+}
+
+/**
+ * ndk_mr_revoke_windows() - kill the tokens of windows bound to @mr
+ * @mr: a registered region whose memory is about to go
+ *
+ * A window maps the region's pages by device address; it must not
+ * outlive the registration, whatever the consumer did with it. The key
+ * of the window's last bind is invalidated, and if the device refuses it
+ * (the bind never ran, so an earlier one may still hold), the key before.
+ * Sleeps.
+ */
+void ndk_mr_revoke_windows(struct ndk_mr *mr)
+{
+	struct ndk_pd *pd = mr->pd;
+	struct ndk_mw *mw;
+	u32 key;
+
+	mutex_lock(&pd->mw_lock);
+	list_for_each_entry(mw, &pd->mws, pd_node) {
+		if (READ_ONCE(mw->mr) != mr)
+			continue;
+		key = mw->ibmr->rkey;
+		if (ndk_reg_invalidate(pd, key))
+			ndk_reg_invalidate(pd, (key & ~0xffU) |
+					   ((key - 1) & 0xff));
+		cmpxchg(&mw->mr, mr, NULL);
+	}
+	mutex_unlock(&pd->mw_lock);
+}
+
 /*
  * NdkDeregisterMr: invalidate the verbs MR, which kills both tokens, and
  * keep it for the next NdkRegisterMr of as many pages or fewer, which
@@ -357,6 +397,7 @@ static void ndk_mr_unregister(struct ndk_mr *mr)
 	};
 
 	WRITE_ONCE(mr->ibmr, NULL);
+	ndk_mr_revoke_windows(mr);
 	if (ndk_reg_post(mr->pd, &wr) == STATUS_SUCCESS)
 		mr->spare = ibmr;
 	else
@@ -678,7 +719,11 @@ static NTSTATUS ndk_mr_create(struct ndk_obj *obj)
 /* The close waits for a pending request (its reference) first. */
 static void ndk_mr_destroy(struct ndk_obj *obj)
 {
-	ndk_mr_release(container_of(obj, struct ndk_mr, obj));
+	struct ndk_mr *mr = container_of(obj, struct ndk_mr, obj);
+
+	if (!mr->fast && mr->ibmr)
+		ndk_mr_revoke_windows(mr);
+	ndk_mr_release(mr);
 }
 
 static void ndk_mr_free(struct ndk_obj *obj)

@@ -8,12 +8,14 @@
 #define _NDK_PRIV_H
 
 #include <linux/completion.h>
+#include <linux/irq_poll.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
+#include <linux/timer.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
@@ -88,16 +90,20 @@ struct ndk_obj;
  *	(possibly atomic) context, for side effects the close must have at
  *	once, such as a listener refusing new requests
  * @create: allocate the verbs resources and return the NTSTATUS of the
- *	creation; may sleep; runs on ndk_wq
+ *	creation; may sleep; runs on ndk_wq, or inline in a caller that may
+ *	sleep for types created with ndk_obj_create()
  * @destroy: release them; may sleep; also called after a failed @create,
  *	so it must cope with partly created objects
  * @free: free the containing structure
+ * @close_inline: @destroy and @free wait for no consumer code (callback,
+ *	work item), so a close by a caller that may sleep can finish inline
  */
 struct ndk_obj_ops {
 	void (*close)(struct ndk_obj *obj);
 	NTSTATUS (*create)(struct ndk_obj *obj);
 	void (*destroy)(struct ndk_obj *obj);
 	void (*free)(struct ndk_obj *obj);
+	bool close_inline;
 };
 
 enum ndk_obj_state {
@@ -143,6 +149,8 @@ struct ndk_obj {
 void ndk_obj_init(struct ndk_obj *obj, NDK_OBJECT_HEADER *hdr,
 		  NDK_OBJECT_TYPE type, const struct ndk_obj_ops *ops,
 		  struct ndk_obj *parent);
+NTSTATUS ndk_obj_create(struct ndk_obj *obj, NDK_FN_CREATE_COMPLETION cb,
+			void *ctx, bool may_inline);
 NTSTATUS ndk_obj_create_async(struct ndk_obj *obj,
 			      NDK_FN_CREATE_COMPLETION cb, void *ctx);
 NTSTATUS ndk_obj_close(struct ndk_obj *obj, NDK_FN_CLOSE_COMPLETION cb,
@@ -340,16 +348,22 @@ struct ndk_reg {
  * @obj: lifetime state
  * @ibpd: the verbs protection domain
  * @reg: the registration path, for NdkRegisterMr
+ * @mw_lock: protects @mws; held while windows of a region are revoked
+ * @mws: the PD's memory windows (struct ndk_mw)
  */
 struct ndk_pd {
 	NDK_PD ndk;
 	struct ndk_obj obj;
 	struct ib_pd *ibpd;
 	struct ndk_reg reg;
+	struct mutex mw_lock; /* see above */
+	struct list_head mws;
 };
 
 /* Completions polled from the device per call into NdkGetCqResults. */
 #define NDK_CQ_POLL_BATCH	16
+/* irq_poll weight of a CQ; each delivered notification counts one. */
+#define NDK_CQ_NOTIFY_WEIGHT	4
 
 /**
  * struct ndk_cq - an NDK_CQ
@@ -366,7 +380,7 @@ struct ndk_pd {
  * @in_notify: a notification callback is running
  * @notify_again: another one is due when it returns
  * @fatal: STATUS_SUCCESS, or the error that made the CQ unusable
- * @missed_work: notifies for completions present at arm time
+ * @iop: softirq context in which notifications are delivered
  * @moderation: newest moderation setting, count << 16 | period
  * @moderation_work: applies @moderation
  * @wc: poll buffer; the consumer serializes polling
@@ -385,7 +399,7 @@ struct ndk_cq {
 	bool in_notify;
 	bool notify_again;
 	NTSTATUS fatal;
-	struct work_struct missed_work;
+	struct irq_poll iop;
 	atomic_t moderation;
 	struct work_struct moderation_work;
 	struct ib_wc wc[NDK_CQ_POLL_BATCH];
@@ -592,6 +606,45 @@ NTSTATUS ndk_qp_fast_register(struct ndk_qp *qp, PVOID RequestContext,
 			      struct ndk_mr *mr, ULONG AdapterPageCount,
 			      const NDK_LOGICAL_ADDRESS *AdapterPageArray,
 			      ULONG FBO, SIZE_T Length, u64 va, ULONG Flags);
+void ndk_mr_revoke_windows(struct ndk_mr *mr);
+
+/**
+ * struct ndk_mw - an NDK_MW: a fast-register MR that NdkBind fills with
+ *	pages of a registered region
+ * @ndk: the public object
+ * @obj: lifetime state; successor of its PD
+ * @pd: its PD
+ * @ibmr: the verbs MR; its keys are the window's token
+ * @sg: @max_pages entries the bind posting path fills
+ * @max_pages: pages @ibmr maps
+ * @mr: the region of the last bind, until that region's memory goes
+ *	(ndk_mr_revoke_windows()) or the window is bound again
+ * @pd_node: entry in the PD's @mws
+ */
+struct ndk_mw {
+	NDK_MW ndk;
+	struct ndk_obj obj;
+	struct ndk_pd *pd;
+	struct ib_mr *ibmr;
+	struct scatterlist *sg;
+	u32 max_pages;
+	struct ndk_mr *mr;
+	struct list_head pd_node;
+};
+
+/*
+ * Not a consumer flag: marks the request of an NdkBind, which verbs post
+ * as a fast registration, so that its completion reports a bind.
+ */
+#define NDK_OP_FLAG_BIND_WR	0x80000000
+
+NTSTATUS ndk_create_mw(NDK_PD *pNdkPd,
+		       NDK_FN_CREATE_COMPLETION CreateCompletion,
+		       PVOID RequestContext, NDK_MW **ppNdkMw);
+struct ndk_mw *ndk_mw_of(const NDK_OBJECT_HEADER *hdr, struct ndk_pd *pd);
+NTSTATUS ndk_mw_bind_wr(struct ndk_qp *qp, struct ib_reg_wr *wr,
+			NDK_MR *pMr, NDK_MW *pMw, u64 va, SIZE_T Length,
+			ULONG Flags);
 
 /**
  * struct ndk_srq - an NDK_SRQ
@@ -713,6 +766,13 @@ enum ndk_conn_state {
 	NDK_CONN_DONE,		/* disconnected, rejected or failed */
 };
 
+/* The timer bounding a connect's or an accept's wait for the peer. */
+enum ndk_conn_bound {
+	NDK_BOUND_NONE,		/* not running */
+	NDK_BOUND_ARMED,	/* running for the pending request */
+	NDK_BOUND_EXPIRED,	/* fired first and took the request over */
+};
+
 /* A connection's address: only AF_INET and AF_INET6 are used. */
 union ndk_sockaddr {
 	struct sockaddr sa;
@@ -725,13 +785,19 @@ union ndk_sockaddr {
  * @ndk: the public object
  * @obj: lifetime state; successor of the adapter (and of its listener
  *	when it came from one)
- * @id: the rdma_cm id; destroyed only by the cancel work, never from its
- *	handler
+ * @id: the rdma_cm id; destroyed only by the cancel work or after a
+ *	timeout, never from its handler, and set to NULL under @lock then
  * @iwarp: the transport has no RTU step
  * @flushed: the QP was moved to the error state; written only in the
  *	id's event handler and in work items that the close waits for
- * @lock: protects @state and the pending request
+ * @lock: protects @state, the pending request, @bound and @id's
+ *	disappearance
  * @state: enum ndk_conn_state
+ * @bound: enum ndk_conn_bound of @timer
+ * @timer: bounds the wait of a pending connect or accept for the peer
+ * @tmo_cb: completion of the request @timer took over
+ * @tmo_ctx: its context
+ * @timeout_work: completes that request and tears the id down
  * @qp: QP of the connection, referenced while associated
  * @req_cb: completion of the pending request
  * @req_ctx: its context
@@ -748,8 +814,8 @@ union ndk_sockaddr {
  * @peer_pdata: private data the peer sent with request, reply or reject,
  *	allocated to its size
  * @rds: size of @peer_pdata the transport delivered
- * @src: source address of NdkConnect
- * @dst: destination address of NdkConnect
+ * @src: source address of NdkConnect, then as rdma_cm resolved it
+ * @dst: destination address of NdkConnect, then as rdma_cm resolved it
  * @sep: shared endpoint it connects from, if any
  * @sep_node: entry in @sep's list of connectors
  *
@@ -767,6 +833,11 @@ struct ndk_connector {
 	u8 ord;
 	spinlock_t lock; /* see above */
 	enum ndk_conn_state state;
+	enum ndk_conn_bound bound;
+	struct timer_list timer;
+	NDK_FN_REQUEST_COMPLETION tmo_cb;
+	void *tmo_ctx;
+	struct work_struct timeout_work;
 	struct ndk_qp *qp;
 	NDK_FN_REQUEST_COMPLETION req_cb;
 	void *req_ctx;

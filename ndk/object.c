@@ -5,6 +5,10 @@
  * Create and close are callable from atomic context: they only record the
  * request and queue the object's work item; the verbs calls, which may
  * sleep, run on ndk_wq and end in the consumer's completion callback.
+ * Where neither waits for consumer code (creating a QP or a connector,
+ * closing a QP) and the kernel can tell that the caller may sleep, they
+ * finish inline instead, as NDKPI allows (STATUS_SUCCESS, no callback):
+ * that saves the work item's and the waiting consumer's wakeups.
  *
  * An object holds a reference on its antecedent from the moment its
  * creation starts until its close completion callback has returned, so
@@ -112,11 +116,26 @@ void ndk_obj_put(struct ndk_obj *obj)
 	queue_work(ndk_wq, &obj->work);
 }
 
-static void ndk_obj_finish_create(struct ndk_obj *obj)
+/*
+ * True only where the caller may sleep for certain. Without PREEMPT_COUNT
+ * a spinlock leaves no trace, and preemptible() is always false there:
+ * every caller counts as atomic. Under preemptible RCU a read-side section
+ * does not show in the preempt count, so it is checked on its own.
+ */
+static bool ndk_caller_may_sleep(void)
 {
-	NDK_FN_CREATE_COMPLETION cb = obj->create_cb;
+	return preemptible() && !rcu_preempt_depth();
+}
+
+/*
+ * Run the type's create. With @cb (on ndk_wq) report to the consumer;
+ * without (inline) the caller returns the status. From the success
+ * callback on, the consumer owns the object and may close it at once.
+ */
+static NTSTATUS ndk_obj_run_create(struct ndk_obj *obj,
+				   NDK_FN_CREATE_COMPLETION cb, void *ctx)
+{
 	struct ndk_obj *extra[ARRAY_SIZE(obj->extra)];
-	void *ctx = obj->cb_ctx;
 	struct ndk_obj *parent = obj->parent;
 	u32 type = obj->hdr->ObjectType, id = obj->id;
 	NTSTATUS status;
@@ -130,15 +149,24 @@ static void ndk_obj_finish_create(struct ndk_obj *obj)
 		memcpy(extra, obj->extra, sizeof(extra));
 		obj->ops->destroy(obj);
 		obj->ops->free(obj);
-		trace_ndk_callback(NDK_CB_CREATE, type, id, status);
-		cb(ctx, status, NULL);
+		if (cb) {
+			trace_ndk_callback(NDK_CB_CREATE, type, id, status);
+			cb(ctx, status, NULL);
+		}
 		ndk_obj_put_antecedents(parent, extra, ARRAY_SIZE(extra));
-		return;
+		return status;
 	}
 	WRITE_ONCE(obj->state, NDK_OBJ_LIVE);
-	trace_ndk_callback(NDK_CB_CREATE, type, id, STATUS_SUCCESS);
-	/* From here the consumer owns the object and may close it at once. */
-	cb(ctx, STATUS_SUCCESS, obj->hdr);
+	if (cb) {
+		trace_ndk_callback(NDK_CB_CREATE, type, id, STATUS_SUCCESS);
+		cb(ctx, STATUS_SUCCESS, obj->hdr);
+	}
+	return STATUS_SUCCESS;
+}
+
+static void ndk_obj_finish_create(struct ndk_obj *obj)
+{
+	ndk_obj_run_create(obj, obj->create_cb, obj->cb_ctx);
 }
 
 static void ndk_obj_finish_close(struct ndk_obj *obj)
@@ -205,15 +233,40 @@ NTSTATUS ndk_obj_create_async(struct ndk_obj *obj,
 }
 
 /**
+ * ndk_obj_create() - create an object inline if the caller may sleep
+ * @obj: an object set up with ndk_obj_init(), whose type's creation waits
+ *	for no consumer code
+ * @cb: the consumer's create completion
+ * @ctx: its context
+ * @may_inline: false when the consumer gave no place for the object
+ *
+ * Return: STATUS_SUCCESS, the object created and the consumer's to use
+ * (the caller stores it for the consumer; @cb is not called); a failure
+ * status of the creation, the object gone; or STATUS_PENDING, @cb to
+ * report as with ndk_obj_create_async().
+ */
+NTSTATUS ndk_obj_create(struct ndk_obj *obj, NDK_FN_CREATE_COMPLETION cb,
+			void *ctx, bool may_inline)
+{
+	if (!may_inline || !ndk_caller_may_sleep())
+		return ndk_obj_create_async(obj, cb, ctx);
+	return ndk_obj_run_create(obj, NULL, NULL);
+}
+
+/**
  * ndk_obj_close() - the NdkCloseObject logic shared by every type
  * @obj: the object
  * @cb: the consumer's close completion
  * @ctx: its context
  *
  * Drops the consumer's reference. The object is destroyed, and @cb
- * called, once its successors and pending operations are gone too.
+ * called, once its successors and pending operations are gone too. For a
+ * type whose destruction waits for no consumer code (ops->close_inline),
+ * called where it may sleep, and holding the last reference, the close
+ * finishes here instead, without @cb.
  *
- * Return: STATUS_PENDING.
+ * Return: STATUS_SUCCESS if the object is gone already, else
+ * STATUS_PENDING.
  */
 NTSTATUS ndk_obj_close(struct ndk_obj *obj, NDK_FN_CLOSE_COMPLETION cb,
 		       void *ctx)
@@ -224,6 +277,14 @@ NTSTATUS ndk_obj_close(struct ndk_obj *obj, NDK_FN_CLOSE_COMPLETION cb,
 	WRITE_ONCE(obj->state, NDK_OBJ_CLOSING);
 	if (obj->ops->close)
 		obj->ops->close(obj);
+	if (obj->ops->close_inline && ndk_caller_may_sleep()) {
+		if (!refcount_dec_and_test(&obj->refs))
+			return STATUS_PENDING;
+		/* Nothing else can reach the object now. */
+		obj->close_cb = NULL;
+		ndk_obj_finish_close(obj);
+		return STATUS_SUCCESS;
+	}
 	ndk_obj_put(obj);
 	return STATUS_PENDING;
 }
@@ -236,7 +297,8 @@ NTSTATUS ndk_obj_close(struct ndk_obj *obj, NDK_FN_CLOSE_COMPLETION cb,
  *
  * Callable from atomic context.
  *
- * Return: STATUS_PENDING, or STATUS_INVALID_PARAMETER for a header that
+ * Return: STATUS_PENDING, STATUS_SUCCESS when the close finished inline
+ * (see ndk_obj_close()), or STATUS_INVALID_PARAMETER for a header that
  * names no closable object.
  */
 NTSTATUS ndk_close_object(NDK_OBJECT_HEADER *pNdkObject,

@@ -27,6 +27,7 @@ static void ndk_pd_destroy(struct ndk_obj *obj)
 {
 	struct ndk_pd *pd = container_of(obj, struct ndk_pd, obj);
 
+	mutex_destroy(&pd->mw_lock);
 	if (!pd->ibpd)
 		return;
 	ndk_reg_destroy(&pd->reg);
@@ -51,17 +52,6 @@ static const struct ndk_obj_ops ndk_pd_ops = {
 static void ndk_get_privileged_mr_token(NDK_PD *pNdkPd, UINT32 *pToken)
 {
 	*pToken = to_ndk_pd(pNdkPd)->ibpd->local_dma_lkey;
-}
-
-/*
- * Kernel verbs have no memory windows: ib_core offers no way for a kernel
- * consumer to allocate or bind one, so MaxWindowSize is 0.
- */
-static NTSTATUS ndk_create_mw(NDK_PD *pNdkPd,
-			      NDK_FN_CREATE_COMPLETION CreateCompletion,
-			      PVOID RequestContext, NDK_MW **ppNdkMw)
-{
-	return STATUS_NOT_SUPPORTED;
 }
 
 static const NDK_PD_DISPATCH ndk_pd_dispatch = {
@@ -103,6 +93,8 @@ NTSTATUS ndk_create_pd(NDK_ADAPTER *pNdkAdapter,
 	if (!pd)
 		return STATUS_INSUFFICIENT_RESOURCES;
 	pd->ndk.Dispatch = &ndk_pd_dispatch;
+	mutex_init(&pd->mw_lock);
+	INIT_LIST_HEAD(&pd->mws);
 	ndk_obj_init(&pd->obj, &pd->ndk.Header, NdkObjectTypePd, &ndk_pd_ops,
 		     &adapter->obj);
 	return ndk_obj_create_async(&pd->obj, CreateCompletion,

@@ -189,10 +189,15 @@ static void ndk_qp_free(struct ndk_obj *obj)
 	queue_rcu_work(ndk_wq, &qp->free_work);
 }
 
+/*
+ * Destroying the verbs QP waits only for the driver, and the structure
+ * is freed after a grace period: a close may finish inline.
+ */
 static const struct ndk_obj_ops ndk_qp_ops = {
 	.create = ndk_qp_create,
 	.destroy = ndk_qp_destroy,
 	.free = ndk_qp_free,
+	.close_inline = true,
 };
 
 static struct ndk_qp *to_ndk_qp(NDK_QP *qp)
@@ -286,6 +291,8 @@ static void ndk_qp_prepare(struct ndk_qp *qp, struct ib_send_wr *wr,
 {
 	wr->wr_id = ndk_ring_slot(&qp->sq, NDK_WR_SQ,
 				  (void *)(uintptr_t)wr->wr_id,
+				  Flags & NDK_OP_FLAG_BIND_WR ?
+				  NdkOperationTypeBind :
 				  ndk_wr_type(wr->opcode));
 	if (!(Flags & NDK_OP_FLAG_SILENT_SUCCESS))
 		wr->send_flags |= IB_SEND_SIGNALED;
@@ -646,12 +653,34 @@ static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
 	return ndk_status_from_errno(err);
 }
 
-/* Kernel verbs have no memory windows (see pd.c). */
+/*
+ * A registration whose request the device did not take keeps its token:
+ * undo the new key ndk_fast_register_wr() or ndk_mw_bind_wr() gave it.
+ */
+static void ndk_qp_unkey(struct ib_mr *ibmr, NTSTATUS status)
+{
+	if (status && ibmr)
+		ib_update_fast_reg_key(ibmr, ibmr->rkey - 1);
+}
+
+/* NdkBind: see mw.c. */
 static NTSTATUS ndk_bind(NDK_QP *pNdkQp, PVOID RequestContext, NDK_MR *pMr,
 			 NDK_MW *pMw, PVOID VirtualAddress, SIZE_T Length,
 			 ULONG Flags)
 {
-	return STATUS_NOT_SUPPORTED;
+	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
+	struct ib_reg_wr wr = {
+		.wr = { .wr_id = (uintptr_t)RequestContext,
+			.opcode = IB_WR_REG_MR },
+	};
+	NTSTATUS status;
+
+	status = ndk_mw_bind_wr(qp, &wr, pMr, pMw, (uintptr_t)VirtualAddress,
+				Length, Flags);
+	status = ndk_qp_post_checked(qp, &wr.wr, Flags | NDK_OP_FLAG_BIND_WR,
+				     status);
+	ndk_qp_unkey(wr.mr, status);
+	return status;
 }
 
 /* A fast-register MR of the QP's PD, initialized, or NULL. */
@@ -733,6 +762,12 @@ static NTSTATUS ndk_fast_register_wr(struct ndk_qp *qp, struct ib_reg_wr *wr,
 	if (ib_map_mr_sg(mr->ibmr, mr->frsg, n, NULL, PAGE_SIZE) != n)
 		return STATUS_INVALID_PARAMETER;
 	mr->ibmr->iova = va;
+	/*
+	 * A new key for every registration, so that a token handed out for
+	 * an earlier one does not open this one; available to
+	 * NdkGetRemoteTokenFromMr as soon as NdkFastRegister returns.
+	 */
+	ib_update_fast_reg_key(mr->ibmr, ib_inc_rkey(mr->ibmr->rkey));
 	wr->mr = mr->ibmr;
 	wr->key = mr->ibmr->rkey;
 	return STATUS_SUCCESS;
@@ -754,7 +789,9 @@ static NTSTATUS ndk_fast_register(NDK_QP *pNdkQp, PVOID RequestContext,
 	status = ndk_fast_register_wr(qp, &wr, pMr, AdapterPageCount,
 				      AdapterPageArray, FBO, Length,
 				      (uintptr_t)BaseVirtualAddress, Flags);
-	return ndk_qp_post_checked(qp, &wr.wr, Flags, status);
+	status = ndk_qp_post_checked(qp, &wr.wr, Flags, status);
+	ndk_qp_unkey(wr.mr, status);
+	return status;
 }
 
 static NTSTATUS ndk_invalidate(NDK_QP *pNdkQp, PVOID RequestContext,
@@ -762,6 +799,9 @@ static NTSTATUS ndk_invalidate(NDK_QP *pNdkQp, PVOID RequestContext,
 {
 	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
 	struct ndk_mr *mr = ndk_qp_fast_mr(qp, pNdkMrOrMw);
+	struct ndk_mw *mw = ndk_mw_of(pNdkMrOrMw, container_of(qp->obj.parent,
+							       struct ndk_pd,
+							       obj));
 	struct ib_send_wr wr = {
 		.wr_id = (uintptr_t)RequestContext,
 		.opcode = IB_WR_LOCAL_INV,
@@ -770,11 +810,12 @@ static NTSTATUS ndk_invalidate(NDK_QP *pNdkQp, PVOID RequestContext,
 
 	if (!READ_ONCE(qp->connected))
 		status = STATUS_CONNECTION_INVALID;
-	else if (!mr || (Flags & ~(NDK_OP_FLAG_SILENT_SUCCESS |
-				   NDK_OP_FLAG_READ_FENCE | NDK_OP_FLAG_DEFER)))
+	else if ((!mr && !mw) || (Flags & ~(NDK_OP_FLAG_SILENT_SUCCESS |
+					    NDK_OP_FLAG_READ_FENCE |
+					    NDK_OP_FLAG_DEFER)))
 		status = STATUS_INVALID_PARAMETER;
 	else
-		wr.ex.invalidate_rkey = mr->ibmr->rkey;
+		wr.ex.invalidate_rkey = mr ? mr->ibmr->rkey : mw->ibmr->rkey;
 	return ndk_qp_post_checked(qp, &wr, Flags, status);
 }
 
@@ -863,11 +904,12 @@ static NTSTATUS ndk_qp_new(struct ndk_pd *pd, NDK_CQ *pReceiveCq,
 			   ULONG MaxReceiveRequestSge,
 			   ULONG MaxInitiatorRequestSge, ULONG InlineDataSize,
 			   NDK_FN_CREATE_COMPLETION CreateCompletion,
-			   PVOID RequestContext)
+			   PVOID RequestContext, NDK_QP **ppNdkQp)
 {
 	const NDK_ADAPTER_INFO *info = &pd->obj.adapter->info;
 	struct ndk_cq *rcq, *icq;
 	struct ndk_qp *qp;
+	NTSTATUS status;
 
 	rcq = ndk_qp_cq(pReceiveCq, pd->obj.adapter);
 	icq = ndk_qp_cq(pInitiatorCq, pd->obj.adapter);
@@ -902,8 +944,11 @@ static NTSTATUS ndk_qp_new(struct ndk_pd *pd, NDK_CQ *pReceiveCq,
 	ndk_obj_add_antecedent(&qp->obj, &icq->obj);
 	if (srq)
 		ndk_obj_add_antecedent(&qp->obj, &srq->obj);
-	return ndk_obj_create_async(&qp->obj, CreateCompletion,
-				    RequestContext);
+	status = ndk_obj_create(&qp->obj, CreateCompletion, RequestContext,
+				!!ppNdkQp);
+	if (status == STATUS_SUCCESS)
+		*ppNdkQp = &qp->ndk;
+	return status;
 }
 
 /**
@@ -919,11 +964,13 @@ static NTSTATUS ndk_qp_new(struct ndk_pd *pd, NDK_CQ *pReceiveCq,
  * @InlineDataSize: up to MaxInlineDataSize
  * @CreateCompletion: called with the new QP, from ndk_wq
  * @RequestContext: passed back to @CreateCompletion
- * @ppNdkQp: unused; creation always completes asynchronously
+ * @ppNdkQp: receives the QP when the creation completes inline
  *
- * Callable from atomic context.
+ * Callable from atomic context. Where the kernel can tell that the caller
+ * may sleep, and @ppNdkQp is given, the QP is created inline.
  *
- * Return: STATUS_PENDING; STATUS_INVALID_PARAMETER for limits beyond
+ * Return: STATUS_SUCCESS (created inline), STATUS_PENDING;
+ * STATUS_INVALID_PARAMETER for limits beyond
  * the adapter's, CQs of another adapter or not CQs at all;
  * STATUS_INSUFFICIENT_RESOURCES.
  */
@@ -941,7 +988,8 @@ NTSTATUS ndk_create_qp(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,
 			  pReceiveCq, pInitiatorCq, NULL, QPContext,
 			  ReceiveQueueDepth, InitiatorQueueDepth,
 			  MaxReceiveRequestSge, MaxInitiatorRequestSge,
-			  InlineDataSize, CreateCompletion, RequestContext);
+			  InlineDataSize, CreateCompletion, RequestContext,
+			  ppNdkQp);
 }
 
 /**
@@ -956,9 +1004,10 @@ NTSTATUS ndk_create_qp(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,
  * @InlineDataSize: up to MaxInlineDataSize
  * @CreateCompletion: called with the new QP, from ndk_wq
  * @RequestContext: passed back to @CreateCompletion
- * @ppNdkQp: unused; creation always completes asynchronously
+ * @ppNdkQp: receives the QP when the creation completes inline
  *
- * The QP is a successor of the SRQ as well. Callable from atomic context.
+ * The QP is a successor of the SRQ as well. Callable from atomic context;
+ * completes inline as ndk_create_qp() does.
  *
  * Return: as ndk_create_qp(); STATUS_INVALID_PARAMETER also for an SRQ
  * that is not one, not live, or of another PD.
@@ -983,5 +1032,6 @@ NTSTATUS ndk_create_qp_with_srq(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,
 		return STATUS_INVALID_PARAMETER;
 	return ndk_qp_new(pd, pReceiveCq, pInitiatorCq, srq, QPContext, 0,
 			  InitiatorQueueDepth, 0, MaxInitiatorRequestSge,
-			  InlineDataSize, CreateCompletion, RequestContext);
+			  InlineDataSize, CreateCompletion, RequestContext,
+			  ppNdkQp);
 }

@@ -160,9 +160,11 @@ static void ndk_adapter_info_test(struct kunit *test)
 			(ULONG)at->max_qp_init_rd_atom);
 	KUNIT_EXPECT_EQ(test, info.MaxReceiveQueueDepth, (ULONG)at->max_qp_wr);
 	KUNIT_EXPECT_EQ(test, info.MaxInitiatorQueueDepth, (ULONG)at->max_qp_wr);
-	/* Kernel verbs have no memory windows. */
 	KUNIT_EXPECT_EQ(test, info.MaxSrqDepth, (ULONG)at->max_srq_wr);
-	KUNIT_EXPECT_EQ(test, (u64)info.MaxWindowSize, 0ULL);
+	/* A window is a fast-register MR as large as a registration. */
+	KUNIT_EXPECT_EQ(test, (u64)info.MaxWindowSize,
+			(u64)info.MaxRegistrationSize);
+	KUNIT_EXPECT_GT(test, (u64)info.MaxWindowSize, 0ULL);
 	KUNIT_EXPECT_EQ(test, info.MaxCqDepth, (ULONG)at->max_cqe);
 	KUNIT_EXPECT_GT(test, info.LargeRequestThreshold, 0U);
 	if (ndk_test_iwarp()) {

@@ -762,9 +762,24 @@ static struct socket *ndk_tcp_listener(struct kunit *test,
 	if (kernel_bind(sock, (struct sockaddr *)&sin, sizeof(sin)) ||
 	    kernel_listen(sock, 4)) {
 		sock_release(sock);
-		KUNIT_ASSERT_FAILURE(test, "no TCP listener on port %u", port);
+		KUNIT_ASSERT_TRUE_MSG(test, false, "no TCP listener on port %u", port);
 	}
 	return sock;
+}
+
+/*
+ * Close a listener from ndk_tcp_listener(), after the connections it
+ * never accepted: closing it with them still queued would take their
+ * callback locks under its own, which lockdep reports against siw's
+ * use of the same locks.
+ */
+static void ndk_tcp_listener_release(struct socket *sock)
+{
+	struct socket *child;
+
+	while (!kernel_accept(sock, &child, O_NONBLOCK))
+		sock_release(child);
+	sock_release(sock);
 }
 
 /*
@@ -794,54 +809,9 @@ static struct socket *ndk_mpa_mute_connect(struct kunit *test,
 		ret = kernel_sendmsg(sock, &msg, &iov, 1, sizeof(req));
 	if (ret != sizeof(req)) {
 		sock_release(sock);
-		KUNIT_ASSERT_FAILURE(test, "MPA request not sent: %d", ret);
+		KUNIT_ASSERT_TRUE_MSG(test, false, "MPA request not sent: %d", ret);
 	}
 	return sock;
-}
-
-/*
- * rdma_cm gives a REQ 16 tries of about 6 s each on RoCE: 98 s plus the
- * slowness of TCG.
- */
-#define NDK_CM_GIVE_UP	(150 * HZ)
-
-/*
- * A connect to a host that answers ARP but runs no RDMA (QEMU's user-mode
- * gateway, 10.0.2.2) waits out rdma_cm's whole REQ retry budget.
- */
-static void ndk_conn_connect_timeout_test(struct kunit *test)
-{
-	struct ndk_cenv *e = test->priv;
-	struct sockaddr_in gw = e->addr;
-	struct socket *tcp = NULL;
-	NDK_CONNECTOR *c = ndk_cenv_connector(test, e);
-	NDK_QP *qp = ndk_cenv_qp(test, e);
-	struct ndk_wait w;
-
-	gw.sin_addr.s_addr = in_aton("10.0.2.2");
-	gw.sin_port = htons(NDK_TEST_PORT);
-	/*
-	 * The gateway refuses TCP at once, which iWARP reports as refused.
-	 * There the silent peer is a plain TCP listener: it takes the
-	 * connection but never answers the MPA request.
-	 */
-	if (ndk_test_iwarp()) {
-		tcp = ndk_tcp_listener(test, &e->addr, NDK_TEST_PORT + 3);
-		gw = e->addr;
-		gw.sin_port = htons(NDK_TEST_PORT + 3);
-	}
-	ndk_wait_init(&w);
-	KUNIT_EXPECT_EQ(test, ndk_connect_to(c, qp, (struct sockaddr *)&e->addr,
-					     (struct sockaddr *)&gw, sizeof(gw),
-					     false, &w),
-			STATUS_PENDING);
-	KUNIT_EXPECT_NE(test, wait_for_completion_timeout(&w.done,
-							  NDK_CM_GIVE_UP),
-			0UL);
-	KUNIT_EXPECT_EQ(test, w.status, STATUS_IO_TIMEOUT);
-	ndk_close_all(test, c, qp);
-	if (tcp)
-		sock_release(tcp);
 }
 
 /* An active side speaking ib_cm directly, so it can stay silent. */
@@ -880,12 +850,14 @@ struct ndk_cma_hdr {
 };
 
 /*
- * Send a REQ to @dst that asks for an answer to the REP within 4 ms, one
- * retry, and then never answers: no MRA, no RTU.
+ * Send a REQ to @dst and then never answer: no MRA, no RTU. When @quick,
+ * the REQ asks for an answer to the REP within 4 ms and one retry, so the
+ * passive side's CM gives up at once; otherwise it asks for rdma_cm's own
+ * 4.3 s and 15 retries, over a minute.
  */
 static void ndk_mute_connect(struct kunit *test, struct ndk_mute_peer *m,
 			     const struct sockaddr_in *src,
-			     const struct sockaddr_in *dst)
+			     const struct sockaddr_in *dst, bool quick)
 {
 	struct ndk_cma_hdr hdr = {};
 	struct ib_cm_req_param req = {};
@@ -929,10 +901,10 @@ static void ndk_mute_connect(struct kunit *test, struct ndk_mute_peer *m,
 	req.responder_resources = 1;
 	req.initiator_depth = 1;
 	req.remote_cm_response_timeout = 20;
-	req.local_cm_response_timeout = 10;
+	req.local_cm_response_timeout = quick ? 10 : 20;
 	req.retry_count = 7;
 	req.rnr_retry_count = 7;
-	req.max_cm_retries = 1;
+	req.max_cm_retries = quick ? 1 : 15;
 	KUNIT_ASSERT_EQ(test, ib_send_cm_req(m->cm, &req), 0);
 }
 
@@ -963,7 +935,7 @@ static void ndk_conn_accept_timeout_test(struct kunit *test)
 	if (ndk_test_iwarp())
 		tcp = ndk_mpa_mute_connect(test, &dst);
 	else
-		ndk_mute_connect(test, &m, &e->addr, &dst);
+		ndk_mute_connect(test, &m, &e->addr, &dst, true);
 	got = wait_for_completion_timeout(&e->incoming_done, NDK_TEST_TIMEOUT);
 	KUNIT_EXPECT_NE(test, got, 0UL);
 	ndk_wait_init(&aw);
@@ -1045,14 +1017,14 @@ static NDK_SHARED_ENDPOINT *ndk_cenv_sep(struct kunit *test,
 
 #define NDK_PORT_RANGE	"/proc/sys/net/ipv4/ip_local_port_range"
 
-/* Read (@buf of @len bytes) or write net.ipv4.ip_local_port_range. */
-static int ndk_port_range(char *buf, size_t len, bool write)
+/* Read (@buf of @len bytes) or write the proc or sysfs file @path. */
+static int ndk_rw_file(const char *path, char *buf, size_t len, bool write)
 {
 	struct file *f;
 	loff_t pos = 0;
 	ssize_t n;
 
-	f = filp_open(NDK_PORT_RANGE, write ? O_WRONLY : O_RDONLY, 0);
+	f = filp_open(path, write ? O_WRONLY : O_RDONLY, 0);
 	if (IS_ERR(f))
 		return PTR_ERR(f);
 	if (write) {
@@ -1064,6 +1036,12 @@ static int ndk_port_range(char *buf, size_t len, bool write)
 	}
 	filp_close(f, NULL);
 	return n < 0 ? n : 0;
+}
+
+/* Read (@buf of @len bytes) or write net.ipv4.ip_local_port_range. */
+static int ndk_port_range(char *buf, size_t len, bool write)
+{
+	return ndk_rw_file(NDK_PORT_RANGE, buf, len, write);
 }
 
 static int ndk_idle_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
@@ -1276,6 +1254,577 @@ static void ndk_endpoint_listener_test(struct kunit *test)
 	e->listener = l;
 }
 
+/*
+ * ndk_conn_timeout: ndk's own bounds of a connect's and an accept's wait
+ * for the peer, set short through ndk.ko's module parameters.
+ */
+
+/* The bounds the suite runs with: short, yet far above a handshake. */
+#define NDK_TMO_MS	2000U
+/* How much later than its bound a request may end under TCG. */
+#define NDK_TMO_SLACK	(5 * HZ)
+
+static const char *const ndk_tmo_params[] = {
+	"connect_timeout_ms", "accept_timeout_ms",
+};
+
+/* The values before the suite changed them, restored by every case. */
+static char ndk_tmo_saved[ARRAY_SIZE(ndk_tmo_params)][16];
+
+/* Read or write ndk.ko's parameter @name as root would, through sysfs. */
+static int ndk_tmo_param(const char *name, char *buf, size_t len, bool write)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/sys/module/ndk/parameters/%s", name);
+	return ndk_rw_file(path, buf, len, write);
+}
+
+/* Set the connect bound to @connect_ms and the accept bound to @accept_ms. */
+static void ndk_tmo_set(struct kunit *test, unsigned int connect_ms,
+			unsigned int accept_ms)
+{
+	char buf[16];
+
+	snprintf(buf, sizeof(buf), "%u", connect_ms);
+	KUNIT_ASSERT_EQ(test, ndk_tmo_param(ndk_tmo_params[0], buf, 0, true),
+			0);
+	snprintf(buf, sizeof(buf), "%u", accept_ms);
+	KUNIT_ASSERT_EQ(test, ndk_tmo_param(ndk_tmo_params[1], buf, 0, true),
+			0);
+}
+
+static int ndk_tmo_init_test(struct kunit *test)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(ndk_tmo_params); i++)
+		KUNIT_ASSERT_EQ(test, ndk_tmo_param(ndk_tmo_params[i],
+						    ndk_tmo_saved[i],
+						    sizeof(ndk_tmo_saved[i]),
+						    false),
+				0);
+	ndk_tmo_set(test, NDK_TMO_MS, NDK_TMO_MS);
+	return ndk_conn_init_test(test);
+}
+
+static void ndk_tmo_exit_test(struct kunit *test)
+{
+	size_t i;
+
+	ndk_conn_exit_test(test);
+	for (i = 0; i < ARRAY_SIZE(ndk_tmo_params); i++)
+		if (ndk_tmo_saved[i][0])
+			ndk_tmo_param(ndk_tmo_params[i], ndk_tmo_saved[i], 0,
+				      true);
+}
+
+/*
+ * Wait for the request of @w, started at @start, to fail with
+ * STATUS_IO_TIMEOUT once its bound of @ms is over: not before it, and
+ * not much later. Return: whether it completed at all.
+ */
+static bool ndk_tmo_expect(struct kunit *test, struct ndk_wait *w,
+			   unsigned long start, unsigned int ms)
+{
+	unsigned long bound = msecs_to_jiffies(ms), took;
+	bool done;
+
+	done = wait_for_completion_timeout(&w->done, bound + NDK_TMO_SLACK);
+	took = jiffies - start;
+	KUNIT_EXPECT_TRUE_MSG(test, done,
+			      "still pending %u ms after the request began, bound %u ms",
+			      jiffies_to_msecs(took), ms);
+	if (!done)
+		return false;
+	KUNIT_EXPECT_EQ(test, w->status, STATUS_IO_TIMEOUT);
+	KUNIT_EXPECT_GE_MSG(test, took, bound, "timed out after %u ms",
+			    jiffies_to_msecs(took));
+	return true;
+}
+
+/*
+ * After a timeout the connector has ended its attempt like any failed
+ * one, also once its id is gone: it still reports its addresses and the
+ * private data, refuses the handshake steps, and its disconnect is a
+ * no-op. Nothing completes twice.
+ */
+static void ndk_tmo_check_done(struct kunit *test, struct ndk_cenv *e,
+			       NDK_CONNECTOR *c, NDK_QP *qp, u16 peer_port)
+{
+	struct sockaddr_in local, peer;
+	struct ndk_wait w;
+	ULONG len;
+
+	ndk_wait_init(&w);
+	len = sizeof(local);
+	KUNIT_EXPECT_EQ(test, c->Dispatch->NdkGetLocalAddress(c,
+							      (struct sockaddr *)&local,
+							      &len),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, (__force u32)local.sin_addr.s_addr,
+			(__force u32)e->addr.sin_addr.s_addr);
+	KUNIT_EXPECT_NE(test, ntohs(local.sin_port), 0);
+	len = sizeof(peer);
+	KUNIT_EXPECT_EQ(test, c->Dispatch->NdkGetPeerAddress(c,
+							     (struct sockaddr *)&peer,
+							     &len),
+			STATUS_SUCCESS);
+	if (peer_port)
+		KUNIT_EXPECT_EQ(test, ntohs(peer.sin_port), peer_port);
+	len = 0;
+	KUNIT_EXPECT_EQ(test, c->Dispatch->NdkGetConnectionData(c, NULL, NULL,
+								NULL, &len),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, c->Dispatch->NdkCompleteConnect(c, NULL, NULL,
+							      ndk_test_request_cb,
+							      &w),
+			STATUS_CONNECTION_ABORTED);
+	KUNIT_EXPECT_EQ(test, c->Dispatch->NdkAccept(c, qp, 1, 1, NULL, 0, NULL,
+						     NULL, ndk_test_request_cb,
+						     &w),
+			STATUS_CONNECTION_ABORTED);
+	KUNIT_EXPECT_EQ(test, c->Dispatch->NdkReject(c, NULL, 0),
+			STATUS_CONNECTION_ABORTED);
+	KUNIT_EXPECT_EQ(test, ndk_connect_to(c, qp, (struct sockaddr *)&e->addr,
+					     (struct sockaddr *)&e->addr,
+					     sizeof(e->addr), false, &w),
+			STATUS_CONNECTION_INVALID);
+	KUNIT_EXPECT_EQ(test, c->Dispatch->NdkDisconnect(c, ndk_test_request_cb,
+							 &w),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 0);
+}
+
+/* A receive on @qp's RQ, for seeing the QP flushed; returns its buffer. */
+static u64 ndk_tmo_post_receive(struct kunit *test, struct ndk_cenv *e,
+				NDK_QP *qp, void *ctx, u8 *buf)
+{
+	struct ib_device *dev = container_of(e->pd, struct ndk_pd,
+					     ndk)->ibpd->device;
+	NDK_SGE sge;
+	UINT32 tok;
+	u64 dma;
+
+	e->pd->Dispatch->NdkGetPrivilegedMemoryRegionToken(e->pd, &tok);
+	dma = ib_dma_map_single(dev, buf, 64, DMA_FROM_DEVICE);
+	KUNIT_ASSERT_FALSE(test, ib_dma_mapping_error(dev, dma));
+	sge.LogicalAddress = dma;
+	sge.Length = 64;
+	sge.MemoryRegionToken = tok;
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkReceive(qp, ctx, &sge, 1),
+			STATUS_SUCCESS);
+	return dma;
+}
+
+/*
+ * A connect to a silent peer fails with STATUS_IO_TIMEOUT at its bound,
+ * where rdma_cm alone takes about 100 s on RoCE (to QEMU's user-network
+ * gateway, 10.0.2.2, which answers ARP but runs no RDMA) and siw 10 s (to
+ * a TCP listener that never answers the MPA request). The connector then
+ * behaves as after any failure, and the timeout flushed its QP: a receive
+ * posted before the connect comes back cancelled.
+ */
+static void ndk_tmo_connect_silent_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ib_device *dev = container_of(e->pd, struct ndk_pd,
+					     ndk)->ibpd->device;
+	u8 *buf = kunit_kzalloc(test, 64, GFP_KERNEL);
+	NDK_CONNECTOR *c = ndk_cenv_connector(test, e);
+	NDK_QP *qp = ndk_cenv_qp(test, e);
+	struct sockaddr_in dst = e->addr;
+	struct socket *tcp = NULL;
+	unsigned long start;
+	struct ndk_wait w;
+	NDK_RESULT r;
+	u64 dma;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	if (ndk_test_iwarp()) {
+		tcp = ndk_tcp_listener(test, &e->addr, NDK_TEST_PORT + 3);
+		dst.sin_port = htons(NDK_TEST_PORT + 3);
+	} else {
+		dst.sin_addr.s_addr = in_aton("10.0.2.2");
+		dst.sin_port = htons(NDK_TEST_PORT);
+	}
+	dma = ndk_tmo_post_receive(test, e, qp, (void *)7, buf);
+	ndk_wait_init(&w);
+	start = jiffies;
+	KUNIT_EXPECT_EQ(test, ndk_connect_to(c, qp, (struct sockaddr *)&e->addr,
+					     (struct sockaddr *)&dst,
+					     sizeof(dst), false, &w),
+			STATUS_PENDING);
+	if (ndk_tmo_expect(test, &w, start, NDK_TMO_MS)) {
+		/*
+		 * On siw the id, and with it the QP's flush, goes only when
+		 * siw itself gives up the connect (10 s); see the close.
+		 */
+		if (!ndk_test_iwarp()) {
+			KUNIT_EXPECT_EQ(test, ndk_poll_results(e->cq, &r, 1),
+					1U);
+			KUNIT_EXPECT_EQ(test, r.Status, STATUS_CANCELLED);
+			KUNIT_EXPECT_PTR_EQ(test, r.RequestContext, (void *)7);
+		}
+		ndk_tmo_check_done(test, e, c, qp, ntohs(dst.sin_port));
+		/* Whatever rdma_cm reports from now on changes nothing. */
+		msleep(500);
+		KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 1);
+	}
+	ndk_close_all(test, c, NULL);
+	if (ndk_test_iwarp()) {
+		KUNIT_EXPECT_EQ(test, ndk_poll_results(e->cq, &r, 1), 1U);
+		KUNIT_EXPECT_EQ(test, r.Status, STATUS_CANCELLED);
+	}
+	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 1);
+	ndk_close_all(test, NULL, qp);
+	ib_dma_unmap_single(dev, dma, 64, DMA_FROM_DEVICE);
+	if (tcp)
+		ndk_tcp_listener_release(tcp);
+}
+
+/*
+ * An ndk listener's consumer that never answers the request: rdma_cm
+ * would keep the connect waiting for some 17 minutes (its MRA) on RoCE
+ * and 10 s on siw; the bound ends it. On RoCE the timed-out side's
+ * reject then reaches the listener's connector, so that a late NdkAccept
+ * learns the peer gave up.
+ */
+static void ndk_tmo_connect_unanswered_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_CONNECTOR *c = ndk_cenv_connector(test, e);
+	NDK_QP *qp = ndk_cenv_qp(test, e), *pqp = ndk_cenv_qp(test, e);
+	unsigned long start;
+	struct ndk_wait w, aw;
+	NDK_CONNECTOR *in;
+	NTSTATUS st;
+
+	reinit_completion(&e->incoming_done);
+	ndk_wait_init(&w);
+	start = jiffies;
+	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c, qp, NDK_TEST_PORT, NULL, 0,
+					       &w),
+			STATUS_PENDING);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&e->incoming_done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	in = e->incoming;
+	if (ndk_tmo_expect(test, &w, start, NDK_TMO_MS)) {
+		ndk_tmo_check_done(test, e, c, qp, NDK_TEST_PORT);
+		if (!ndk_test_iwarp()) {
+			msleep(500);
+			ndk_wait_init(&aw);
+			st = in->Dispatch->NdkAccept(in, pqp, 1, 1, NULL, 0,
+						     NULL, NULL,
+						     ndk_test_request_cb, &aw);
+			if (st == STATUS_PENDING && ndk_wait_for(&aw))
+				st = aw.status;
+			KUNIT_EXPECT_EQ(test, st, STATUS_CONNECTION_ABORTED);
+		}
+	}
+	ndk_close_all(test, in, pqp);
+	ndk_close_all(test, c, qp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 1);
+}
+
+/*
+ * A raw peer that never confirms the reply. On RoCE it asks for
+ * rdma_cm's usual response time and retries, so that the connection
+ * manager would wait over a minute; the bound fails NdkAccept at once.
+ * iWARP has nothing to confirm: siw reports the connection up as soon as
+ * its MPA reply is out, and no bound is left to expire afterwards.
+ */
+static void ndk_tmo_accept_mute_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_mute_peer m = {};
+	NDK_QP *qp = ndk_cenv_qp(test, e);
+	struct socket *tcp = NULL;
+	struct sockaddr_in dst;
+	unsigned long start;
+	struct ndk_wait aw;
+	NDK_CONNECTOR *in;
+
+	ndk_listen_addr(e, &dst);
+	reinit_completion(&e->incoming_done);
+	if (ndk_test_iwarp())
+		tcp = ndk_mpa_mute_connect(test, &dst);
+	else
+		ndk_mute_connect(test, &m, &e->addr, &dst, false);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&e->incoming_done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	in = e->incoming;
+	ndk_wait_init(&aw);
+	start = jiffies;
+	KUNIT_EXPECT_EQ(test, in->Dispatch->NdkAccept(in, qp, 1, 1, NULL, 0,
+						      NULL, NULL,
+						      ndk_test_request_cb,
+						      &aw),
+			STATUS_PENDING);
+	if (ndk_test_iwarp()) {
+		KUNIT_EXPECT_TRUE(test, ndk_wait_for(&aw));
+		KUNIT_EXPECT_EQ(test, aw.status, STATUS_SUCCESS);
+		msleep(NDK_TMO_MS + 500);
+	} else if (ndk_tmo_expect(test, &aw, start, NDK_TMO_MS)) {
+		ndk_tmo_check_done(test, e, in, qp, 0);
+		msleep(500);
+	}
+	KUNIT_EXPECT_EQ(test, atomic_read(&aw.calls), 1);
+	ndk_close_all(test, in, qp);
+	if (tcp)
+		sock_release(tcp);
+	else
+		ndk_mute_free(&m);
+}
+
+/*
+ * An ndk peer whose NdkConnect succeeded but which withholds
+ * NdkCompleteConnect. Its rdma_cm asks for more time with an MRA, which
+ * would keep NdkAccept waiting some 17 minutes on RoCE; the bound fails
+ * it, and the reject of its teardown ends the peer's connection attempt
+ * too. On iWARP the accept succeeds at once, and a confirmation long
+ * after the bound still completes the connection.
+ */
+static void ndk_tmo_complete_withheld_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct sockaddr_in dst;
+	struct ndk_wait cw, aw, ccw;
+	unsigned long start;
+	struct ndk_pair p;
+	NTSTATUS st;
+
+	ndk_pair_init(test, e, &p);
+	ndk_listen_addr(e, &dst);
+	reinit_completion(&e->incoming_done);
+	ndk_wait_init(&cw);
+	KUNIT_ASSERT_EQ(test, ndk_connect_to(p.c, p.aqp,
+					     (struct sockaddr *)&e->addr,
+					     (struct sockaddr *)&dst,
+					     sizeof(dst), false, &cw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&e->incoming_done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	p.in = e->incoming;
+	ndk_wait_init(&aw);
+	start = jiffies;
+	KUNIT_ASSERT_EQ(test, p.in->Dispatch->NdkAccept(p.in, p.pqp, 1, 1, NULL,
+							0, NULL, NULL,
+							ndk_test_request_cb,
+							&aw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw));
+	KUNIT_ASSERT_EQ(test, cw.status, STATUS_SUCCESS);
+
+	ndk_wait_init(&ccw);
+	if (ndk_test_iwarp()) {
+		KUNIT_EXPECT_TRUE(test, ndk_wait_for(&aw));
+		KUNIT_EXPECT_EQ(test, aw.status, STATUS_SUCCESS);
+		msleep(NDK_TMO_MS + 500);
+		KUNIT_EXPECT_EQ(test, p.c->Dispatch->NdkCompleteConnect(p.c,
+									NULL,
+									NULL,
+									ndk_test_request_cb,
+									&ccw),
+				STATUS_PENDING);
+		KUNIT_EXPECT_TRUE(test, ndk_wait_for(&ccw));
+		KUNIT_EXPECT_EQ(test, ccw.status, STATUS_SUCCESS);
+		ndk_conn_traffic(test, e, p.aqp, p.pqp);
+		ndk_conn_traffic(test, e, p.pqp, p.aqp);
+	} else if (ndk_tmo_expect(test, &aw, start, NDK_TMO_MS)) {
+		ndk_tmo_check_done(test, e, p.in, p.pqp, 0);
+		/* Give the reject of the passive side's teardown time to land. */
+		msleep(500);
+		st = p.c->Dispatch->NdkCompleteConnect(p.c, NULL, NULL,
+						       ndk_test_request_cb,
+						       &ccw);
+		if (st == STATUS_PENDING && ndk_wait_for(&ccw))
+			st = ccw.status;
+		KUNIT_EXPECT_EQ(test, st, STATUS_CONNECTION_ABORTED);
+	}
+	KUNIT_EXPECT_EQ(test, atomic_read(&aw.calls), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&cw.calls), 1);
+	ndk_pair_close(test, &p);
+}
+
+/* Bounds of the race cases: a handshake step takes tens of ms in QEMU. */
+#define NDK_TMO_RACE_MS		300
+#define NDK_TMO_RACE_SPAN	160
+#define NDK_TMO_RACE_STEP	40
+
+/**
+ * struct ndk_tmo_try - one handshake timed against the bounds
+ * @accept_ms: when the passive side accepts, in ms after the connect
+ *	started plus the bound (negative: before the bound is over)
+ * @complete_ms: when the active side confirms, in ms after the accept
+ *	plus the bound; ignored when the connect fails
+ * @connect: the outcome of NdkConnect
+ * @accept: of NdkAccept, inline or completed
+ * @complete: of NdkCompleteConnect; STATUS_PENDING if never called
+ */
+struct ndk_tmo_try {
+	int accept_ms;
+	int complete_ms;
+	NTSTATUS connect;
+	NTSTATUS accept;
+	NTSTATUS complete;
+};
+
+static void ndk_tmo_sleep_until(unsigned long start, int ms)
+{
+	long left = (long)(start + msecs_to_jiffies(max(ms, 0)) - jiffies);
+
+	if (left > 0)
+		schedule_timeout_uninterruptible(left);
+}
+
+/* The outcome of a request that ends soon: @inline_status unless it pended. */
+static NTSTATUS ndk_tmo_outcome(struct kunit *test, struct ndk_wait *w,
+				NTSTATUS inline_status)
+{
+	if (inline_status != STATUS_PENDING)
+		return inline_status;
+	KUNIT_EXPECT_NE(test, wait_for_completion_timeout(&w->done,
+							  msecs_to_jiffies(NDK_TMO_RACE_MS) +
+							  NDK_TMO_SLACK),
+			0UL);
+	return w->status;
+}
+
+/*
+ * One handshake with the accept and the confirmation made when @t says,
+ * then checks that each request completed exactly once, with an outcome
+ * its counterpart agrees with.
+ */
+static void ndk_tmo_try_once(struct kunit *test, struct ndk_cenv *e,
+			     struct ndk_tmo_try *t)
+{
+	NTSTATUS st, st_c = STATUS_SUCCESS;
+	struct ndk_wait cw, aw, ccw;
+	unsigned long start, accepted;
+	struct sockaddr_in dst;
+	struct ndk_pair p;
+
+	ndk_pair_init(test, e, &p);
+	ndk_listen_addr(e, &dst);
+	reinit_completion(&e->incoming_done);
+	ndk_wait_init(&cw);
+	ndk_wait_init(&aw);
+	ndk_wait_init(&ccw);
+	t->complete = STATUS_PENDING;
+	start = jiffies;
+	KUNIT_ASSERT_EQ(test, ndk_connect_to(p.c, p.aqp,
+					     (struct sockaddr *)&e->addr,
+					     (struct sockaddr *)&dst,
+					     sizeof(dst), false, &cw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&e->incoming_done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	p.in = e->incoming;
+	ndk_tmo_sleep_until(start, NDK_TMO_RACE_MS + t->accept_ms);
+	accepted = jiffies;
+	st = p.in->Dispatch->NdkAccept(p.in, p.pqp, 1, 1, NULL, 0, NULL, NULL,
+				       ndk_test_request_cb, &aw);
+	t->connect = ndk_tmo_outcome(test, &cw, STATUS_PENDING);
+	if (t->connect == STATUS_SUCCESS) {
+		ndk_tmo_sleep_until(accepted,
+				    NDK_TMO_RACE_MS + t->complete_ms);
+		st_c = p.c->Dispatch->NdkCompleteConnect(p.c, NULL, NULL,
+							 ndk_test_request_cb,
+							 &ccw);
+		t->complete = ndk_tmo_outcome(test, &ccw, st_c);
+	}
+	t->accept = ndk_tmo_outcome(test, &aw, st);
+	/* A second completion would come from whichever side lost. */
+	msleep(100);
+	KUNIT_EXPECT_EQ(test, atomic_read(&cw.calls), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&aw.calls), st == STATUS_PENDING);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ccw.calls), st_c == STATUS_PENDING);
+
+	KUNIT_EXPECT_TRUE_MSG(test, t->connect == STATUS_SUCCESS ||
+			      t->connect == STATUS_IO_TIMEOUT,
+			      "connect 0x%08x", t->connect);
+	KUNIT_EXPECT_TRUE_MSG(test, t->accept == STATUS_SUCCESS ||
+			      t->accept == STATUS_IO_TIMEOUT ||
+			      t->accept == STATUS_CONNECTION_ABORTED,
+			      "accept 0x%08x", t->accept);
+	KUNIT_EXPECT_TRUE_MSG(test, t->complete == STATUS_PENDING ||
+			      t->complete == STATUS_SUCCESS ||
+			      t->complete == STATUS_CONNECTION_ABORTED,
+			      "complete 0x%08x", t->complete);
+	/*
+	 * On IB and RoCE the passive side is up only after the RTU, which
+	 * only a successful confirmation sends; it gives up only by its
+	 * own timeout.
+	 */
+	if (!ndk_test_iwarp()) {
+		if (t->accept == STATUS_SUCCESS)
+			KUNIT_EXPECT_EQ(test, t->complete, STATUS_SUCCESS);
+		if (t->complete == STATUS_CONNECTION_ABORTED)
+			KUNIT_EXPECT_EQ(test, t->accept, STATUS_IO_TIMEOUT);
+	}
+	ndk_pair_close(test, &p);
+}
+
+/*
+ * The reply arrives around the moment the connect's bound expires: the
+ * passive side accepts from well before to well after it. Every request
+ * completes exactly once, both outcomes occur, and the two sides agree.
+ */
+static void ndk_tmo_connect_race_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	int ms, ok = 0, timed_out = 0;
+	struct ndk_tmo_try t;
+
+	ndk_tmo_set(test, NDK_TMO_RACE_MS, NDK_TMO_RACE_MS);
+	for (ms = -NDK_TMO_RACE_SPAN; ms <= NDK_TMO_RACE_SPAN;
+	     ms += NDK_TMO_RACE_STEP) {
+		t = (struct ndk_tmo_try){ .accept_ms = ms,
+					  .complete_ms = -NDK_TMO_RACE_MS };
+		ndk_tmo_try_once(test, e, &t);
+		ok += t.connect == STATUS_SUCCESS;
+		timed_out += t.connect == STATUS_IO_TIMEOUT;
+		/* The passive side accepted in time but lost the race. */
+		if (!ndk_test_iwarp() && t.connect == STATUS_IO_TIMEOUT)
+			KUNIT_EXPECT_NE(test, t.accept, STATUS_SUCCESS);
+	}
+	KUNIT_EXPECT_GT(test, ok, 0);
+	KUNIT_EXPECT_GT(test, timed_out, 0);
+}
+
+/*
+ * The confirmation arrives around the moment the accept's bound expires:
+ * the active side confirms from well before to well after it. On iWARP
+ * the accept never waits for it.
+ */
+static void ndk_tmo_accept_race_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	int ms, ok = 0, timed_out = 0;
+	struct ndk_tmo_try t;
+
+	ndk_tmo_set(test, NDK_TMO_RACE_MS, NDK_TMO_RACE_MS);
+	for (ms = -NDK_TMO_RACE_SPAN; ms <= NDK_TMO_RACE_SPAN;
+	     ms += NDK_TMO_RACE_STEP) {
+		t = (struct ndk_tmo_try){ .accept_ms = -NDK_TMO_RACE_MS,
+					  .complete_ms = ms };
+		ndk_tmo_try_once(test, e, &t);
+		KUNIT_EXPECT_EQ(test, t.connect, STATUS_SUCCESS);
+		ok += t.accept == STATUS_SUCCESS;
+		timed_out += t.accept == STATUS_IO_TIMEOUT;
+	}
+	KUNIT_EXPECT_GT(test, ok, 0);
+	if (ndk_test_iwarp())
+		KUNIT_EXPECT_EQ(test, timed_out, 0);
+	else
+		KUNIT_EXPECT_GT(test, timed_out, 0);
+}
+
 static struct kunit_case ndk_connector_cases[] = {
 	KUNIT_CASE(ndk_conn_connect_accept_test),
 	KUNIT_CASE(nd_conn_reject),
@@ -1292,7 +1841,6 @@ static struct kunit_case ndk_connector_cases[] = {
 	KUNIT_CASE(nd_conn_close),
 	KUNIT_CASE(ndk_conn_cycles_test),
 	KUNIT_CASE(ndk_conn_accept_timeout_test),
-	KUNIT_CASE(ndk_conn_connect_timeout_test),
 	{}
 };
 
@@ -1301,6 +1849,23 @@ struct kunit_suite ndk_connector_suite = {
 	.init = ndk_conn_init_test,
 	.exit = ndk_conn_exit_test,
 	.test_cases = ndk_connector_cases,
+};
+
+static struct kunit_case ndk_conn_timeout_cases[] = {
+	KUNIT_CASE(ndk_tmo_connect_silent_test),
+	KUNIT_CASE(ndk_tmo_connect_unanswered_test),
+	KUNIT_CASE(ndk_tmo_accept_mute_test),
+	KUNIT_CASE(ndk_tmo_complete_withheld_test),
+	KUNIT_CASE(ndk_tmo_connect_race_test),
+	KUNIT_CASE(ndk_tmo_accept_race_test),
+	{}
+};
+
+struct kunit_suite ndk_conn_timeout_suite = {
+	.name = "ndk_conn_timeout",
+	.init = ndk_tmo_init_test,
+	.exit = ndk_tmo_exit_test,
+	.test_cases = ndk_conn_timeout_cases,
 };
 
 static struct kunit_case ndk_listener_cases[] = {

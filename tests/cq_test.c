@@ -372,15 +372,28 @@ static void ndk_cq_query_extension_test(struct kunit *test)
 
 struct ndk_notify_rec {
 	atomic_t count;
+	atomic_t wrong_ctx;
 	NTSTATUS status;
 	struct completion done;
 	NDK_CQ *rearm;
 };
 
+/*
+ * Notifications run in softirq with interrupts on, NDKPI's DISPATCH_LEVEL:
+ * not in a work item, and not inside a driver handler that disabled
+ * interrupts to hold its CQ lock.
+ */
+static bool ndk_notify_ctx_ok(void)
+{
+	return in_serving_softirq() && !in_hardirq() && !irqs_disabled();
+}
+
 static void ndk_notify_rec_cb(PVOID Context, NTSTATUS CqStatus)
 {
 	struct ndk_notify_rec *rec = Context;
 
+	if (!ndk_notify_ctx_ok())
+		atomic_inc(&rec->wrong_ctx);
 	rec->status = CqStatus;
 	atomic_inc(&rec->count);
 	if (rec->rearm)
@@ -397,6 +410,7 @@ static NDK_CQ *ndk_notify_setup(struct kunit *test, struct ndk_notify_rec *rec,
 	NDK_CQ *cq = NULL;
 
 	atomic_set(&rec->count, 0);
+	atomic_set(&rec->wrong_ctx, 0);
 	rec->status = STATUS_PENDING;
 	rec->rearm = NULL;
 	init_completion(&rec->done);
@@ -415,9 +429,11 @@ static NDK_CQ *ndk_notify_setup(struct kunit *test, struct ndk_notify_rec *rec,
 	return cq;
 }
 
-static void ndk_notify_teardown(struct kunit *test, NDK_CQ *cq,
-				struct ndk_test_lqp *l)
+/* Also checks that no notification ran outside softirq (@wrong_ctx). */
+static void ndk_notify_teardown(struct kunit *test, atomic_t *wrong_ctx,
+				NDK_CQ *cq, struct ndk_test_lqp *l)
 {
+	KUNIT_EXPECT_EQ(test, atomic_read(wrong_ctx), 0);
 	ndk_test_loopback_free(l);
 	ndk_test_close(test, &cq->Header, cq->Dispatch->NdkCloseCq);
 }
@@ -459,7 +475,7 @@ static void ndk_cq_unarmed_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ndk_poll_n(cq, r, 2, false), 2U);
 	msleep(50);
 	KUNIT_EXPECT_EQ(test, atomic_read(&rec.count), 0);
-	ndk_notify_teardown(test, cq, l);
+	ndk_notify_teardown(test, &rec.wrong_ctx, cq, l);
 }
 
 /*
@@ -495,7 +511,7 @@ static void ndk_cq_notify_any_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, recv->BytesTransferred, (ULONG)NDK_TEST_MSG);
 	KUNIT_EXPECT_PTR_EQ(test, recv->QPContext, (void *)l);
 	KUNIT_EXPECT_PTR_EQ(test, send->QPContext, (void *)l);
-	ndk_notify_teardown(test, cq, l);
+	ndk_notify_teardown(test, &rec.wrong_ctx, cq, l);
 }
 
 /* Completions already queued when the CQ is armed must notify. */
@@ -520,7 +536,7 @@ static void ndk_cq_notify_missed_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ndk_poll_n(cq, r, 2, true), 2U);
 	KUNIT_EXPECT_EQ(test, ib_poll_cq(container_of(cq, struct ndk_cq,
 						      ndk)->ibcq, 1, &wc), 0);
-	ndk_notify_teardown(test, cq, l);
+	ndk_notify_teardown(test, &rec.wrong_ctx, cq, l);
 }
 
 /* SOLICITED ignores unsolicited completions and fires on a solicited one. */
@@ -543,7 +559,7 @@ static void ndk_cq_notify_solicited_test(struct kunit *test)
 			0UL);
 	KUNIT_EXPECT_EQ(test, ndk_poll_n(cq, r, 2, false), 2U);
 	KUNIT_EXPECT_EQ(test, atomic_read(&rec.count), 1);
-	ndk_notify_teardown(test, cq, l);
+	ndk_notify_teardown(test, &rec.wrong_ctx, cq, l);
 }
 
 /* The extended results name each operation. */
@@ -564,7 +580,7 @@ static void ndk_cq_results_ex_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, recv->TypeSpecificCompletionOutput, 0UL);
 	KUNIT_EXPECT_EQ(test, recv->BytesTransferred, (ULONG)NDK_TEST_MSG);
 	KUNIT_EXPECT_PTR_EQ(test, send->QPContext, (void *)l);
-	ndk_notify_teardown(test, cq, l);
+	ndk_notify_teardown(test, &rec.wrong_ctx, cq, l);
 }
 
 /* Re-arming from inside the notification works and fires again. */
@@ -590,7 +606,7 @@ static void ndk_cq_rearm_in_callback_test(struct kunit *test)
 			0UL);
 	KUNIT_EXPECT_EQ(test, ndk_poll_n(cq, r, 2, false), 2U);
 	KUNIT_EXPECT_GE(test, atomic_read(&rec.count), 2);
-	ndk_notify_teardown(test, cq, l);
+	ndk_notify_teardown(test, &rec.wrong_ctx, cq, l);
 }
 
 /**
@@ -601,6 +617,7 @@ static void ndk_cq_rearm_in_callback_test(struct kunit *test)
  * @calls: callbacks so far
  * @arms: arms so far, the first one included
  * @overlaps: callbacks that started while another one ran
+ * @wrong_ctx: callbacks that ran outside softirq or with interrupts off
  * @stop: the callback stops re-arming
  * @done: the callback saw @stop
  * @sent: the other CPU's messages are all posted
@@ -612,6 +629,7 @@ struct ndk_serial {
 	atomic_t calls;
 	atomic_t arms;
 	atomic_t overlaps;
+	atomic_t wrong_ctx;
 	bool stop;
 	struct completion done;
 	struct completion sent;
@@ -628,6 +646,8 @@ static void ndk_serial_cb(PVOID Context, NTSTATUS CqStatus)
 
 	if (atomic_inc_return(&s->inside) != 1)
 		atomic_inc(&s->overlaps);
+	if (!ndk_notify_ctx_ok())
+		atomic_inc(&s->wrong_ctx);
 	atomic_inc(&s->calls);
 	if (!READ_ONCE(s->stop)) {
 		atomic_inc(&s->arms);
@@ -682,7 +702,6 @@ static void ndk_cq_notify_serial_test(struct kunit *test)
 	struct task_struct *t;
 	NDK_CQ *unused = NULL;
 	struct ndk_wait w;
-	unsigned int cpu;
 	NTSTATUS st;
 
 	init_completion(&s.done);
@@ -698,9 +717,7 @@ static void ndk_cq_notify_serial_test(struct kunit *test)
 	msleep(200);
 	t = kthread_create(ndk_serial_sender, &s, "ndk_serial");
 	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
-	cpu = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
-	if (cpu < nr_cpu_ids)
-		kthread_bind(t, cpu);
+	kthread_bind(t, ndk_test_other_cpu(test));
 	get_task_struct(t);
 	atomic_set(&s.arms, 1);
 	s.cq->Dispatch->NdkArmCq(s.cq, NDK_CQ_NOTIFY_ANY);
@@ -719,7 +736,7 @@ static void ndk_cq_notify_serial_test(struct kunit *test)
 	KUNIT_EXPECT_GT(test, atomic_read(&s.calls), 2);
 	KUNIT_EXPECT_EQ(test, atomic_read(&s.calls), atomic_read(&s.arms));
 	KUNIT_EXPECT_EQ(test, atomic_read(&s.overlaps), 0);
-	ndk_notify_teardown(test, s.cq, l);
+	ndk_notify_teardown(test, &s.wrong_ctx, s.cq, l);
 }
 
 #define NDK_PING_N	10
@@ -734,7 +751,7 @@ static void ndk_cq_notify_serial_test(struct kunit *test)
  * @dev: the device that mapped @buf
  * @received: receives completed
  * @errors: failed results, failed posts and wrong bytes
- * @atomic: callbacks that ran in interrupt context or with interrupts off
+ * @wrong_ctx: callbacks that ran outside softirq or with interrupts off
  * @done: the last receive completed
  */
 struct ndk_ping {
@@ -746,7 +763,7 @@ struct ndk_ping {
 	struct ib_device *dev;
 	int received;
 	int errors;
-	atomic_t atomic;
+	atomic_t wrong_ctx;
 	struct completion done;
 };
 
@@ -773,7 +790,7 @@ static int ndk_ping_post(struct ndk_ping *pg, int i)
 
 /*
  * The consumer's side of a ping: poll, check, post the next message and
- * re-arm, all from the notification callback, which may run in softirq
+ * re-arm, all from the notification callback, which runs in softirq
  * context (where the atomic-sleep checks of the test kernel watch it).
  */
 static void ndk_ping_cb(PVOID Context, NTSTATUS CqStatus)
@@ -783,8 +800,8 @@ static void ndk_ping_cb(PVOID Context, NTSTATUS CqStatus)
 	ULONG n, k;
 	int i;
 
-	if (in_interrupt() || irqs_disabled())
-		atomic_inc(&pg->atomic);
+	if (!ndk_notify_ctx_ok())
+		atomic_inc(&pg->wrong_ctx);
 	while ((n = pg->cq->Dispatch->NdkGetCqResults(pg->cq, r, 4))) {
 		for (k = 0; k < n; k++) {
 			if (r[k].Status)
@@ -844,14 +861,16 @@ static void ndk_cq_notify_post_in_callback_test(struct kunit *test)
 	pg->cq = to_cq(ndk_create_with(test, st, &w));
 	pg->p.c = ndk_cenv_connector(test, e);
 	ndk_wait_init(&w);
+	uqp = NULL;
 	st = e->pd->Dispatch->NdkCreateQp(e->pd, pg->cq, pg->cq, e, 8, 8, 1, 1,
 					  0, ndk_test_create_cb, &w, &uqp);
-	pg->p.aqp = container_of(ndk_create_with(test, st, &w), NDK_QP,
+	pg->p.aqp = container_of(ndk_created(test, st, &w, uqp), NDK_QP,
 				 Header);
 	ndk_wait_init(&w);
+	uqp = NULL;
 	st = e->pd->Dispatch->NdkCreateQp(e->pd, pg->cq, pg->cq, e, 8, 8, 1, 1,
 					  0, ndk_test_create_cb, &w, &uqp);
-	pg->p.pqp = container_of(ndk_create_with(test, st, &w), NDK_QP,
+	pg->p.pqp = container_of(ndk_created(test, st, &w, uqp), NDK_QP,
 				 Header);
 	ndk_listen_addr(e, &dst);
 	ndk_establish_pair(test, e, &pg->p, (struct sockaddr *)&e->addr,
@@ -867,8 +886,7 @@ static void ndk_cq_notify_post_in_callback_test(struct kunit *test)
 	msleep(100);
 	KUNIT_EXPECT_EQ(test, pg->received, NDK_PING_N);
 	KUNIT_EXPECT_EQ(test, pg->errors, 0);
-	/* rxe completes from a tasklet, siw receives in softirq context. */
-	KUNIT_EXPECT_GT(test, atomic_read(&pg->atomic), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pg->wrong_ctx), 0);
 	ndk_pair_close(test, &pg->p);
 	ndk_test_close(test, &pg->cq->Header, pg->cq->Dispatch->NdkCloseCq);
 	ib_dma_unmap_single(pg->dev, pg->dma, PAGE_SIZE, DMA_BIDIRECTIONAL);
@@ -960,7 +978,7 @@ static void ndk_cq_overflow_test(struct kunit *test)
 							  NDK_TEST_TIMEOUT),
 			0UL);
 	KUNIT_EXPECT_EQ(test, rec.status, STATUS_INTERNAL_ERROR);
-	ndk_notify_teardown(test, cq, l);
+	ndk_notify_teardown(test, &rec.wrong_ctx, cq, l);
 }
 
 static struct kunit_case ndk_cq_cases[] = {

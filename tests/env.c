@@ -39,19 +39,37 @@ NDK_OBJECT_HEADER *ndk_create_with(struct kunit *test, NTSTATUS st,
 	return w->obj;
 }
 
+/*
+ * The object of a create that may complete inline (QPs, connectors):
+ * @obj, what the call stored through its object argument, if it returned
+ * STATUS_SUCCESS, whose callback must then never run; else as
+ * ndk_create_with().
+ */
+NDK_OBJECT_HEADER *ndk_created(struct kunit *test, NTSTATUS st,
+			       struct ndk_wait *w, void *obj)
+{
+	if (st == STATUS_PENDING)
+		return ndk_create_with(test, st, w);
+	KUNIT_ASSERT_EQ(test, st, STATUS_SUCCESS);
+	KUNIT_ASSERT_NOT_NULL(test, obj);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w->calls), 0);
+	/* The header is the first member of every NDK object. */
+	return obj;
+}
+
 /* A QP on the suite's PD and CQ with @sge SGEs per request each way. */
 NDK_QP *ndk_cenv_qp_sge(struct kunit *test, struct ndk_cenv *e, ULONG sge,
 			ULONG inline_size)
 {
-	NDK_QP *unused = NULL;
+	NDK_QP *qp = NULL;
 	struct ndk_wait w;
 	NTSTATUS st;
 
 	ndk_wait_init(&w);
 	st = e->pd->Dispatch->NdkCreateQp(e->pd, e->cq, e->cq, e, 8, 8, sge, sge,
 					  inline_size, ndk_test_create_cb, &w,
-					  &unused);
-	return container_of(ndk_create_with(test, st, &w), NDK_QP, Header);
+					  &qp);
+	return container_of(ndk_created(test, st, &w, qp), NDK_QP, Header);
 }
 
 NDK_QP *ndk_cenv_qp(struct kunit *test, struct ndk_cenv *e)
@@ -62,14 +80,15 @@ NDK_QP *ndk_cenv_qp(struct kunit *test, struct ndk_cenv *e)
 NDK_CONNECTOR *ndk_cenv_connector(struct kunit *test,
 				  struct ndk_cenv *e)
 {
-	NDK_CONNECTOR *unused = NULL;
+	NDK_CONNECTOR *c = NULL;
 	struct ndk_wait w;
+	NTSTATUS st;
 
 	ndk_wait_init(&w);
-	return container_of(ndk_create_with(test,
-		e->a->Dispatch->NdkCreateConnector(e->a, ndk_test_create_cb, &w,
-						   &unused), &w),
-		NDK_CONNECTOR, Header);
+	st = e->a->Dispatch->NdkCreateConnector(e->a, ndk_test_create_cb, &w,
+						&c);
+	return container_of(ndk_created(test, st, &w, c), NDK_CONNECTOR,
+			    Header);
 }
 
 /* Listen on the adapter's address at @port; returns the listen status. */

@@ -74,18 +74,24 @@ static NTSTATUS ndk_fi_step(struct kunit *test, NTSTATUS st,
 }
 
 /*
- * The end of a path that creates one object: its final status, the
- * injection stopped, the object closed if it was made.
+ * The end of a path that creates one object, which the call stores in
+ * @obj if it completes inline: its final status, the injection stopped,
+ * the object closed if it was made.
  */
 static NTSTATUS ndk_fi_created(struct kunit *test, NTSTATUS st,
-			       struct ndk_wait *w, struct ndk_fi *fi)
+			       struct ndk_wait *w, struct ndk_fi *fi,
+			       void *obj)
 {
+	bool pending = st == STATUS_PENDING;
 	bool inline_fail = false;
 
 	st = ndk_fi_wait(test, st, w, &inline_fail);
 	ndk_fi_stop(fi);
+	/* Made inline, the object is what the call stored: no callback. */
+	if (!st && !pending)
+		KUNIT_EXPECT_EQ(test, atomic_read(&w->calls), 0);
 	if (!st)
-		ndk_fi_close(test, w->obj);
+		ndk_fi_close(test, pending ? w->obj : obj);
 	ndk_fi_no_callback(test, inline_fail, w);
 	return st;
 }
@@ -117,7 +123,7 @@ static NTSTATUS ndk_fi_pd(struct kunit *test, struct ndk_cenv *e, int nth,
 	ndk_wait_init(&w);
 	ndk_fault_arm(nth);
 	st = e->a->Dispatch->NdkCreatePd(e->a, ndk_test_create_cb, &w, &pd);
-	return ndk_fi_created(test, st, &w, fi);
+	return ndk_fi_created(test, st, &w, fi, pd);
 }
 
 static NTSTATUS ndk_fi_cq(struct kunit *test, struct ndk_cenv *e, int nth,
@@ -131,7 +137,7 @@ static NTSTATUS ndk_fi_cq(struct kunit *test, struct ndk_cenv *e, int nth,
 	ndk_fault_arm(nth);
 	st = e->a->Dispatch->NdkCreateCq(e->a, 16, NULL, NULL, NULL,
 					 ndk_test_create_cb, &w, &cq);
-	return ndk_fi_created(test, st, &w, fi);
+	return ndk_fi_created(test, st, &w, fi, cq);
 }
 
 static NTSTATUS ndk_fi_qp(struct kunit *test, struct ndk_cenv *e, int nth,
@@ -145,7 +151,7 @@ static NTSTATUS ndk_fi_qp(struct kunit *test, struct ndk_cenv *e, int nth,
 	ndk_fault_arm(nth);
 	st = e->pd->Dispatch->NdkCreateQp(e->pd, e->cq, e->cq, e, 8, 8, 1, 1,
 					  0, ndk_test_create_cb, &w, &qp);
-	return ndk_fi_created(test, st, &w, fi);
+	return ndk_fi_created(test, st, &w, fi, qp);
 }
 
 static void ndk_fi_srq_notify(PVOID Context, NTSTATUS Status)
@@ -164,7 +170,7 @@ static NTSTATUS ndk_fi_srq(struct kunit *test, struct ndk_cenv *e, int nth,
 	st = e->pd->Dispatch->NdkCreateSrq(e->pd, 16, 1, 0, ndk_fi_srq_notify,
 					   NULL, NULL, ndk_test_create_cb, &w,
 					   &srq);
-	return ndk_fi_created(test, st, &w, fi);
+	return ndk_fi_created(test, st, &w, fi, srq);
 }
 
 /*
@@ -299,7 +305,7 @@ static NTSTATUS ndk_fi_connector(struct kunit *test, struct ndk_cenv *e,
 	ndk_fault_arm(nth);
 	st = e->a->Dispatch->NdkCreateConnector(e->a, ndk_test_create_cb, &w,
 						&c);
-	return ndk_fi_created(test, st, &w, fi);
+	return ndk_fi_created(test, st, &w, fi, c);
 }
 
 static NTSTATUS ndk_fi_endpoint(struct kunit *test, struct ndk_cenv *e,
@@ -318,7 +324,7 @@ static NTSTATUS ndk_fi_endpoint(struct kunit *test, struct ndk_cenv *e,
 						     sizeof(sin),
 						     ndk_test_create_cb, &w,
 						     &sep);
-	return ndk_fi_created(test, st, &w, fi);
+	return ndk_fi_created(test, st, &w, fi, sep);
 }
 
 /* Until @a or @b completed, or the test's time limit. */

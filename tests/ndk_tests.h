@@ -20,6 +20,7 @@ extern struct kunit_suite ndk_cq_suite;
 extern struct kunit_suite ndk_cq_notify_suite;
 extern struct kunit_suite ndk_qp_suite;
 extern struct kunit_suite ndk_connector_suite;
+extern struct kunit_suite ndk_conn_timeout_suite;
 extern struct kunit_suite ndk_listener_suite;
 extern struct kunit_suite ndk_endpoint_suite;
 extern struct kunit_suite ndk_mr_suite;
@@ -104,6 +105,7 @@ void ndk_test_loopback_free(struct ndk_test_lqp *l);
 /* A spinlock the tests hold to call NDK functions from atomic context. */
 extern spinlock_t ndk_test_lock;
 bool ndk_test_iwarp(void);
+unsigned int ndk_test_other_cpu(struct kunit *test);
 
 /* Listener port of the connection environment; suites use it and +1..+4. */
 #define NDK_TEST_PORT	18515
@@ -135,6 +137,8 @@ void ndk_conn_event_cb(PVOID ConnectEventContext,
 void ndk_disc_cb(PVOID DisconnectEventContext);
 NDK_OBJECT_HEADER *ndk_create_with(struct kunit *test, NTSTATUS st,
 				   struct ndk_wait *w);
+NDK_OBJECT_HEADER *ndk_created(struct kunit *test, NTSTATUS st,
+			       struct ndk_wait *w, void *obj);
 NDK_QP *ndk_cenv_qp_sge(struct kunit *test, struct ndk_cenv *e, ULONG sge,
 			ULONG inline_size);
 NDK_QP *ndk_cenv_qp(struct kunit *test, struct ndk_cenv *e);

@@ -48,15 +48,15 @@ struct ndk_qpspec {
 static NDK_QP *ndk_post_qp(struct kunit *test, struct ndk_cenv *e,
 			   const struct ndk_qpspec *q, NDK_CQ *cq)
 {
-	NDK_QP *unused = NULL;
+	NDK_QP *qp = NULL;
 	struct ndk_wait w;
 	NTSTATUS st;
 
 	ndk_wait_init(&w);
 	st = e->pd->Dispatch->NdkCreateQp(e->pd, cq, cq, e, q->depth, q->depth,
 					  q->sge[0], q->sge[1], q->inline_size,
-					  ndk_test_create_cb, &w, &unused);
-	return container_of(ndk_create_with(test, st, &w), NDK_QP, Header);
+					  ndk_test_create_cb, &w, &qp);
+	return container_of(ndk_created(test, st, &w, qp), NDK_QP, Header);
 }
 
 /* The QPs as @q says and the buffer; connected only when @connect. */
@@ -1295,7 +1295,6 @@ static void ndk_post_flush_race_test(struct kunit *test)
 					 GFP_KERNEL);
 	struct task_struct *t;
 	unsigned long flags;
-	unsigned int cpu;
 	int i, k, seen[NDK_RACE_POSTS] = {};
 
 	KUNIT_ASSERT_NOT_NULL(test, race);
@@ -1308,9 +1307,7 @@ static void ndk_post_flush_race_test(struct kunit *test)
 	init_completion(&race->done);
 	t = kthread_create(ndk_race_poster, race, "ndk_race");
 	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
-	cpu = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
-	if (cpu < nr_cpu_ids)
-		kthread_bind(t, cpu);
+	kthread_bind(t, ndk_test_other_cpu(test));
 	wake_up_process(t);
 	wait_for_completion(&race->started);
 	usleep_range(5000, 6000);

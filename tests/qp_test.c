@@ -42,26 +42,45 @@ static void ndk_qp_exit_test(struct kunit *test)
 	ndk_test_close_adapter(test, e->a);
 }
 
+/* A QP made inline (STATUS_SUCCESS) is left in @w->obj. */
 static NTSTATUS ndk_qp_try(struct ndk_qp_env *e, NDK_CQ *rcq, NDK_CQ *icq,
 			   ULONG rdepth, ULONG idepth, ULONG rsge, ULONG isge,
 			   ULONG inl, struct ndk_wait *w)
 {
-	NDK_QP *unused = NULL;
+	NDK_QP *made = NULL;
+	NTSTATUS st;
 
-	return e->pd->Dispatch->NdkCreateQp(e->pd, rcq, icq, (void *)0x1234,
-					    rdepth, idepth, rsge, isge, inl,
-					    ndk_test_create_cb, w, &unused);
+	st = e->pd->Dispatch->NdkCreateQp(e->pd, rcq, icq, (void *)0x1234,
+					  rdepth, idepth, rsge, isge, inl,
+					  ndk_test_create_cb, w, &made);
+	if (st == STATUS_SUCCESS)
+		w->obj = made ? &made->Header : NULL;
+	return st;
+}
+
+/*
+ * The final status of a create that returned @st: a pending one's from
+ * its callback; one completed inline never calls back.
+ */
+static NTSTATUS ndk_qp_done(struct kunit *test, NTSTATUS st,
+			    struct ndk_wait *w)
+{
+	if (st != STATUS_PENDING) {
+		KUNIT_EXPECT_EQ(test, atomic_read(&w->calls), 0);
+		return st;
+	}
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(w));
+	return w->status;
 }
 
 static NDK_QP *ndk_qp_make(struct kunit *test, struct ndk_qp_env *e)
 {
 	struct ndk_wait w;
+	NTSTATUS st;
 
 	ndk_wait_init(&w);
-	KUNIT_ASSERT_EQ(test, ndk_qp_try(e, e->cq, e->cq, 16, 16, 2, 2, 0, &w),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
-	KUNIT_ASSERT_EQ(test, w.status, STATUS_SUCCESS);
+	st = ndk_qp_try(e, e->cq, e->cq, 16, 16, 2, 2, 0, &w);
+	KUNIT_ASSERT_EQ(test, ndk_qp_done(test, st, &w), STATUS_SUCCESS);
 	KUNIT_ASSERT_NOT_NULL(test, w.obj);
 	KUNIT_EXPECT_EQ(test, w.obj->ObjectType, NdkObjectTypeQp);
 	return container_of(w.obj, NDK_QP, Header);
@@ -126,24 +145,88 @@ static void ndk_qp_cic_cb(PVOID Context, NTSTATUS Status,
 	complete(&t->create.done);
 }
 
+/*
+ * Created from atomic context, so that the create pends; the close from
+ * inside its callback, which runs where it may sleep, may finish inline
+ * (then never calling back) or pend (then calling back once).
+ */
 static void ndk_qp_close_in_create_test(struct kunit *test)
 {
 	struct ndk_qp_env *e = test->priv;
 	struct ndk_qp_cic t;
 	NDK_QP *unused = NULL;
+	unsigned long flags;
+	NTSTATUS st;
 
 	ndk_wait_init(&t.create);
 	ndk_wait_init(&t.close);
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	st = e->pd->Dispatch->NdkCreateQp(e->pd, e->cq, e->cq, NULL, 4, 4, 1, 1,
+					  0, ndk_qp_cic_cb, &t, &unused);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	KUNIT_ASSERT_EQ(test, st, STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&t.create));
+	KUNIT_ASSERT_EQ(test, t.create.status, STATUS_SUCCESS);
+	if (t.close_status == STATUS_SUCCESS) {
+		msleep(50);
+		KUNIT_EXPECT_EQ(test, atomic_read(&t.close.calls), 0);
+		return;
+	}
+	KUNIT_EXPECT_EQ(test, t.close_status, STATUS_PENDING);
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&t.close));
+}
+
+/*
+ * Where the kernel can tell that the caller may sleep, QP creation and
+ * close complete inline: STATUS_SUCCESS, the QP stored for the caller,
+ * and neither callback ever runs; so does a connector's creation. Without
+ * a place to store the object, the creation pends.
+ */
+static void ndk_qp_inline_test(struct kunit *test)
+{
+	struct ndk_qp_env *e = test->priv;
+	NDK_CONNECTOR *conn = NULL;
+	struct ndk_wait w, c;
+	NDK_QP *qp;
+
+	if (!IS_ENABLED(CONFIG_PREEMPT_COUNT))
+		kunit_skip(test, "no PREEMPT_COUNT: every caller counts as atomic");
+	ndk_wait_init(&w);
+	KUNIT_ASSERT_EQ(test, ndk_qp_try(e, e->cq, e->cq, 8, 8, 1, 1, 0, &w),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_NOT_NULL(test, w.obj);
+	KUNIT_EXPECT_EQ(test, w.obj->ObjectType, NdkObjectTypeQp);
+	qp = container_of(w.obj, NDK_QP, Header);
+	ndk_wait_init(&c);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkCloseQp(&qp->Header,
+						       ndk_test_close_cb, &c),
+			STATUS_SUCCESS);
+	msleep(50);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&c.calls), 0);
+
+	ndk_wait_init(&w);
+	KUNIT_ASSERT_EQ(test,
+			e->a->Dispatch->NdkCreateConnector(e->a,
+							   ndk_test_create_cb,
+							   &w, &conn),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_NOT_NULL(test, conn);
+	KUNIT_EXPECT_EQ(test, conn->Header.ObjectType, NdkObjectTypeConnector);
+	ndk_test_close(test, &conn->Header, conn->Dispatch->NdkCloseConnector);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 0);
+
+	ndk_wait_init(&w);
 	KUNIT_ASSERT_EQ(test,
 			e->pd->Dispatch->NdkCreateQp(e->pd, e->cq, e->cq, NULL,
 						     4, 4, 1, 1, 0,
-						     ndk_qp_cic_cb, &t,
-						     &unused),
+						     ndk_test_create_cb, &w,
+						     NULL),
 			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&t.create));
-	KUNIT_ASSERT_EQ(test, t.create.status, STATUS_SUCCESS);
-	KUNIT_EXPECT_EQ(test, t.close_status, STATUS_PENDING);
-	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&t.close));
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
+	KUNIT_ASSERT_EQ(test, w.status, STATUS_SUCCESS);
+	qp = container_of(w.obj, NDK_QP, Header);
+	ndk_test_close(test, w.obj, qp->Dispatch->NdkCloseQp);
 }
 
 /* Each limit of NDK_ADAPTER_INFO, one past it, fails inline. */
@@ -197,19 +280,18 @@ static void ndk_qp_max_limits_test(struct kunit *test)
 		{ 4, 4, 1, 1, i->MaxInlineDataSize },
 	};
 	struct ndk_wait w;
+	NTSTATUS st;
 	NDK_QP *qp;
 	size_t k;
 
 	for (k = 0; k < ARRAY_SIZE(v); k++) {
 		ndk_wait_init(&w);
-		KUNIT_ASSERT_EQ(test, ndk_qp_try(e, e->cq, e->cq, v[k][0],
-						 v[k][1], v[k][2], v[k][3],
-						 v[k][4], &w),
-				STATUS_PENDING);
-		KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
-		KUNIT_EXPECT_EQ_MSG(test, w.status, STATUS_SUCCESS,
+		st = ndk_qp_try(e, e->cq, e->cq, v[k][0], v[k][1], v[k][2],
+				v[k][3], v[k][4], &w);
+		st = ndk_qp_done(test, st, &w);
+		KUNIT_EXPECT_EQ_MSG(test, st, STATUS_SUCCESS,
 				    "limit %zu at its maximum", k);
-		if (w.status != STATUS_SUCCESS)
+		if (st != STATUS_SUCCESS)
 			continue;
 		qp = container_of(w.obj, NDK_QP, Header);
 		ndk_test_close(test, w.obj, qp->Dispatch->NdkCloseQp);
@@ -244,6 +326,7 @@ static void ndk_qp_antecedent_test(struct kunit *test, bool close_pd)
 	struct ndk_order_rec rec = {};
 	NDK_OBJECT_HEADER *ante;
 	NDK_FN_CLOSE_OBJECT close;
+	NTSTATUS st;
 
 	ante = close_pd ? &e->pd->Header : &e->cq->Header;
 	close = close_pd ? e->pd->Dispatch->NdkClosePd :
@@ -261,9 +344,12 @@ static void ndk_qp_antecedent_test(struct kunit *test, bool close_pd)
 		e->cq = NULL;
 	KUNIT_EXPECT_EQ(test, wait_for_completion_timeout(&rec.ante.done,
 							  HZ / 5), 0UL);
-	KUNIT_ASSERT_EQ(test, qp->Dispatch->NdkCloseQp(&qp->Header,
-						       ndk_order_cb, &rec.qp),
-			STATUS_PENDING);
+	st = qp->Dispatch->NdkCloseQp(&qp->Header, ndk_order_cb, &rec.qp);
+	/* Finished inline, the QP's close is over when the call returns. */
+	if (st == STATUS_SUCCESS)
+		ndk_order_cb(&rec.qp);
+	else
+		KUNIT_ASSERT_EQ(test, st, STATUS_PENDING);
 	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&rec.ante.done,
 							  NDK_TEST_TIMEOUT),
 			0UL);
@@ -288,13 +374,12 @@ static void ndk_qp_two_cqs_test(struct kunit *test)
 	NDK_CQ *rcq = container_of(ndk_test_create_cq(test, e->a, 16), NDK_CQ,
 				   Header);
 	struct ndk_wait w, c;
+	NTSTATUS st;
 	NDK_QP *qp;
 
 	ndk_wait_init(&w);
-	KUNIT_ASSERT_EQ(test, ndk_qp_try(e, rcq, e->cq, 4, 4, 1, 1, 0, &w),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
-	KUNIT_ASSERT_EQ(test, w.status, STATUS_SUCCESS);
+	st = ndk_qp_try(e, rcq, e->cq, 4, 4, 1, 1, 0, &w);
+	KUNIT_ASSERT_EQ(test, ndk_qp_done(test, st, &w), STATUS_SUCCESS);
 	qp = container_of(w.obj, NDK_QP, Header);
 
 	ndk_wait_init(&c);
@@ -311,6 +396,7 @@ static struct kunit_case ndk_qp_cases[] = {
 	KUNIT_CASE(ndk_qp_create_close_test),
 	KUNIT_CASE(ndk_qp_atomic_test),
 	KUNIT_CASE(ndk_qp_close_in_create_test),
+	KUNIT_CASE(ndk_qp_inline_test),
 	KUNIT_CASE(ndk_qp_limits_test),
 	KUNIT_CASE(ndk_qp_max_limits_test),
 	KUNIT_CASE(ndk_qp_close_pd_first_test),

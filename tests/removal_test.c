@@ -11,6 +11,7 @@
  * (the VM's init runs the interop cases before the suites).
  */
 #include <linux/delay.h>
+#include <linux/kthread.h>
 #include <linux/umh.h>
 #include <linux/workqueue.h>
 #include "ndk_tests.h"
@@ -197,6 +198,184 @@ static void ndk_rm_restore(struct kunit *test, struct ndk_rm *rm)
 	KUNIT_EXPECT_EQ(test, ndk_enum_adapters(NULL, 0), 1);
 }
 
+#define NDK_RMP_MAX	4096
+#define NDK_RMP_WINDOW	6
+
+/**
+ * struct ndk_rmp - a consumer posting on another CPU while the device goes
+ * @p: the connection; receives on its passive QP, sends on its active one
+ * @cq: the CQ of both, polled only by the poster
+ * @dma: device address of the buffer both use
+ * @tok: the privileged token
+ * @seen: the request contexts that completed
+ * @posted: requests accepted, receives and sends alike
+ * @completed: results polled for them
+ * @unknown: results for a context never posted, or for one twice
+ * @failed: results with a status other than success or cancellation
+ * @refused: the first post ndk refused has happened
+ * @started: the first request is posted
+ */
+struct ndk_rmp {
+	struct ndk_pair *p;
+	NDK_CQ *cq;
+	u64 dma;
+	UINT32 tok;
+	unsigned long *seen;
+	int posted;
+	int completed;
+	int unknown;
+	int failed;
+	bool refused;
+	struct completion started;
+};
+
+static void ndk_rmp_poll(struct ndk_rmp *m)
+{
+	NDK_RESULT r[8];
+	ULONG n, i;
+	uintptr_t id;
+
+	n = m->cq->Dispatch->NdkGetCqResults(m->cq, r, ARRAY_SIZE(r));
+	for (i = 0; i < n; i++) {
+		id = (uintptr_t)r[i].RequestContext - 1;
+		if (id >= (uintptr_t)m->posted || test_and_set_bit(id, m->seen)) {
+			m->unknown++;
+			continue;
+		}
+		if (r[i].Status != STATUS_SUCCESS &&
+		    r[i].Status != STATUS_CANCELLED)
+			m->failed++;
+		WRITE_ONCE(m->completed, m->completed + 1);
+	}
+}
+
+/* One receive on the passive QP and one send to it; false if refused. */
+static bool ndk_rmp_post(struct ndk_rmp *m)
+{
+	NDK_SGE sge = { .LogicalAddress = m->dma, .Length = 32,
+			.MemoryRegionToken = m->tok };
+	NDK_QP *rq = m->p->pqp, *sq = m->p->aqp;
+
+	if (rq->Dispatch->NdkReceive(rq, (void *)(uintptr_t)(m->posted + 1),
+				     &sge, 1))
+		return false;
+	WRITE_ONCE(m->posted, m->posted + 1);
+	sge.LogicalAddress += 64;
+	if (sq->Dispatch->NdkSend(sq, (void *)(uintptr_t)(m->posted + 1),
+				  &sge, 1, 0))
+		return false;
+	WRITE_ONCE(m->posted, m->posted + 1);
+	return true;
+}
+
+/*
+ * The consumer: posts while fewer than a window are outstanding, polls
+ * everything, and stops posting at the first refusal, as a consumer
+ * would once its adapter is gone; it keeps polling until stopped.
+ */
+static int ndk_rmp_poster(void *arg)
+{
+	struct ndk_rmp *m = arg;
+
+	while (!kthread_should_stop()) {
+		ndk_rmp_poll(m);
+		if (!READ_ONCE(m->refused) &&
+		    m->posted - m->completed < NDK_RMP_WINDOW &&
+		    m->posted + 2 <= NDK_RMP_MAX) {
+			if (!ndk_rmp_post(m))
+				WRITE_ONCE(m->refused, true);
+			complete(&m->started);
+		}
+		usleep_range(20, 50);
+	}
+	return 0;
+}
+
+/*
+ * The driver goes away while another CPU keeps posting on a live
+ * connection: posting is refused from some point on, and every request
+ * accepted before it completes exactly once, successfully or cancelled;
+ * nothing is lost or reported twice.
+ */
+static void ndk_removal_posting_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_rm *rm = ndk_rm;
+	struct ib_device *dev;
+	struct sockaddr_in dst;
+	struct task_struct *t;
+	struct ndk_rmp *m;
+	unsigned long end;
+	struct ndk_pair p;
+	void *buf;
+
+	KUNIT_ASSERT_NOT_NULL(test, rm);
+	/*
+	 * Open bug: on siw (6.1) the unload then never finishes, stuck in
+	 * rdma_cm's cma_process_remove() (testing.rst, ndk_removal).
+	 */
+	if (ndk_test_iwarp())
+		kunit_skip(test, "open bug: siw's unload hangs under a poster");
+	m = kunit_kzalloc(test, sizeof(*m), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	m->seen = kunit_kzalloc(test, BITS_TO_LONGS(NDK_RMP_MAX) *
+				sizeof(long), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, m->seen);
+	buf = kunit_kzalloc(test, NDK_RM_BUF, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	dev = container_of(e->pd, struct ndk_pd, ndk)->ibpd->device;
+	m->dma = ib_dma_map_single(dev, buf, NDK_RM_BUF, DMA_BIDIRECTIONAL);
+	KUNIT_ASSERT_FALSE(test, ib_dma_mapping_error(dev, m->dma));
+	e->pd->Dispatch->NdkGetPrivilegedMemoryRegionToken(e->pd, &m->tok);
+	init_completion(&m->started);
+
+	ndk_pair_init(test, e, &p);
+	ndk_listen_addr(e, &dst);
+	ndk_establish_pair(test, e, &p, (struct sockaddr *)&e->addr,
+			   (struct sockaddr *)&dst, sizeof(dst), false);
+	m->p = &p;
+	m->cq = e->cq;
+	t = kthread_create(ndk_rmp_poster, m, "ndk_rm_poster");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	kthread_bind(t, ndk_test_other_cpu(test));
+	get_task_struct(t);
+	wake_up_process(t);
+	KUNIT_EXPECT_NE(test, wait_for_completion_timeout(&m->started,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	msleep(200);
+
+	snprintf(rm->cmd, sizeof(rm->cmd), "rmmod %s", ndk_rm_module());
+	rm->started = true;
+	queue_work(system_long_wq, &rm->work);
+	KUNIT_EXPECT_NE_MSG(test, wait_for_completion_timeout(&rm->removed,
+							      NDK_TEST_TIMEOUT),
+			    0UL, "no NDK_ADAPTER_REMOVED");
+	end = jiffies + NDK_TEST_TIMEOUT;
+	while ((!READ_ONCE(m->refused) ||
+		READ_ONCE(m->completed) != READ_ONCE(m->posted)) &&
+	       time_before(jiffies, end))
+		msleep(20);
+	kthread_stop(t);
+	put_task_struct(t);
+
+	KUNIT_EXPECT_TRUE_MSG(test, m->refused, "posting never refused");
+	KUNIT_EXPECT_GT(test, m->posted, 2 * NDK_RMP_WINDOW);
+	KUNIT_EXPECT_EQ(test, m->completed, m->posted);
+	KUNIT_EXPECT_EQ(test, m->unknown, 0);
+	KUNIT_EXPECT_EQ(test, m->failed, 0);
+
+	ib_dma_unmap_single(dev, m->dma, NDK_RM_BUF, DMA_BIDIRECTIONAL);
+	ndk_pair_close(test, &p);
+	ndk_conn_exit_test(test);
+	test->priv = NULL;
+	KUNIT_EXPECT_NE_MSG(test, wait_for_completion_timeout(&rm->done,
+							      NDK_TEST_TIMEOUT),
+			    0UL, "the device's unregistration did not finish");
+	KUNIT_EXPECT_EQ(test, rm->ret, 0);
+	ndk_rm_restore(test, rm);
+}
+
 static void ndk_removal_live_test(struct kunit *test)
 {
 	const struct ndk_rm_way *way = test->param_value;
@@ -312,7 +491,9 @@ static void ndk_removal_live_test(struct kunit *test)
 		ndk_rm_restore(test, rm);
 }
 
+/* The posting case puts the device back; link_delete leaves it gone. */
 static struct kunit_case ndk_removal_cases[] = {
+	KUNIT_CASE(ndk_removal_posting_test),
 	KUNIT_CASE_PARAM(ndk_removal_live_test, ndk_rm_way_gen_params),
 	{}
 };

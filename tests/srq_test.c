@@ -340,7 +340,8 @@ static void ndk_srq_shared_test(struct kunit *test)
 						 (void *)0x5252, 8, 1, 0,
 						 ndk_test_create_cb, &w,
 						 &unused);
-	p2.pqp = container_of(ndk_create_with(test, st, &w), NDK_QP, Header);
+	p2.pqp = container_of(ndk_created(test, st, &w, unused), NDK_QP,
+			      Header);
 	p2.c = ndk_cenv_connector(test, e);
 	p2.aqp = ndk_cenv_qp(test, e);
 	ndk_listen_addr(e, &dst);

@@ -233,3 +233,16 @@ void ndk_test_loopback_free(struct ndk_test_lqp *l)
 		ib_destroy_qp(l->loop.peer);
 	ib_dealloc_pd(l->pd);
 }
+
+/*
+ * A CPU other than this one, for cases whose claim is about two CPUs at
+ * once; without one the case fails instead of proving nothing.
+ */
+unsigned int ndk_test_other_cpu(struct kunit *test)
+{
+	unsigned int cpu;
+
+	cpu = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
+	KUNIT_ASSERT_LT_MSG(test, cpu, nr_cpu_ids, "only one CPU is online");
+	return cpu;
+}

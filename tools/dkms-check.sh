@@ -10,12 +10,12 @@
 set -euo pipefail
 . "$(dirname "$0")/vm/lib.sh"
 
-install_missing dkms linux-headers-amd64 build-essential
+install_missing dkms "$NDK_KHDR_PKG" build-essential
 cd "$NDK_TOP"
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' dkms.conf)
 [ -n "$ver" ] || die "no PACKAGE_VERSION in dkms.conf"
 release=$(distro_release)
-[ -n "$release" ] || die "cannot tell the release of linux-headers-amd64"
+[ -n "$release" ] || die "cannot tell the release of $NDK_KHDR_PKG"
 src=/usr/src/ndk-$ver
 base=/var/lib/dkms/ndk/$ver/$release/$(uname -m)
 dest=/lib/modules/$release/updates/dkms/ndk.ko

@@ -7,7 +7,7 @@
 set -euo pipefail
 . "$(dirname "$0")/vm/lib.sh"
 
-install_missing python3-docutils perl linux-source-6.1
+install_missing python3-docutils perl "$NDK_KSRC_PKG"
 cd "$NDK_TOP"
 mkdir -p build
 kdoc_log=build/kernel-doc.log
@@ -18,7 +18,7 @@ mapfile -d '' docs < <(tracked 'Documentation/*.rst')
 # python3 found earlier in PATH may not.
 tools/docs-check.py "${docs[@]}" || fail=1
 
-mapfile -d '' srcs < <(tracked 'include/ndk/*.h' 'ndk/*.[ch]')
+mapfile -d '' srcs < <(tracked 'include/ndk/*.h' 'ndk/*.[ch]' 'wdk/*.[ch]')
 # -v adds the warnings for a missing return or short description, and an
 # "info:" line naming each documented identifier.
 "$(kernel_scripts)/kernel-doc" -none -v "${srcs[@]}" >"$kdoc_log" 2>&1 || fail=1
@@ -28,7 +28,7 @@ fi
 
 # kernel-doc does not notice an exported function that has no comment.
 missing=$(comm -23 \
-	<(tracked 'ndk/*.c' |
+	<(tracked 'ndk/*.c' 'wdk/*.c' |
 		xargs -0 sed -n 's/^EXPORT_SYMBOL[A-Z_]*(\([A-Za-z0-9_]*\));.*/\1/p' |
 		sort -u) \
 	<(sed -n 's/.*: info: Scanning doc for [a-z]* \([A-Za-z0-9_]*\)$/\1/p' \

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Code hygiene gate: checkpatch --strict over every tracked C file, the
-# documentation check, and a W=1 build with sparse against the test kernel
-# and against Debian's distribution headers.  Any finding fails; every
+# documentation check, a W=1 build with sparse against the test kernel
+# and against Debian's distribution headers, and the WDK layer's
+# build-time refusals (tools/wdk-refusals.sh).  Any finding fails; every
 # step runs, so one run reports them all.  Logs in build/lint/.
 set -euo pipefail
 . "$(dirname "$0")/vm/lib.sh"
@@ -11,21 +12,23 @@ set -euo pipefail
 # The test kernel is built here on a fresh machine; it needs what
 # `make check` needs, and `make check` then reuses it.
 "$NDK_VM_DIR/install-deps.sh"
-install_missing linux-headers-amd64 perl
+install_missing "$NDK_KHDR_PKG" perl
 cd "$NDK_TOP"
 out=build/lint
 rm -rf "$out"
 mkdir -p "$out"
 fail=0
 
-# Run checkpatch.pl over files "${@:2}" ignoring message types $1.
+# Run checkpatch.pl over files "${@:2}" ignoring message types $1, with
+# the extra options of $checkpatch_opts.
+checkpatch_opts=()
 checkpatch() {
 	local ignore=$1
 	shift
 	[ $# = 0 ] && return 0
 	"$scripts/checkpatch.pl" --strict --no-tree --terse \
-		--show-types --ignore "$ignore" --file "$@" \
-		>>"$out/checkpatch.log" 2>&1 || fail=1
+		--show-types "${checkpatch_opts[@]}" --ignore "$ignore" \
+		--file "$@" >>"$out/checkpatch.log" 2>&1 || fail=1
 }
 
 # W=1 build with sparse (C=2: every file, whether rebuilt or not) of a
@@ -48,12 +51,21 @@ build() {
 # NDKPI's names are Windows-style by specification, and the typedefs of
 # include/ndk/ are the specification's own. TRACE_EVENT() bodies are laid
 # out the way every kernel trace header is, which --strict dislikes.
+# The WDK layer (include/ndk/wdk/) and the Windows-style sample written on
+# it use the WDK's names and typedefs, whose types checkpatch learns from
+# tools/wdk-typedefs; the WDK's macros (min, max, KeRaiseIrql...) are plain
+# expressions that name an argument twice, as Windows defines them.
 log "checkpatch"
 scripts=$(kernel_scripts)
-mapfile -d '' spec < <(tracked 'include/ndk/*.[ch]')
+mapfile -d '' spec < <(tracked 'include/ndk/*.[ch]' ':!include/ndk/wdk/*')
+mapfile -d '' wdk < <(tracked 'include/ndk/wdk/*.[ch]' 'samples/wdk_rdma/*.[ch]')
 mapfile -d '' trace < <(tracked 'ndk/trace.h')
-mapfile -d '' rest < <(tracked '*.[ch]' ':!include/ndk/*' ':!ndk/trace.h')
+mapfile -d '' rest < <(tracked '*.[ch]' ':!include/ndk/*' ':!ndk/trace.h' \
+	':!samples/wdk_rdma/*')
 checkpatch CAMELCASE,NEW_TYPEDEFS "${spec[@]}"
+checkpatch_opts=(--typedefsfile tools/wdk-typedefs)
+checkpatch CAMELCASE,NEW_TYPEDEFS,MACRO_ARG_REUSE "${wdk[@]}"
+checkpatch_opts=()
 checkpatch CAMELCASE,OPEN_ENDED_LINE,PARENTHESIS_ALIGNMENT "${trace[@]}"
 checkpatch CAMELCASE "${rest[@]}"
 if [ -s "$out/checkpatch.log" ]; then
@@ -65,8 +77,10 @@ log "docs-check"
 tools/docs-check.sh || fail=1
 
 release=$(distro_release)
-[ -n "$release" ] || die "cannot tell the release of linux-headers-amd64"
+[ -n "$release" ] || die "cannot tell the release of $NDK_KHDR_PKG"
 build distro "/usr/src/linux-headers-$release"
+log "WDK layer refusals"
+tools/wdk-refusals.sh "/usr/src/linux-headers-$release" || fail=1
 ktree=$("$NDK_VM_DIR/build-kernel.sh" debug)
 build test "$ktree"
 

@@ -52,6 +52,8 @@ enum ndk_mdl_kind {
 /**
  * struct ndk_mdl - one piece of a memory descriptor list
  * @next: the next piece of the chain, or NULL
+ * @Next: the same pointer under the WDK's name, for ported Windows code
+ *	that chains MDLs by hand (<ndk/wdk/wdm.h>)
  * @kind: which member of the union describes the memory
  * @length: bytes this piece describes (MmGetMdlByteCount)
  * @offset: for NDK_MDL_PAGES, where the memory starts in the first page
@@ -68,7 +70,10 @@ enum ndk_mdl_kind {
  * address of the first byte.
  */
 struct ndk_mdl {
-	struct ndk_mdl *next;
+	union {
+		struct ndk_mdl *next;
+		struct ndk_mdl *Next;
+	};
 	enum ndk_mdl_kind kind;
 	u32 length;
 	u32 offset;

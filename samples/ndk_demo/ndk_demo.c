@@ -120,16 +120,22 @@ static void demo_connect_event(PVOID ctx, NDK_CONNECTOR *connector)
 	complete(&d->incoming);
 }
 
-/* Create one object through @status's completion. */
+/*
+ * The object a create call made: the one it stored through its object
+ * argument (@obj) if it completed inline, else the completion's.
+ */
 static NDK_OBJECT_HEADER *demo_create(struct demo_wait *w, NTSTATUS status,
-				      const char *what)
+				      void *obj, const char *what)
 {
+	bool pending = status == STATUS_PENDING;
+
 	status = demo_wait(w, status);
 	if (status) {
 		pr_err("creating the %s failed: %#x\n", what, status);
 		return NULL;
 	}
-	return w->obj;
+	/* The header is the first member of every NDK object. */
+	return pending ? w->obj : obj;
 }
 
 /* The object a create completion returned, as its NDKPI type. */
@@ -150,7 +156,7 @@ static NDK_QP *demo_qp(struct demo *d, const char *what)
 	demo_wait_init(&w);
 	st = d->pd->Dispatch->NdkCreateQp(d->pd, d->cq, d->cq, d, 64, 64, 1, 1,
 					  0, demo_create_done, &w, &qp);
-	return demo_obj(demo_create(&w, st, what), NDK_QP);
+	return demo_obj(demo_create(&w, st, qp, what), NDK_QP);
 }
 
 /*
@@ -192,7 +198,7 @@ static NDK_MR *demo_register(struct demo *d, void *buf, struct ndk_mdl *mdl)
 	demo_wait_init(&w);
 	status = d->pd->Dispatch->NdkCreateMr(d->pd, FALSE, demo_create_done,
 					      &w, &mr);
-	mr = demo_obj(demo_create(&w, status, "memory region"), NDK_MR);
+	mr = demo_obj(demo_create(&w, status, mr, "memory region"), NDK_MR);
 	if (!mr)
 		return NULL;
 	/* The MDL names the memory; its address is what the peer uses. */
@@ -246,26 +252,30 @@ static int demo_setup(struct demo *d)
 
 	demo_wait_init(&w);
 	st = a->NdkCreatePd(d->adapter, demo_create_done, &w, &pd);
-	d->pd = demo_obj(demo_create(&w, st, "protection domain"), NDK_PD);
+	d->pd = demo_obj(demo_create(&w, st, pd, "protection domain"),
+			 NDK_PD);
 	if (!d->pd)
 		return -ENOMEM;
 	/* Polled only: no notification callback. */
 	demo_wait_init(&w);
 	st = a->NdkCreateCq(d->adapter, 256, NULL, NULL, NULL,
 			    demo_create_done, &w, &cq);
-	d->cq = demo_obj(demo_create(&w, st, "completion queue"), NDK_CQ);
+	d->cq = demo_obj(demo_create(&w, st, cq, "completion queue"),
+			 NDK_CQ);
 	if (!d->cq)
 		return -ENOMEM;
 	demo_wait_init(&w);
 	st = a->NdkCreateListener(d->adapter, demo_connect_event, d,
 				  demo_create_done, &w, &listener);
-	d->listener = demo_obj(demo_create(&w, st, "listener"), NDK_LISTENER);
+	d->listener = demo_obj(demo_create(&w, st, listener, "listener"),
+			       NDK_LISTENER);
 	if (!d->listener)
 		return -ENOMEM;
 	demo_wait_init(&w);
 	st = a->NdkCreateConnector(d->adapter, demo_create_done, &w,
 				   &connector);
-	d->client = demo_obj(demo_create(&w, st, "connector"), NDK_CONNECTOR);
+	d->client = demo_obj(demo_create(&w, st, connector, "connector"),
+			     NDK_CONNECTOR);
 	if (!d->client)
 		return -ENOMEM;
 	d->cqp = demo_qp(d, "client QP");

@@ -457,6 +457,18 @@ static void st_created(PVOID ctx, NTSTATUS status, NDK_OBJECT_HEADER *hdr)
 	st_cb_exit(c);
 }
 
+/* A create that completed inline: as st_created(), outside a callback. */
+static void st_created_inline(struct st_cycle *c, struct st_obj *o,
+			      NTSTATUS status, NDK_OBJECT_HEADER *hdr)
+{
+	if (NT_SUCCESS(status))
+		WRITE_ONCE(o->hdr, hdr);
+	WRITE_ONCE(o->created, true);
+	if (NT_SUCCESS(status) && o->close_on_create)
+		st_close(o->close_on_create, false);
+	st_account(c, status, 0, o->name);
+}
+
 static void st_req_done(PVOID ctx, NTSTATUS status)
 {
 	struct st_req *r = ctx;
@@ -753,10 +765,9 @@ static void st_create_connector(struct st_cycle *c, struct st_obj *o)
 	status = c->adapter->Dispatch->NdkCreateConnector(c->adapter,
 							  st_created, o,
 							  &unused);
-	if (status != STATUS_PENDING) {
-		WRITE_ONCE(o->created, true);
-		st_account(c, status, 0, o->name);
-	}
+	if (status != STATUS_PENDING)
+		st_created_inline(c, o, status,
+				  unused ? &unused->Header : NULL);
 }
 
 static void st_create_listener(struct st_cycle *c, struct st_obj *o)
@@ -875,10 +886,9 @@ static void st_create_qp(struct st_cycle *c, struct st_side *s)
 						   ST_QP_DEPTH, ST_QP_DEPTH, 2,
 						   2, 0, st_created, &s->qp,
 						   &unused);
-	if (status != STATUS_PENDING) {
-		WRITE_ONCE(s->qp.created, true);
-		st_account(c, status, 0, s->qp.name);
-	}
+	if (status != STATUS_PENDING)
+		st_created_inline(c, &s->qp, status,
+				  unused ? &unused->Header : NULL);
 }
 
 static NDK_MR *st_mr(struct st_obj *o)

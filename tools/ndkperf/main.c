@@ -12,7 +12,9 @@
  * T is the time of the N timed iterations, P the part of it spent in the
  * posting calls of the bandwidth workloads (0 elsewhere); the line goes on
  * with the time spent in polling calls and the completions they returned,
- * and with the slab allocations made during the timed iterations (any
+ * and with, for notify_lat, the time from posting a send to the callback
+ * that woke the waiting receiver, summed over such callbacks, and their
+ * number, and with the slab allocations made during the timed iterations (any
  * context, counted through the kmalloc and kmem_cache_alloc tracepoints)
  * and how many of them ndk.ko made. The workload
  * loops below are shared, so both modes pay the same harness costs and
@@ -25,6 +27,7 @@
 
 #include <linux/inetdevice.h>
 #include <linux/kallsyms.h>
+#include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/netdevice.h>
@@ -34,7 +37,7 @@
 
 static char *workload = "send_lat";
 module_param(workload, charp, 0444);
-MODULE_PARM_DESC(workload, "send_lat, write_lat, send_bw, write_bw, read_bw, reg_mr, conn or poll_empty");
+MODULE_PARM_DESC(workload, "send_lat, write_lat, send_bw, write_bw, read_bw, reg_mr, conn, poll_empty, notify_lat or send_bw_2cpu");
 static char *mode = "ndk";
 module_param(mode, charp, 0444);
 MODULE_PARM_DESC(mode, "ndk, raw or both (alternating chunks)");
@@ -66,6 +69,8 @@ static const char * const perf_names[] = {
 	[PERF_REG_MR] = "reg_mr",
 	[PERF_CONN] = "conn",
 	[PERF_POLL_EMPTY] = "poll_empty",
+	[PERF_NOTIFY_LAT] = "notify_lat",
+	[PERF_SEND_BW_2CPU] = "send_bw_2cpu",
 };
 
 /* mode=both: NDK and raw take turns this many times each. */
@@ -88,6 +93,15 @@ struct perf_run {
 	u64 poll_ns;	/* bandwidth workloads: time in polling calls */
 	u64 polled;	/* and the completions they returned */
 	u32 seq;	/* write_lat: round trips so far */
+	/*
+	 * notify_lat: the notifications, when the last send was posted, and
+	 * the time from there to the callback that woke the waiter, summed
+	 * over the waits a callback ended
+	 */
+	struct perf_notify notify[2];
+	ktime_t t_post;
+	u64 notify_ns;
+	u64 notifies;
 };
 
 /*
@@ -281,6 +295,70 @@ static int perf_send_rt(struct perf_run *r)
 }
 
 /*
+ * Reap side @side's completions the way a notification-driven consumer
+ * does until it has received its message @want: poll until the CQ is
+ * empty, arm it, poll once more for what completed before the arm, then
+ * sleep until the notification callback wakes the thread.
+ */
+static int perf_notify_wait(struct perf_run *r, int side, u64 want)
+{
+	struct perf_notify *n = &r->notify[side];
+	s64 ns;
+	int got;
+
+	for (;;) {
+		do {
+			got = perf_poll(r, side);
+			if (got < 0)
+				return got;
+		} while (got);
+		if (r->rx[side] >= want)
+			return 0;
+		reinit_completion(&n->done);
+		r->ops->arm(r->st, side);
+		got = perf_poll(r, side);
+		if (got < 0)
+			return got;
+		if (got)
+			continue;
+		if (!wait_for_completion_timeout(&n->done, PERF_TIMEOUT)) {
+			pr_err("side %d: no notification\n", side);
+			return -ETIMEDOUT;
+		}
+		/* A callback of an earlier arm may end a wait: skip it. */
+		ns = ktime_to_ns(ktime_sub(READ_ONCE(n->t), r->t_post));
+		if (ns > 0) {
+			r->notify_ns += ns;
+			r->notifies++;
+		}
+	}
+}
+
+/* One ping-pong in which the receiver waits for notifications. */
+static int perf_notify_rt(struct perf_run *r)
+{
+	int s, peer, err;
+
+	for (s = 0; s < 2; s++) {
+		peer = !s;
+		err = perf_sq_room(r, s, r->cfg->depth);
+		if (err)
+			return err;
+		r->t_post = ktime_get();
+		err = r->ops->send(r->st, s, r->cfg->size);
+		if (err)
+			return err;
+		r->sq_out[s]++;
+		err = perf_notify_wait(r, peer, r->rx[peer] + 1);
+		if (!err)
+			err = perf_post_recv(r, peer, r->cfg->depth);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
  * One write ping-pong: each side writes a new last byte into the peer's
  * receive half, and the peer watches that byte, as ib_write_lat does.
  * Write completions are reaped before the queue fills, off the wait.
@@ -399,6 +477,9 @@ static int perf_iterate(struct perf_run *r, u32 n, u64 *ns)
 		case PERF_POLL_EMPTY:
 			err = min(perf_poll(r, 0), 0);
 			break;
+		case PERF_NOTIFY_LAT:
+			err = perf_notify_rt(r);
+			break;
 		default:
 			err = perf_stream(r, n);
 			i = n;
@@ -434,11 +515,17 @@ static int perf_start(struct perf_run *r, const struct perf_ops *ops,
 	r->post_ns = 0;
 	r->poll_ns = 0;
 	r->polled = 0;
+	r->notify_ns = 0;
+	r->notifies = 0;
 	return err;
 }
 
-/* Let the last requests finish, print the result and tear down. */
-static int perf_finish(struct perf_run *r, int m, int err, u64 ns)
+/*
+ * Let the last requests finish, print the result (if @report) and tear
+ * down.
+ */
+static int perf_finish(struct perf_run *r, int m, int err, u64 ns,
+		       bool report)
 {
 	const struct perf_cfg *cfg = r->cfg;
 	u64 allocs, ndk_allocs;
@@ -451,15 +538,22 @@ static int perf_finish(struct perf_run *r, int m, int err, u64 ns)
 		if (err >= 0)
 			err = perf_spin(r);
 	}
+	if (!report)
+		goto out;
 	perf_alloc_totals(m, r->ops->name, &allocs, &ndk_allocs);
 	if (!err)
-		pr_info("result workload=%s mode=%s size=%u depth=%u iters=%u ns=%llu post_ns=%llu round=%u poll_ns=%llu polled=%llu allocs=%llu ndk_allocs=%llu\n",
+		pr_info("result workload=%s mode=%s size=%u depth=%u iters=%u ns=%llu post_ns=%llu round=%u poll_ns=%llu polled=%llu notify_ns=%llu notifies=%llu allocs=%llu ndk_allocs=%llu\n",
 			perf_names[cfg->wl], r->ops->name, cfg->size,
 			cfg->depth, cfg->iters, ns, r->post_ns, round,
-			r->poll_ns, r->polled, allocs, ndk_allocs);
+			r->poll_ns, r->polled, r->notify_ns, r->notifies,
+			allocs, ndk_allocs);
+out:
 	r->ops->teardown(r->st);
 	return err;
 }
+
+/* Too large for the stack with lockdep's completions; one run per load. */
+static struct perf_run perf_runs[2];
 
 /*
  * Run @n modes (1 or 2) for cfg[0].iters iterations each; with two, in
@@ -468,14 +562,20 @@ static int perf_finish(struct perf_run *r, int m, int err, u64 ns)
 static int perf_run(const struct perf_ops **ops, struct perf_cfg *cfg,
 		    int n)
 {
-	struct perf_run r[2] = { };
+	struct perf_run *r = perf_runs;
 	u32 chunk = n > 1 ? max(cfg[0].iters / PERF_CHUNKS, 1U) : cfg[0].iters;
 	u32 done = 0, k;
 	u64 ns[2] = { }, one;
 	int err = 0, m, i, c, started;
 
-	for (started = 0; started < n && !err; started++)
+	memset(perf_runs, 0, sizeof(perf_runs));
+	for (started = 0; started < n && !err; started++) {
+		for (i = 0; i < 2; i++)
+			init_completion(&r[started].notify[i].done);
+		if (cfg[started].wl == PERF_NOTIFY_LAT)
+			cfg[started].notify = r[started].notify;
 		err = perf_start(&r[started], ops[started], &cfg[started]);
+	}
 	if (err)
 		started--;
 	for (c = 0; !err && done < cfg[0].iters; c++) {
@@ -498,12 +598,143 @@ static int perf_run(const struct perf_ops **ops, struct perf_cfg *cfg,
 	}
 	for (m = 0; m < n; m++) {
 		if (m < started) {
-			int e = perf_finish(&r[m], m, err, ns[m]);
+			int e = perf_finish(&r[m], m, err, ns[m], true);
 
 			err = err ?: e;
 		} else if (m == started && !IS_ERR_OR_NULL(r[m].st)) {
 			r[m].ops->teardown(r[m].st);
 		}
+	}
+	return err;
+}
+
+/*
+ * send_bw_2cpu: a connection per CPU, each driven by a kthread bound to
+ * its CPU, all timed together as one wall time; in the same chunk the
+ * first one alone, for the scaling against one QP.
+ */
+#define PERF_CPUS	2
+
+struct perf_worker {
+	struct perf_run *r;
+	u32 n;
+	u64 ns;
+	int err;
+	struct completion done;
+	struct task_struct *task;
+};
+
+static int perf_worker_fn(void *arg)
+{
+	struct perf_worker *w = arg;
+
+	w->err = perf_iterate(w->r, w->n, &w->ns);
+	complete(&w->done);
+	return 0;
+}
+
+/*
+ * @n iterations on each of the first @nr runs of @runs, run i from CPU i;
+ * @ns is the wall time. Allocations count for mode @m while they run.
+ */
+static int perf_on_cpus(struct perf_run *runs, int nr, int m, u32 n, u64 *ns)
+{
+	struct perf_worker w[PERF_CPUS] = { };
+	int err = 0, i;
+	ktime_t t0;
+
+	for (i = 0; i < nr && !err; i++) {
+		w[i].r = &runs[i];
+		w[i].n = n;
+		init_completion(&w[i].done);
+		runs[i].deadline = jiffies + PERF_TIMEOUT;
+		w[i].task = kthread_create_on_cpu(perf_worker_fn, &w[i], i,
+						  "ndkperf/%u");
+		if (IS_ERR(w[i].task)) {
+			err = PTR_ERR(w[i].task);
+			w[i].task = NULL;
+		} else {
+			/* kthread_stop() below, after the thread is gone. */
+			get_task_struct(w[i].task);
+		}
+	}
+	perf_count_allocs(m);
+	t0 = ktime_get();
+	for (i = 0; i < nr && !err; i++)
+		wake_up_process(w[i].task);
+	for (i = 0; i < nr && !err; i++)
+		wait_for_completion(&w[i].done);
+	*ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
+	perf_count_allocs(-1);
+	for (i = 0; i < nr; i++) {
+		if (!w[i].task)
+			continue;
+		/* A thread never woken ends here without running. */
+		kthread_stop(w[i].task);
+		put_task_struct(w[i].task);
+		if (!err)
+			err = w[i].err;
+	}
+	return err;
+}
+
+static struct perf_run perf_cpu_runs[2][PERF_CPUS];
+static struct perf_cfg perf_cpu_cfg[2][PERF_CPUS];
+
+static int perf_run_cpus(const struct perf_ops **ops,
+			 const struct perf_cfg *cfg, int n)
+{
+	u32 chunk = n > 1 ? max(cfg[0].iters / PERF_CHUNKS, 1U) : cfg[0].iters;
+	u64 ns[2] = { }, ns1[2] = { }, one, allocs, ndk_allocs;
+	int err = 0, m, q, i, c, started = 0, e;
+	struct perf_run *r;
+	u32 done = 0, k;
+
+	for (q = 0; q < PERF_CPUS; q++) {
+		if (!cpu_online(q)) {
+			pr_err("send_bw_2cpu: CPU %d is not online\n", q);
+			return -ENODEV;
+		}
+	}
+	memset(perf_cpu_runs, 0, sizeof(perf_cpu_runs));
+	for (i = 0; i < n * PERF_CPUS && !err; i++) {
+		m = i / PERF_CPUS;
+		q = i % PERF_CPUS;
+		perf_cpu_cfg[m][q] = cfg[m];
+		perf_cpu_cfg[m][q].wl = PERF_SEND_BW;
+		perf_cpu_cfg[m][q].port = PERF_PORT + m + 2 * q;
+		err = perf_start(&perf_cpu_runs[m][q], ops[m],
+				 &perf_cpu_cfg[m][q]);
+		if (!err)
+			started++;
+	}
+	for (c = 0; !err && done < cfg[0].iters; c++) {
+		k = min(chunk, cfg[0].iters - done);
+		for (i = 0; i < n && !err; i++) {
+			m = c % 2 ? n - 1 - i : i;
+			err = perf_on_cpus(perf_cpu_runs[m], 1, m, k, &one);
+			ns1[m] += one;
+			if (!err)
+				err = perf_on_cpus(perf_cpu_runs[m], PERF_CPUS, m,
+						   k, &one);
+			ns[m] += one;
+		}
+		done += k;
+	}
+	for (i = 0; i < n * PERF_CPUS; i++) {
+		r = &perf_cpu_runs[i / PERF_CPUS][i % PERF_CPUS];
+		if (i < started) {
+			e = perf_finish(r, i / PERF_CPUS, err, 0, false);
+			err = err ?: e;
+		} else if (i == started && !IS_ERR_OR_NULL(r->st)) {
+			r->ops->teardown(r->st);
+		}
+	}
+	for (m = 0; m < n && !err; m++) {
+		perf_alloc_totals(m, ops[m]->name, &allocs, &ndk_allocs);
+		pr_info("result workload=send_bw_2cpu mode=%s size=%u depth=%u iters=%u ns=%llu ns1=%llu round=%u allocs=%llu ndk_allocs=%llu\n",
+			ops[m]->name, cfg[m].size, cfg[m].depth, cfg[m].iters,
+			ns[m], ns1[m], round, allocs, ndk_allocs);
 	}
 	return err;
 }
@@ -545,7 +776,8 @@ static int __init perf_init(void)
 		return err;
 	err = register_trace_kmem_cache_alloc(perf_kmem_cache_alloc, NULL);
 	if (!err) {
-		err = perf_run(ops, cfg, n);
+		err = cfg[0].wl == PERF_SEND_BW_2CPU ?
+		      perf_run_cpus(ops, cfg, n) : perf_run(ops, cfg, n);
 		unregister_trace_kmem_cache_alloc(perf_kmem_cache_alloc, NULL);
 	}
 	unregister_trace_kmalloc(perf_kmalloc, NULL);

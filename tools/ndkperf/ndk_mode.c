@@ -63,15 +63,22 @@ static NTSTATUS np_wait(struct np_wait *w, NTSTATUS status)
 	return w->status;
 }
 
+/*
+ * The object of a create call: @obj, what it stored through its object
+ * argument when it completed inline, or the completion's.
+ */
 static NDK_OBJECT_HEADER *np_created(struct np_wait *w, NTSTATUS status,
-				     const char *what)
+				     void *obj, const char *what)
 {
+	bool pending = status == STATUS_PENDING;
+
 	status = np_wait(w, status);
 	if (status) {
 		pr_err("creating the %s failed: %#x\n", what, status);
 		return NULL;
 	}
-	return w->obj;
+	/* The header is the first member of every NDK object. */
+	return pending ? w->obj : obj;
 }
 
 #define np_obj(hdr, type)						\
@@ -161,6 +168,12 @@ static void np_connect_event(PVOID ctx, NDK_CONNECTOR *connector)
 	complete(&p->incoming);
 }
 
+/* From ndk's CQ softirq, as the consumer's notification callback. */
+static void np_notified(PVOID ctx, NTSTATUS status)
+{
+	perf_notified(ctx);
+}
+
 static NDK_QP *np_qp(struct np *p, int side)
 {
 	NDK_CQ *cq = p->sd[side].cq;
@@ -172,7 +185,7 @@ static NDK_QP *np_qp(struct np *p, int side)
 	np_wait_init(&w);
 	st = p->pd->Dispatch->NdkCreateQp(p->pd, cq, cq, p, 2 * d, d, 1, 1, 0,
 					  np_create_done, &w, &qp);
-	return np_obj(np_created(&w, st, "QP"), NDK_QP);
+	return np_obj(np_created(&w, st, qp, "QP"), NDK_QP);
 }
 
 static NDK_MR *np_register(struct np *p, void *buf, struct ndk_mdl *mdl,
@@ -185,7 +198,7 @@ static NDK_MR *np_register(struct np *p, void *buf, struct ndk_mdl *mdl,
 	np_wait_init(&w);
 	st = p->pd->Dispatch->NdkCreateMr(p->pd, FALSE, np_create_done, &w,
 					  &mr);
-	mr = np_obj(np_created(&w, st, "MR"), NDK_MR);
+	mr = np_obj(np_created(&w, st, mr, "MR"), NDK_MR);
 	if (!mr)
 		return NULL;
 	ndk_mdl_init_kva(mdl, buf, len);
@@ -216,7 +229,7 @@ static int np_connect(struct np *p, NDK_QP *cqp, NDK_QP *sqp,
 	np_wait_init(&w);
 	st = p->adapter->Dispatch->NdkCreateConnector(p->adapter,
 						      np_create_done, &w, &c);
-	*client = np_obj(np_created(&w, st, "connector"), NDK_CONNECTOR);
+	*client = np_obj(np_created(&w, st, c, "connector"), NDK_CONNECTOR);
 	if (!*client)
 		return -ENOMEM;
 	c = *client;
@@ -334,16 +347,18 @@ static int np_setup_objects(struct np *p)
 
 	np_wait_init(&w);
 	st = a->NdkCreatePd(p->adapter, np_create_done, &w, &p->pd);
-	p->pd = np_obj(np_created(&w, st, "PD"), NDK_PD);
+	p->pd = np_obj(np_created(&w, st, p->pd, "PD"), NDK_PD);
 	if (!p->pd)
 		return -ENOMEM;
 	for (s = 0; s < 2; s++) {
 		d = &p->sd[s];
-		/* Polled: no notification callback. */
+		/* Polled, or driven by notifications in notify_lat. */
 		np_wait_init(&w);
-		st = a->NdkCreateCq(p->adapter, 4 * p->cfg->depth, NULL, NULL,
+		st = a->NdkCreateCq(p->adapter, 4 * p->cfg->depth,
+				    p->cfg->notify ? np_notified : NULL,
+				    p->cfg->notify ? &p->cfg->notify[s] : NULL,
 				    NULL, np_create_done, &w, &d->cq);
-		d->cq = np_obj(np_created(&w, st, "CQ"), NDK_CQ);
+		d->cq = np_obj(np_created(&w, st, d->cq, "CQ"), NDK_CQ);
 		if (!d->cq)
 			return -ENOMEM;
 		d->qp = np_qp(p, s);
@@ -359,7 +374,7 @@ static int np_setup_objects(struct np *p)
 	np_wait_init(&w);
 	st = a->NdkCreateListener(p->adapter, np_connect_event, p,
 				  np_create_done, &w, &l);
-	p->listener = np_obj(np_created(&w, st, "listener"), NDK_LISTENER);
+	p->listener = np_obj(np_created(&w, st, l, "listener"), NDK_LISTENER);
 	if (!p->listener)
 		return -ENOMEM;
 	np_wait_init(&w);
@@ -375,7 +390,7 @@ static int np_setup_objects(struct np *p)
 		np_wait_init(&w);
 		st = p->pd->Dispatch->NdkCreateMr(p->pd, FALSE, np_create_done,
 						  &w, &p->rmr);
-		p->rmr = np_obj(np_created(&w, st, "MR"), NDK_MR);
+		p->rmr = np_obj(np_created(&w, st, p->rmr, "MR"), NDK_MR);
 		if (!p->rmr)
 			return -ENOMEM;
 		ndk_mdl_init_kva(&p->rmdl, p->rbuf, p->cfg->size);
@@ -484,6 +499,13 @@ static int np_poll(void *st, int side, struct perf_wc *wc, int n)
 	return got;
 }
 
+static void np_arm(void *st, int side)
+{
+	NDK_CQ *cq = ((struct np *)st)->sd[side].cq;
+
+	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
+}
+
 /*
  * Timed: NdkRegisterMr until its completion has woken this thread. The
  * split shows where the time goes: the call itself, the request on ndk's
@@ -563,6 +585,7 @@ const struct perf_ops perf_ndk_ops = {
 	.write = np_write,
 	.read = np_read,
 	.poll = np_poll,
+	.arm = np_arm,
 	.reg_once = np_reg_once,
 	.conn_once = np_conn_once,
 	.sizes = np_sizes,

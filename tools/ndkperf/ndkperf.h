@@ -7,7 +7,9 @@
 #ifndef _NDKPERF_H
 #define _NDKPERF_H
 
+#include <linux/completion.h>
 #include <linux/in.h>
+#include <linux/ktime.h>
 #include <linux/types.h>
 #include <ndk/ndkpi.h>
 
@@ -20,6 +22,8 @@ enum perf_workload {
 	PERF_REG_MR,	/* register and deregister memory */
 	PERF_CONN,	/* connect, accept, complete, disconnect, close */
 	PERF_POLL_EMPTY, /* poll an empty CQ: the bare cost of a poll call */
+	PERF_NOTIFY_LAT, /* send ping-pong driven by CQ notifications */
+	PERF_SEND_BW_2CPU, /* send_bw on one connection per CPU at once */
 };
 
 /* What a request's completion belongs to, as its request context. */
@@ -42,7 +46,25 @@ struct perf_cfg {
 	__be32 addr;		/* the adapter's IPv4 address */
 	int ifindex;
 	u16 port;		/* the listener's; each mode has its own */
+	/* notify_lat: per side; the CQs get a notification callback */
+	struct perf_notify *notify;
 };
+
+/*
+ * notify_lat: what a side's CQ notification callback leaves for the
+ * thread that waits for it, and when it ran.
+ */
+struct perf_notify {
+	struct completion done;
+	ktime_t t;
+};
+
+/* Called by either mode's notification callback, in any context. */
+static inline void perf_notified(struct perf_notify *n)
+{
+	WRITE_ONCE(n->t, ktime_get());
+	complete(&n->done);
+}
 
 /* One completion, as both modes report it. */
 struct perf_wc {
@@ -66,6 +88,8 @@ struct perf_ops {
 	int (*write)(void *st, int side, u32 len);
 	int (*read)(void *st, int side, u32 len);
 	int (*poll)(void *st, int side, struct perf_wc *wc, int n);
+	/* Ask for one notification of side @side's next completion. */
+	void (*arm)(void *st, int side);
 	/* One timed registration of size bytes, deregistered untimed. */
 	int (*reg_once)(void *st, u64 *ns);
 	/* One full connection setup and teardown on new QPs. */

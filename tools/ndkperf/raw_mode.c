@@ -338,6 +338,11 @@ static void rp_teardown(void *st)
 	kfree(p);
 }
 
+static void rp_comp(struct ib_cq *cq, void *ctx)
+{
+	perf_notified(ctx);
+}
+
 static int rp_setup_objects(struct rp *p)
 {
 	struct sockaddr_in addr = { .sin_family = AF_INET,
@@ -366,8 +371,13 @@ static int rp_setup_objects(struct rp *p)
 	if (IS_ERR(p->pd))
 		return PTR_ERR(p->pd);
 	for (s = 0; s < 2; s++) {
-		/* Polled: no completion handler. */
-		p->cq[s] = ib_create_cq(dev, NULL, NULL, p, &attr);
+		/*
+		 * Polled, or in notify_lat with the completion handler of a
+		 * ULP that wakes its thread from the driver's context.
+		 */
+		p->cq[s] = ib_create_cq(dev, p->cfg->notify ? rp_comp : NULL,
+					NULL, p->cfg->notify ?
+					&p->cfg->notify[s] : (void *)p, &attr);
 		if (IS_ERR(p->cq[s]))
 			return PTR_ERR(p->cq[s]);
 		p->buf[s] = kzalloc(len, GFP_KERNEL);
@@ -482,6 +492,11 @@ static int rp_poll(void *st, int side, struct perf_wc *wc, int n)
 	return got;
 }
 
+static void rp_arm(void *st, int side)
+{
+	ib_req_notify_cq(((struct rp *)st)->cq[side], IB_CQ_NEXT_COMP);
+}
+
 /* Timed: the registration until its completion; deregistered untimed. */
 static int rp_reg_once(void *st, u64 *ns)
 {
@@ -533,6 +548,7 @@ const struct perf_ops perf_raw_ops = {
 	.write = rp_write,
 	.read = rp_read,
 	.poll = rp_poll,
+	.arm = rp_arm,
 	.reg_once = rp_reg_once,
 	.conn_once = rp_conn_once,
 };

@@ -31,6 +31,11 @@ METRICS = {
     'reg_mr': [('lat_us', lambda r: r['ns'] / r['iters'] / 1e3, 'low')],
     'conn': [('conn_per_s', lambda r: r['iters'] / r['ns'] * 1e9, 'high')],
     'poll_empty': [('ns_per_poll', lambda r: r['ns'] / r['iters'], 'low')],
+    # One-way latency, and of it the time from posting the send to the
+    # receiver's notification callback (device, completion, dispatch).
+    'notify_lat': [('lat_us', lambda r: r['ns'] / r['iters'] / 2 / 1e3, 'low'),
+                   ('notify_us', lambda r: r['notify_ns'] / r['notifies'] / 1e3
+                    if r.get('notifies') else None, 'low')],
 }
 BW = [('rate_mpps', lambda r: r['iters'] / r['ns'] * 1e3, 'high'),
       ('bw_mibps', lambda r: r['iters'] * r['size'] / r['ns'] * 1e9 / 2**20,
@@ -40,6 +45,11 @@ BW = [('rate_mpps', lambda r: r['iters'] / r['ns'] * 1e3, 'high'),
        else None, 'low')]
 for wl in ('send_bw', 'write_bw', 'read_bw'):
     METRICS[wl] = BW
+# One connection per CPU at once (iters messages each), and the
+# aggregate rate over the rate of the first connection alone (ns1).
+METRICS['send_bw_2cpu'] = [
+    ('rate_mpps', lambda r: 2 * r['iters'] / r['ns'] * 1e3, 'high'),
+    ('scale_vs_1qp', lambda r: 2 * r['ns1'] / r['ns'], 'high')]
 # Slab allocations during the timed iterations, any context: per
 # iteration (round trip, message, registration, connection, poll), and
 # the total made by ndk.ko itself.
@@ -50,7 +60,7 @@ for wl in METRICS:
     METRICS[wl] = METRICS[wl] + ALLOCS
 # The workloads that only post and poll.
 FAST_PATH = ('send_lat', 'write_lat', 'send_bw', 'write_bw', 'read_bw',
-             'poll_empty')
+             'poll_empty', 'notify_lat', 'send_bw_2cpu')
 
 # perftest program output columns: (workload, size, metric) -> column
 PERFTEST_COLS = {
@@ -67,6 +77,10 @@ TARGETS = [
     ('send_lat', 8, 'lat_us', 1.02, '<=', 'ping-pong latency 8 B send'),
     ('write_lat', 8, 'lat_us', 1.02, '<=', 'ping-pong latency 8 B write'),
     ('conn', 8, 'conn_per_s', 0.90, '>=', 'connection setup rate'),
+    ('notify_lat', 8, 'lat_us', 1.05, '<=',
+     'notification-driven ping-pong latency 8 B'),
+    ('send_bw_2cpu', 64, 'rate_mpps', 0.98, '>=',
+     'aggregate rate, one 64 B send QP per CPU'),
     ('reg_mr', 65536, 'lat_us', 1.2, '<=', 'NdkRegisterMr latency'),
 ]
 
@@ -213,6 +227,11 @@ def targets(rows):
         ok = r >= bound if sense == '>=' else r <= bound
         lines.append(f"  {what}: NDK/raw {r:.3f} (target {sense} {bound}) "
                      f"{'holds' if ok else 'MISSED'}")
+    s = by.get(('send_bw_2cpu', 64, 'scale_vs_1qp'))
+    if s and s['ndk']:
+        n = med(s['ndk'])
+        lines.append(f"  NDK two QPs on two CPUs: {n:.2f} times one QP's rate "
+                     f"(target >= 1.6) {'holds' if n >= 1.6 else 'MISSED'}")
     s = by.get(('send_lat', 8, 'lat_us'))
     if s and s['perftest'] and s['ndk']:
         n = med(s['ndk'])

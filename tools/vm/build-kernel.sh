@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build (or reuse) the test kernel from Debian's linux-source-6.1.
+# Build (or reuse) the test kernel of series NDK_KERNEL (6.1 by default)
+# from Debian's linux-source-<series>.
 # Usage: build-kernel.sh [debug|bench]; prints the tree's path on stdout.
 # The tree lives outside the repository under a key derived from the
 # source version and the config fragments, so a second run reuses it.
@@ -17,15 +18,15 @@ if [ -f "$out/.ndk-done" ]; then
 fi
 
 mkdir -p "$NDK_CACHE_DIR"
-exec 9>"$NDK_CACHE_DIR/.lock-$flavour"
+exec 9>"$NDK_CACHE_DIR/.lock-$NDK_KERNEL-$flavour"
 flock 9
 if [ -f "$out/.ndk-done" ]; then
 	echo "$out"
 	exit 0
 fi
 
-tarball=/usr/src/linux-source-6.1.tar.xz
-[ -f "$tarball" ] || die "$tarball missing (apt-get install linux-source-6.1)"
+tarball=$NDK_KSRC_TARBALL
+[ -f "$tarball" ] || die "$tarball missing (apt-get install $NDK_KSRC_PKG)"
 
 log "building $flavour kernel in $out (several minutes)"
 rm -rf "$out" "$out.tmp"
@@ -33,19 +34,20 @@ mkdir -p "$out.tmp"
 tar -C "$out.tmp" --strip-components=1 -xJf "$tarball"
 cd "$out.tmp"
 
-frags=("$NDK_VM_DIR/kernel.config")
-[ -f "$NDK_VM_DIR/kernel-$flavour.config" ] && frags+=("$NDK_VM_DIR/kernel-$flavour.config")
+mapfile -t frags < <(kernel_frags "$flavour")
 
 make -s tinyconfig >/dev/null
 scripts/kconfig/merge_config.sh -m .config "${frags[@]}" >/dev/null
 make -s olddefconfig >/dev/null
 
 # merge_config only warns; a silently dropped option would change what
-# the tests check, so insist on every requested value.
+# the tests check, so insist on every requested value, =n included.
 missing=0
 while IFS= read -r line; do
 	case "$line" in
-	CONFIG_*=n) ;;
+	CONFIG_*=n)
+		! grep -q "^${line%=n}=" .config ||
+			{ log "config: wanted $line"; missing=1; } ;;
 	CONFIG_*=*)
 		grep -qx "$line" .config || { log "config: wanted $line"; missing=1; } ;;
 	esac
@@ -60,7 +62,7 @@ cd /
 mv "$out.tmp" "$out"
 touch "$out/.ndk-done"
 # Trees of older keys of this flavour are dead weight (gigabytes each).
-for old in "$NDK_CACHE_DIR/kernel-$flavour-"*; do
+for old in "$NDK_CACHE_DIR/kernel-$NDK_KERNEL-$flavour-"*; do
 	[ "$old" = "$out" ] || rm -rf "$old"
 done
 log "kernel ready: $out"

@@ -5,7 +5,7 @@
 # build ndk against it, boot QEMU, run the KUnit suites over Soft-RoCE and
 # judge the console log. Ends with "N passed, N failed[, N skipped]".
 #
-# Environment: NDK_QEMU_ACCEL (tcg), NDK_CHECK_TIMEOUT (seconds, 900),
+# Environment: NDK_KERNEL (6.1 or 6.12), NDK_QEMU_ACCEL (tcg), NDK_CHECK_TIMEOUT (seconds, 1500),
 # NDK_CHECK_PROVOKE=warn|leak|sleep makes the test module provoke that
 # splat, to prove the detection turns the run red (`make check-selftest`),
 # NDK_CHECK_TRANSPORTS=rxe,siw (the default) picks the soft devices.
@@ -20,7 +20,8 @@ ktree=$(build_for_vm "$outdir")
 "$NDK_VM_DIR/mkinitramfs.sh" "$ktree" "$outdir/initramfs.cpio.gz" \
 	"$NDK_VM_DIR/init.sh" "$NDK_TOP/ndk/ndk.ko" "$NDK_TOP/tests/ndk_kunit.ko" \
 	"$NDK_TOP/tools/ndk_rping/ndk_rping.ko" \
-	"$NDK_TOP/tests/unload/ndk_unload.ko"
+	"$NDK_TOP/tests/unload/ndk_unload.ko" "$NDK_TOP/wdk/ndk_wdk.ko" \
+	"$NDK_TOP/samples/wdk_rdma/wdk_rdma.ko"
 
 append="console=ttyS0 panic=-1 kasan.fault=report"
 [ -n "${NDK_CHECK_PROVOKE:-}" ] && append+=" ndk_check.provoke=$NDK_CHECK_PROVOKE"
@@ -29,7 +30,7 @@ append="console=ttyS0 panic=-1 kasan.fault=report"
 
 log "booting the test VM (${NDK_QEMU_ACCEL:-tcg})"
 rc=0
-boot_vm "$ktree" "$outdir" "$append" "${NDK_CHECK_TIMEOUT:-900}" || rc=$?
+boot_vm "$ktree" "$outdir" "$append" "${NDK_CHECK_TIMEOUT:-1500}" || rc=$?
 [ "$rc" = 124 ] && log "the VM timed out"
 
 exec python3 "$NDK_VM_DIR/judge.py" --ktree "$ktree" --qemu-rc "$rc" \

@@ -34,4 +34,6 @@ for tag in STAT RES TRACE; do
 done
 grep -q 'ndk_demo: demo done' "$outdir/console.log" ||
 	die "the demo did not finish; see $outdir/console.log"
+python3 -B "$NDK_VM_DIR/splats.py" cpus "$outdir/console.log" ||
+	die "see $outdir/console.log"
 log "full console log: $outdir/console.log"

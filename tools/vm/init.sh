@@ -21,8 +21,8 @@ ip addr add 10.0.2.15/24 dev eth0
 # No duplicate detection: the address must be usable at once.
 echo 0 >/proc/sys/net/ipv6/conf/eth0/accept_dad
 ip -6 addr add fd00::15/64 dev eth0
-# insmod waits in D state while a suite runs; the CM timeout cases take
-# over 100 s, so report only tasks stuck longer than any case may take.
+# insmod waits in D state while a suite runs: report only tasks stuck
+# longer than any case may take.
 echo 240 >/proc/sys/kernel/hung_task_timeout_secs
 
 # Each interop case clears the kernel log before wait_log().
@@ -113,11 +113,31 @@ unload_case() {
 	echo "NDK-INTEROP: not ok $1 consumer-unload (insmod or rmmod failed)"
 }
 
+# A Windows driver's sources on ndk's WDK layer (samples/wdk_rdma): its
+# DriverEntry connects to itself through WskOpenNdkAdapter and checks the
+# data of every transfer; its DriverUnload, at rmmod, closes the adapter.
+wdk_case() {
+	dmesg -c >/dev/null
+	if insmod /ndk/wdk_rdma.ko && rmmod wdk_rdma; then
+		res=$(dmesg | grep -Eo 'WdkSample: (PASS|FAIL|unloaded)' |
+			tr '\n' ' ')
+		if [ "$res" = "WdkSample: PASS WdkSample: unloaded " ]; then
+			echo "NDK-INTEROP: ok $1 wdk-sample"
+			return
+		fi
+	else
+		res="insmod or rmmod failed"
+	fi
+	echo "NDK-INTEROP: not ok $1 wdk-sample ($res)"
+	dmesg | grep WdkSample | sed 's/^/NDK-INTEROP-LOG: /'
+}
+
 # One full run per transport: Soft-RoCE (RoCEv2), then Soft-iWARP. Each
 # device alone sits on eth0 so that addresses resolve to it. ndk stays
 # loaded across both, so the switch also exercises device removal and
 # arrival under a loaded provider.
 insmod /ndk/ndk.ko || echo "NDK-CHECK: insmod ndk failed"
+insmod /ndk/ndk_wdk.ko || echo "NDK-CHECK: insmod ndk_wdk failed"
 for t in $transports; do
 	mod=siw
 	[ $t = rxe ] && mod=rdma_rxe
@@ -129,6 +149,7 @@ for t in $transports; do
 	# deletes the device under live objects.
 	interop $t
 	unload_case $t
+	wdk_case $t
 	echo "NDK-CHECK: tests begin $t"
 	insmod /ndk/ndk_kunit.ko $kunit_args ||
 		echo "NDK-CHECK: insmod ndk_kunit failed"
@@ -141,6 +162,7 @@ for t in $transports; do
 	2) echo "NDK-CHECK: $t link delete hung: failed"; break ;;
 	esac
 done
+rmmod ndk_wdk || echo "NDK-CHECK: rmmod ndk_wdk failed"
 rmmod ndk || echo "NDK-CHECK: rmmod ndk failed"
 
 guest_finish "NDK-CHECK: done"

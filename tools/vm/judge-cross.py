@@ -12,10 +12,10 @@ import os
 import re
 import sys
 
-# judge.py's patterns, without leaving its bytecode in the tree.
+# The shared patterns, without leaving bytecode in the tree.
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from judge import SPLAT_RE  # noqa: E402
+from splats import SPLAT_RE, cpu_problem  # noqa: E402
 
 TRANSPORTS = ["rxe", "siw"]
 CASES = [
@@ -46,6 +46,9 @@ def judge_console(role, lines, qemu_rc):
                         "\n  ".join(splats[:20]))
     problems += [f"{role}: " + l.strip() for l in lines
                  if "NDK-CROSS: error:" in l]
+    cpus = cpu_problem(lines)
+    if cpus:
+        problems.append(f"{role}: {cpus}")
     if qemu_rc == 124:
         problems.append(f"{role}: the VM timed out")
     if not any("NDK-CROSS: done" in l for l in lines):

@@ -14,7 +14,7 @@ import re
 import subprocess
 import sys
 
-from splats import SPLAT_RE
+from splats import SPLAT_RE, cpu_problem
 
 TS = r"^(?:\[[^\]]*\] )?"
 SUITE_RESULT = re.compile(TS + r"(?:not )?ok \d+ ")
@@ -24,7 +24,8 @@ BEGIN = re.compile(r"NDK-CHECK: tests begin (\w+)")
 
 # init.sh runs these before the suites of every transport: ndk_rping
 # against rdma-core's rping, rdma_client and rdma_server, and a consumer
-# module unloaded right after ndk_close_adapter() (tests/unload).
+# module unloaded right after ndk_close_adapter() (tests/unload), and the
+# Windows-style consumer on the WDK layer (samples/wdk_rdma).
 INTEROP = re.compile(r"NDK-INTEROP: (ok|not ok) (\w+) (\S+)(.*)")
 INTEROP_CASES = [
     "rping-user-client-ndk-server",
@@ -32,6 +33,7 @@ INTEROP_CASES = [
     "rdmacm-user-client-ndk-server",
     "rdmacm-ndk-client-user-server",
     "consumer-unload",
+    "wdk-sample",
 ]
 
 
@@ -74,10 +76,15 @@ def renumber_suites(body):
 def ktap_of_module(body, path):
     """The suites of one load of the test module, as a KTAP document.
 
-    A module's suites are printed without the header that built-in suites
-    get, which kunit.py needs; add it, counting the suites' result lines.
+    6.1 prints a module's suites without the header that built-in suites
+    get, which kunit.py needs; 6.12 prints one. Write exactly one, counting
+    the suites' result lines.
     """
     body = [re.sub(TS, "", line, count=1) for line in body]
+    # 6.12 prints the header itself (with the count of suites it loads).
+    if any(line.startswith("KTAP version") for line in body[:3]):
+        body = [line for line in body[:3]
+                if not re.match(r"KTAP version|1\.\.\d+$", line)] + body[3:]
     body = renumber_suites(body)
     suites = sum(1 for line in body if SUITE_RESULT.match(line))
     with open(path, "w") as f:
@@ -190,6 +197,9 @@ def main():
         problems.append("kernel splat:\n  " + "\n  ".join(splats[:20]))
     problems += ["setup: " + line.strip() for line in lines
                  if "NDK-CHECK:" in line and "failed" in line]
+    cpus = cpu_problem(lines)
+    if cpus:
+        problems.append(cpus)
     if args.qemu_rc == 124:
         problems.append("the VM timed out")
     if not any("NDK-CHECK: done" in line for line in lines):

@@ -9,6 +9,26 @@ NDK_CACHE_DIR=${NDK_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ndk}
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
+# The kernel series every mode builds, boots and lints for: Debian 12
+# carries linux-source-<series> and matching distribution headers for both.
+NDK_KERNELS="6.1 6.12"
+NDK_KERNEL=${NDK_KERNEL:-6.1}
+case " $NDK_KERNELS " in
+*" $NDK_KERNEL "*) ;;
+*) die "NDK_KERNEL=$NDK_KERNEL: supported series are $NDK_KERNELS" ;;
+esac
+export NDK_KERNEL
+# CPUs of every VM; the judges fail a guest that brings up fewer.
+NDK_VM_CPUS=${NDK_VM_CPUS:-2}
+export NDK_VM_CPUS
+NDK_KSRC_PKG=linux-source-$NDK_KERNEL
+NDK_KSRC_TARBALL=/usr/src/linux-source-$NDK_KERNEL.tar.xz
+# Debian's meta-package of the distribution headers of the series.
+case $NDK_KERNEL in
+6.1) NDK_KHDR_PKG=linux-headers-amd64 ;;
+*) NDK_KHDR_PKG=linux-headers-$NDK_KERNEL-amd64 ;;
+esac
+
 # Install those of the Debian packages "$@" that are missing.
 install_missing() {
 	local p missing=()
@@ -33,22 +53,32 @@ tracked() {
 	done
 }
 
-# Cache key of a kernel flavour: source package version, config fragment
+# The config fragments of flavour $1 on the selected series, in merge order.
+kernel_frags() {
+	local f
+	for f in kernel.config "kernel-$1.config" "kernel-$NDK_KERNEL.config"; do
+		[ -f "$NDK_VM_DIR/$f" ] && echo "$NDK_VM_DIR/$f"
+	done
+}
+
+# Cache key of a kernel flavour: source package version, config fragments
 # and the build script itself, so any change rebuilds.
 kernel_key() {
 	local flavour=$1 srcver
-	srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null) ||
-		die "linux-source-6.1 is not installed"
-	cat "$NDK_VM_DIR/kernel.config" "$NDK_VM_DIR/kernel-$flavour.config" \
-		"$NDK_VM_DIR/build-kernel.sh" 2>/dev/null |
+	srcver=$(dpkg-query -W -f='${Version}' "$NDK_KSRC_PKG" 2>/dev/null) ||
+		die "$NDK_KSRC_PKG is not installed"
+	# shellcheck disable=SC2046
+	cat $(kernel_frags "$flavour") "$NDK_VM_DIR/build-kernel.sh" |
 		{ cat; echo "$srcver $flavour"; } | sha256sum | cut -c1-16
 }
 
-kernel_dir() { echo "$NDK_CACHE_DIR/kernel-$1-$(kernel_key "$1")"; }
+kernel_dir() {
+	echo "$NDK_CACHE_DIR/kernel-$NDK_KERNEL-$1-$(kernel_key "$1")"
+}
 
 # Directory with checkpatch.pl (and the data files it reads) and kernel-doc:
 # the test kernel's scripts/ once that is built, else the same files taken
-# from linux-source-6.1 into build/, which takes seconds, not a kernel build.
+# from the series' source into build/, which takes seconds, not a kernel build.
 kernel_scripts() {
 	local tree srcver dir f files=()
 	tree=$(kernel_dir debug)
@@ -56,26 +86,26 @@ kernel_scripts() {
 		echo "$tree/scripts"
 		return
 	fi
-	srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1)
+	srcver=$(dpkg-query -W -f='${Version}' "$NDK_KSRC_PKG")
 	dir=$NDK_TOP/build/kernel-scripts-$srcver
 	if [ ! -f "$dir/.ndk-done" ]; then
 		for f in checkpatch.pl spelling.txt const_structs.checkpatch kernel-doc; do
-			files+=("linux-source-6.1/scripts/$f")
+			files+=("linux-source-$NDK_KERNEL/scripts/$f")
 		done
-		log "unpacking checkpatch and kernel-doc from linux-source-6.1"
+		log "unpacking checkpatch and kernel-doc from $NDK_KSRC_PKG"
 		rm -rf "$dir"
 		mkdir -p "$dir"
 		tar -C "$dir" --strip-components=2 \
-			-xJf /usr/src/linux-source-6.1.tar.xz "${files[@]}"
+			-xJf "$NDK_KSRC_TARBALL" "${files[@]}"
 		touch "$dir/.ndk-done"
 	fi
 	echo "$dir"
 }
 
-# Kernel release of Debian's distribution headers (linux-headers-amd64
-# depends on exactly one linux-headers-<release> package).
+# Kernel release of Debian's distribution headers of the series (the
+# meta-package depends on exactly one linux-headers-<release> package).
 distro_release() {
-	dpkg-query -W -f='${Depends}' linux-headers-amd64 |
+	dpkg-query -W -f='${Depends}' "$NDK_KHDR_PKG" |
 		sed -n 's/^linux-headers-\([^ ,]*\).*/\1/p'
 }
 
@@ -112,7 +142,7 @@ run_vm() {
 	local console=$1 ktree=$2 initrd=$3 append=$4 limit=$5 mem=$6
 	shift 6
 	timeout "$limit" qemu-system-x86_64 \
-		-accel "${NDK_QEMU_ACCEL:-tcg}" -cpu max -smp 2 -m "$mem" \
+		-accel "${NDK_QEMU_ACCEL:-tcg}" -cpu max -smp "$NDK_VM_CPUS" -m "$mem" \
 		-kernel "$ktree/arch/x86/boot/bzImage" \
 		-initrd "$initrd" -append "$append" "$@" \
 		-nographic -no-reboot -monitor none -serial stdio \

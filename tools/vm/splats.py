@@ -1,7 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Console lines that mean the kernel found a bug: shared by the judges
-of `make check` (judge.py) and `make stress` (stress-judge.py)."""
+"""What every VM console must be checked for, shared by the judges of
+`make check` (judge.py), `make check-cross` (judge-cross.py) and `make
+stress` (stress-judge.py), and by `make bench` and `make demo` through
+`splats.py cpus LOG`: lines that mean the kernel found a bug, and a guest
+that brought up fewer CPUs than QEMU gave it."""
+import os
 import re
+import sys
 
 SPLATS = [
     r"\bBUG:",
@@ -23,3 +28,30 @@ SPLAT_RE = re.compile("|".join(SPLATS))
 
 # kmemleak's report: one such line per leaked object.
 LEAK_RE = re.compile(r"unreferenced object 0x")
+
+# The line both 6.1 and 6.12 print once the secondary CPUs are up.
+CPUS_RE = re.compile(r"smp: Brought up \d+ nodes?, (\d+) CPUs?")
+
+
+def cpu_problem(lines):
+    """None if the guest brought up the NDK_VM_CPUS that lib.sh gave
+    QEMU, else what is wrong: every concurrency claim needs them."""
+    want = int(os.environ.get("NDK_VM_CPUS", "2"))
+    for line in lines:
+        match = CPUS_RE.search(line)
+        if match:
+            got = int(match.group(1))
+            if got < want:
+                return f"the guest brought up {got} of {want} CPUs"
+            return None
+    return f"the guest never said it brought up its {want} CPUs"
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] != "cpus":
+        sys.exit("usage: splats.py cpus CONSOLE_LOG")
+    with open(sys.argv[2], errors="replace") as f:
+        problem = cpu_problem(f.read().splitlines())
+    if problem:
+        print(problem)
+    sys.exit(1 if problem else 0)

@@ -16,7 +16,7 @@ import argparse
 import re
 import sys
 
-from splats import LEAK_RE, SPLAT_RE
+from splats import LEAK_RE, SPLAT_RE, cpu_problem
 
 BEGIN = re.compile(r"NDK-STRESS: begin (\w+)")
 SUMMARY = re.compile(r"ndk_stress: done: (.*)$")
@@ -108,6 +108,9 @@ def main():
         problems.append("kmemleak:\n  " + "\n  ".join(leaks[:20]))
     problems += ["setup: " + line.strip() for line in run
                  if "NDK-STRESS:" in line and "failed" in line]
+    cpus = cpu_problem(lines)
+    if cpus:
+        problems.append(cpus)
     if args.qemu_rc == 124:
         problems.append("the VM timed out")
     if not any("NDK-STRESS: done" in line for line in lines):
