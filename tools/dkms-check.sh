@@ -18,7 +18,10 @@ release=$(distro_release)
 [ -n "$release" ] || die "cannot tell the release of $NDK_KHDR_PKG"
 src=/usr/src/ndk-$ver
 base=/var/lib/dkms/ndk/$ver/$release/$(uname -m)
-dest=/lib/modules/$release/updates/dkms/ndk.ko
+# Debian's 6.12 kernels compress modules (CONFIG_MODULE_COMPRESS_XZ), and
+# DKMS installs ndk.ko.xz there; 6.1's do not.
+destdir=/lib/modules/$release/updates/dkms
+installed() { compgen -G "$destdir/ndk.ko*" || true; }
 out=$NDK_TOP/build/dkms
 
 # Never clobber a real installation.
@@ -55,7 +58,9 @@ fi
 if grep -E '/(tests|samples)/' "$out/make.log" >&2; then
 	die "DKMS built more than ndk.ko"
 fi
-[ -f "$dest" ] || die "ndk.ko is not installed as $dest"
+dest=$(installed)
+[ -n "$dest" ] || die "ndk.ko is not installed in $destdir"
+log "installed $dest"
 
 log "building samples/ndk_demo as a separate consumer module"
 mkdir -p "$out/consumer"
@@ -75,7 +80,7 @@ modinfo -F depends "$out/consumer/ndk_demo.ko" | grep -qw ndk ||
 
 cleanup
 trap - EXIT
-for f in "$dest" "/var/lib/dkms/ndk/$ver" "$src"; do
+for f in $(installed) "/var/lib/dkms/ndk/$ver" "$src"; do
 	[ ! -e "$f" ] || die "$f is left behind"
 done
 log "DKMS packaging works"

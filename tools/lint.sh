@@ -54,7 +54,9 @@ build() {
 # The WDK layer (include/ndk/wdk/) and the Windows-style sample written on
 # it use the WDK's names and typedefs, whose types checkpatch learns from
 # tools/wdk-typedefs; the WDK's macros (min, max, KeRaiseIrql...) are plain
-# expressions that name an argument twice, as Windows defines them.
+# expressions that name an argument twice, as Windows defines them, and SAL
+# annotations and WDK arguments with no Linux meaning (pool priorities,
+# wait reasons, lookaside depths) are dropped by design.
 log "checkpatch"
 scripts=$(kernel_scripts)
 mapfile -d '' spec < <(tracked 'include/ndk/*.[ch]' ':!include/ndk/wdk/*')
@@ -64,7 +66,7 @@ mapfile -d '' rest < <(tracked '*.[ch]' ':!include/ndk/*' ':!ndk/trace.h' \
 	':!samples/wdk_rdma/*')
 checkpatch CAMELCASE,NEW_TYPEDEFS "${spec[@]}"
 checkpatch_opts=(--typedefsfile tools/wdk-typedefs)
-checkpatch CAMELCASE,NEW_TYPEDEFS,MACRO_ARG_REUSE "${wdk[@]}"
+checkpatch CAMELCASE,NEW_TYPEDEFS,MACRO_ARG_REUSE,MACRO_ARG_UNUSED "${wdk[@]}"
 checkpatch_opts=()
 checkpatch CAMELCASE,OPEN_ENDED_LINE,PARENTHESIS_ALIGNMENT "${trace[@]}"
 checkpatch CAMELCASE "${rest[@]}"
