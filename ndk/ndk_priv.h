@@ -603,10 +603,6 @@ NTSTATUS ndk_build_lam(NDK_ADAPTER *pNdkAdapter, MDL *Mdl, SIZE_T Length,
 		       ULONG *pFBO);
 void ndk_release_lam(NDK_ADAPTER *pNdkAdapter,
 		     NDK_LOGICAL_ADDRESS_MAPPING *pNdkLAM);
-NTSTATUS ndk_qp_fast_register(struct ndk_qp *qp, PVOID RequestContext,
-			      struct ndk_mr *mr, ULONG AdapterPageCount,
-			      const NDK_LOGICAL_ADDRESS *AdapterPageArray,
-			      ULONG FBO, SIZE_T Length, u64 va, ULONG Flags);
 void ndk_mr_revoke_windows(struct ndk_mr *mr);
 
 /**
