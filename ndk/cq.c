@@ -176,10 +176,11 @@ static NDK_OPERATION_TYPE ndk_wc_type(const struct ib_wc *wc)
 
 /*
  * Fill @r from @wc and set *@type, under rcu_read_lock(). The QP or SRQ
- * that posted the request is found from the wr_id (see ndk_wr_owner()).
+ * that posted the request is found from the wr_id (see ndk_wr_owner()),
+ * and the request leaves its queue.
  *
- * Return: false, leaving @r alone, when that QP or SRQ is closed: the
- * completion is dropped.
+ * Return: false, leaving @r alone, when that QP or SRQ is closed, or for
+ * the success of a silent read: the completion is dropped.
  */
 static bool ndk_wc_to_result(const struct ib_wc *wc, NDK_RESULT *r,
 			     NDK_OPERATION_TYPE *type)
@@ -189,6 +190,7 @@ static bool ndk_wc_to_result(const struct ib_wc *wc, NDK_RESULT *r,
 	struct ndk_srq *srq;
 	struct ndk_qp *qp;
 	struct ndk_obj *owner;
+	bool quiet;
 	u32 slot;
 
 	if (!kind) {
@@ -201,7 +203,6 @@ static bool ndk_wc_to_result(const struct ib_wc *wc, NDK_RESULT *r,
 			return false;
 		if (kind == NDK_WR_SRQ) {
 			srq = container_of(owner, struct ndk_srq, obj);
-			ndk_srq_consumed(srq);
 			ring = &srq->ring;
 			r->QPContext = ndk_srq_qp_context(srq, wc->qp);
 		} else {
@@ -212,6 +213,13 @@ static bool ndk_wc_to_result(const struct ib_wc *wc, NDK_RESULT *r,
 		slot = wc->wr_id & ring->mask;
 		r->RequestContext = ring->ctx[slot];
 		*type = ring->type[slot];
+		quiet = ring->state[slot] == NDK_SLOT_QUIET;
+		if (kind == NDK_WR_SRQ)
+			ndk_srq_consumed(srq, slot);
+		else
+			ndk_ring_retire(ring, (u32)wc->wr_id);
+		if (quiet && wc->status == IB_WC_SUCCESS)
+			return false;
 	}
 	r->Status = ndk_status_from_wc(wc->status);
 	r->BytesTransferred = 0;

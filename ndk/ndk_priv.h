@@ -423,31 +423,58 @@ NTSTATUS ndk_cq_moderation(ULONG interval, ULONG count, ULONG depth,
 /* QP (qp.c)                                                          */
 
 /**
- * struct ndk_wr_ring - what the completions of one work queue report
+ * struct ndk_wr_ring - the requests of one work queue, until polled
  * @ctx: RequestContext of each slot
  * @type: NDK_OPERATION_TYPE of each slot
- * @mask: slots - 1; there are more slots than the queue holds requests
- * @head: the next slot; the consumer serializes posting to the queue
+ * @state: NDK_SLOT_* of each slot; the poster fills a free slot, the
+ *	poller frees it once it has read it
+ * @mask: slots - 1; there are twice as many slots as the queue holds
+ *	requests, so a slot is free long before the sequence comes back
+ * @depth: requests a QP's queue holds, as the consumer asked (an SRQ's
+ *	depth is its own @depth, which may change)
+ * @head: sequence number of the next request; poster only
+ * @retired: requests the poller has retired; poller only (QP queues)
+ * @scan: every request before this sequence number is polled or a
+ *	silent one retired; poller only (QP queues)
  * @tag: the owner's object id, placed as in a wr_id
  *
- * A work request's wr_id names its queue's owner, the queue and the
- * slot, so a completion finds its RequestContext and operation type even
- * when the device reports no opcode, as it may for errors and flushed
+ * A request occupies its queue from posting until its result is polled,
+ * whenever the device frees its own entry, so that a slot is never
+ * reused under a completion still waiting in a CQ. A work request's
+ * wr_id names its queue's owner, the queue and the sequence number, so
+ * a completion finds its RequestContext and operation type even when
+ * the device reports no opcode, as it may for errors and flushed
  * requests; and it finds them without wc->qp, which dangles once the QP
  * is destroyed.
  */
 struct ndk_wr_ring {
 	void **ctx;
 	u16 *type;
+	u8 *state;
 	u32 mask;
+	u32 depth;
 	u32 head;
+	u32 retired;
+	u32 scan;
 	u64 tag;
 };
 
 /*
+ * Slot states. A silent request has no result of its own to retire it;
+ * a result polled after it does, since a queue completes its requests in
+ * order. Reads are the exception (siw completes one after the requests
+ * behind it), so ndk always signals them and drops the success of a
+ * silent one (QUIET) when it is polled.
+ */
+#define NDK_SLOT_FREE		0
+#define NDK_SLOT_BUSY		1
+#define NDK_SLOT_SILENT		2
+#define NDK_SLOT_QUIET		3
+
+/*
  * A wr_id: the queue's kind in the top two bits (0 for a request ndk did
- * not post), the owning QP's or SRQ's object id below, the slot in the
- * low 32 bits. @tag of a ring holds the id part.
+ * not post), the owning QP's or SRQ's object id below, the sequence
+ * number in the low 32 bits. @tag of a ring holds the id part.
  */
 #define NDK_WR_SQ		1ULL
 #define NDK_WR_RQ		2ULL
@@ -458,19 +485,46 @@ struct ndk_wr_ring {
 
 int ndk_ring_init(struct ndk_wr_ring *ring, u32 depth);
 void ndk_ring_free(struct ndk_wr_ring *ring);
+void ndk_ring_retire(struct ndk_wr_ring *ring, u32 seq);
 int ndk_wr_owner_add(struct ndk_obj *obj, struct ndk_wr_ring *ring);
 void ndk_wr_owner_del(struct ndk_obj *obj);
 struct ndk_obj *ndk_wr_owner(u64 wr_id);
 
-/* Fill the next slot and return the wr_id naming it; no allocation. */
+/*
+ * Whether a QP's queue has room for one more request: fewer than its
+ * depth unretired, and the next slot retired. Poster only.
+ */
+static inline bool ndk_ring_room(const struct ndk_wr_ring *ring)
+{
+	u32 slot = ring->head & ring->mask;
+
+	if (ring->head - READ_ONCE(ring->retired) >= ring->depth)
+		return false;
+	/* Pairs with ndk_ring_retire(): the poller is done with the slot. */
+	return smp_load_acquire(&ring->state[slot]) == NDK_SLOT_FREE;
+}
+
+/*
+ * Fill the next slot and return the wr_id naming it; no allocation. The
+ * slot is taken before the device sees the request, whose completion may
+ * be polled before the post returns; ndk_ring_untake() gives it back if
+ * the device refuses it.
+ */
 static inline u64 ndk_ring_slot(struct ndk_wr_ring *ring, u64 kind,
-				void *ctx, NDK_OPERATION_TYPE type)
+				void *ctx, NDK_OPERATION_TYPE type, u8 state)
 {
 	u32 slot = ring->head & ring->mask;
 
 	ring->ctx[slot] = ctx;
 	ring->type[slot] = type;
-	return kind << NDK_WR_KIND_SHIFT | ring->tag | slot;
+	WRITE_ONCE(ring->state[slot], state);
+	return kind << NDK_WR_KIND_SHIFT | ring->tag | ring->head;
+}
+
+/* The device refused the request in the next slot: nothing will poll it. */
+static inline void ndk_ring_untake(struct ndk_wr_ring *ring)
+{
+	WRITE_ONCE(ring->state[ring->head & ring->mask], NDK_SLOT_FREE);
 }
 
 /*
@@ -603,10 +657,6 @@ NTSTATUS ndk_build_lam(NDK_ADAPTER *pNdkAdapter, MDL *Mdl, SIZE_T Length,
 		       ULONG *pFBO);
 void ndk_release_lam(NDK_ADAPTER *pNdkAdapter,
 		     NDK_LOGICAL_ADDRESS_MAPPING *pNdkLAM);
-NTSTATUS ndk_qp_fast_register(struct ndk_qp *qp, PVOID RequestContext,
-			      struct ndk_mr *mr, ULONG AdapterPageCount,
-			      const NDK_LOGICAL_ADDRESS *AdapterPageArray,
-			      ULONG FBO, SIZE_T Length, u64 va, ULONG Flags);
 void ndk_mr_revoke_windows(struct ndk_mr *mr);
 
 /**
@@ -666,7 +716,10 @@ NTSTATUS ndk_mw_bind_wr(struct ndk_qp *qp, struct ib_reg_wr *wr,
  * @modify_cb: its completion
  * @modify_ctx: and its context
  * @ring: slots of the receives, sized for MaxSrqDepth so that a resize
- *	never has to replace it under a poster
+ *	never has to replace it under a poster. Receives of one SRQ are
+ *	polled from the CQs of its QPs, in any order and concurrently, so
+ *	the poster takes the next free slot rather than the next in order,
+ *	and @queued, not the ring, counts what the SRQ holds
  * @qps_lock: serializes changes of @qps
  * @qps: the live QPs on the SRQ (RCU), which give a completion's QPContext
  * @free_work: frees the SRQ after a grace period, for the poll path
@@ -707,7 +760,7 @@ NTSTATUS ndk_create_qp_with_srq(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,
 				ULONG InlineDataSize,
 				NDK_FN_CREATE_COMPLETION CreateCompletion,
 				PVOID RequestContext, NDK_QP **ppNdkQp);
-void ndk_srq_consumed(struct ndk_srq *srq);
+void ndk_srq_consumed(struct ndk_srq *srq, u32 slot);
 PVOID ndk_srq_qp_context(struct ndk_srq *srq, struct ib_qp *ibqp);
 NTSTATUS ndk_sges(const NDK_SGE *sgl, ULONG n, ULONG max,
 		  struct ib_sge *out, u64 *total);

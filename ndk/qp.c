@@ -59,15 +59,18 @@ static NTSTATUS ndk_qp_create(struct ndk_obj *obj)
 				       GFP_KERNEL));
 	if (!qp->isge || !qp->rsge || !qp->held)
 		return STATUS_INSUFFICIENT_RESOURCES;
+	/*
+	 * The depths the consumer asked for, not what the device granted
+	 * (often more): every device refuses the same request.
+	 */
+	if (ndk_ring_init(&qp->sq, qp->cap.max_send_wr) ||
+	    (!qp->srq && ndk_ring_init(&qp->rq, qp->cap.max_recv_wr)))
+		return STATUS_INSUFFICIENT_RESOURCES;
 	ibqp = NDK_FI_PTR(ib_create_qp(pd->ibpd, &init));
 	if (IS_ERR(ibqp))
 		return ndk_status_from_errno(PTR_ERR(ibqp));
 	qp->ibqp = ibqp;
 	qp->cap = init.cap;
-	/* Sized by what the device granted, which may exceed the request. */
-	if (ndk_ring_init(&qp->sq, qp->cap.max_send_wr) ||
-	    (!qp->srq && ndk_ring_init(&qp->rq, qp->cap.max_recv_wr)))
-		return STATUS_INSUFFICIENT_RESOURCES;
 	err = ndk_wr_owner_add(obj, &qp->sq);
 	if (err)
 		return ndk_status_from_errno(err);
@@ -135,22 +138,64 @@ struct ndk_obj *ndk_wr_owner(u64 wr_id)
  * @ring: the ring
  * @depth: how many requests the queue holds
  *
+ * Twice as many slots as requests: a read that siw completes late keeps
+ * its slot while the requests behind it come and go, and the queue still
+ * takes its depth unless more than @depth of those pass it.
+ *
  * Return: 0 or -ENOMEM.
  */
 int ndk_ring_init(struct ndk_wr_ring *ring, u32 depth)
 {
-	u32 n = roundup_pow_of_two(depth + 1);
+	u32 n = roundup_pow_of_two(2 * max(depth, 1U));
 
 	ring->ctx = NDK_FI_NULL(kvcalloc(n, sizeof(*ring->ctx), GFP_KERNEL));
 	ring->type = NDK_FI_NULL(kvcalloc(n, sizeof(*ring->type), GFP_KERNEL));
+	ring->state = NDK_FI_NULL(kvcalloc(n, sizeof(*ring->state),
+					   GFP_KERNEL));
 	ring->mask = n - 1;
-	return ring->ctx && ring->type ? 0 : -ENOMEM;
+	ring->depth = depth;
+	return ring->ctx && ring->type && ring->state ? 0 : -ENOMEM;
 }
 
 void ndk_ring_free(struct ndk_wr_ring *ring)
 {
 	kvfree(ring->ctx);
 	kvfree(ring->type);
+	kvfree(ring->state);
+}
+
+/* Free a slot the poller is done with; the poster may refill it then. */
+static void ndk_ring_free_slot(struct ndk_wr_ring *ring, u32 slot)
+{
+	/* Pairs with ndk_ring_room(): the slot was read before this. */
+	smp_store_release(&ring->state[slot], NDK_SLOT_FREE);
+	WRITE_ONCE(ring->retired, ring->retired + 1);
+}
+
+/**
+ * ndk_ring_retire() - the result of request @seq of a QP's queue is polled
+ * @ring: the queue's ring, after its slot has been read
+ * @seq: the request's sequence number
+ *
+ * Frees its slot, and those of the silent requests before it: a queue
+ * completes its requests in order, and the only ones a driver completes
+ * later (siw's reads) are never silent to the device. Each request
+ * before @seq is looked at once, so the cost is constant on average.
+ * Called with the CQ's polling serialized, by the consumer.
+ */
+void ndk_ring_retire(struct ndk_wr_ring *ring, u32 seq)
+{
+	u32 slot = seq & ring->mask;
+
+	for (; (s32)(seq - ring->scan) > 0; ring->scan++)
+		if (ring->state[ring->scan & ring->mask] == NDK_SLOT_SILENT)
+			ndk_ring_free_slot(ring, ring->scan & ring->mask);
+	/* A late read leaves @scan where later results have moved it. */
+	if (seq == ring->scan)
+		ring->scan++;
+	/* Not twice, should a driver report a silent one after a later one. */
+	if (ring->state[slot] != NDK_SLOT_FREE)
+		ndk_ring_free_slot(ring, slot);
 }
 
 static void ndk_qp_destroy(struct ndk_obj *obj)
@@ -284,17 +329,23 @@ static size_t ndk_wr_size(const struct ib_send_wr *wr)
 /*
  * Give a checked request its ring slot and the signaling @Flags ask.
  * @wr->wr_id holds the RequestContext, which moves into the queue's ring.
- * The slot is taken only once the request is posted or held.
+ * The slot is taken for good only once the request is posted or held.
+ * A read is always signaled, silent or not (see NDK_SLOT_QUIET).
  */
 static void ndk_qp_prepare(struct ndk_qp *qp, struct ib_send_wr *wr,
 			   ULONG Flags)
 {
-	wr->wr_id = ndk_ring_slot(&qp->sq, NDK_WR_SQ,
-				  (void *)(uintptr_t)wr->wr_id,
-				  Flags & NDK_OP_FLAG_BIND_WR ?
+	NDK_OPERATION_TYPE type = Flags & NDK_OP_FLAG_BIND_WR ?
 				  NdkOperationTypeBind :
-				  ndk_wr_type(wr->opcode));
-	if (!(Flags & NDK_OP_FLAG_SILENT_SUCCESS))
+				  ndk_wr_type(wr->opcode);
+	u8 state = NDK_SLOT_BUSY;
+
+	if (Flags & NDK_OP_FLAG_SILENT_SUCCESS)
+		state = type == NdkOperationTypeRead ? NDK_SLOT_QUIET :
+						       NDK_SLOT_SILENT;
+	wr->wr_id = ndk_ring_slot(&qp->sq, NDK_WR_SQ,
+				  (void *)(uintptr_t)wr->wr_id, type, state);
+	if (state != NDK_SLOT_SILENT)
 		wr->send_flags |= IB_SEND_SIGNALED;
 	if (Flags & NDK_OP_FLAG_READ_FENCE)
 		wr->send_flags |= IB_SEND_FENCE;
@@ -310,13 +361,17 @@ static NTSTATUS ndk_qp_post_wr(struct ndk_qp *qp, struct ib_send_wr *wr,
 {
 	int err;
 
+	if (unlikely(!ndk_ring_room(&qp->sq)))
+		return STATUS_INSUFFICIENT_RESOURCES;
 	ndk_qp_prepare(qp, wr, Flags);
 	err = ib_post_send(qp->ibqp, wr, NULL);
-	if (!err) {
-		qp->sq.head++;
-		ndk_stat_inc(qp->obj.adapter, NDK_STAT_POSTED);
+	if (unlikely(err)) {
+		ndk_ring_untake(&qp->sq);
+		return ndk_status_from_errno(err);
 	}
-	return ndk_status_from_errno(err);
+	qp->sq.head++;
+	ndk_stat_inc(qp->obj.adapter, NDK_STAT_POSTED);
+	return STATUS_SUCCESS;
 }
 
 /*
@@ -423,6 +478,8 @@ static NTSTATUS ndk_qp_submit(struct ndk_qp *qp, struct ib_send_wr *wr,
 	u32 n;
 	int err;
 
+	if (!status && !ndk_ring_room(&qp->sq))
+		status = STATUS_INSUFFICIENT_RESOURCES;
 	if (status) {
 		ndk_qp_post_held(qp, NULL);
 		return status;
@@ -436,7 +493,9 @@ static NTSTATUS ndk_qp_submit(struct ndk_qp *qp, struct ib_send_wr *wr,
 	if ((Flags & (NDK_OP_FLAG_DEFER | NDK_OP_FLAG_INLINE)) !=
 	    NDK_OP_FLAG_DEFER) {
 		err = ndk_qp_post_held(qp, wr);
-		if (!err)
+		if (err)
+			ndk_ring_untake(&qp->sq);
+		else
 			qp->sq.head++;
 		return ndk_status_from_errno(err);
 	}
@@ -643,14 +702,18 @@ static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
 		return status;
 	if (total > qp->obj.adapter->info.MaxTransferLength)
 		return STATUS_INVALID_BUFFER_SIZE;
+	if (unlikely(!ndk_ring_room(&qp->rq)))
+		return STATUS_INSUFFICIENT_RESOURCES;
 	wr.wr_id = ndk_ring_slot(&qp->rq, NDK_WR_RQ, RequestContext,
-				 NdkOperationTypeReceive);
+				 NdkOperationTypeReceive, NDK_SLOT_BUSY);
 	err = ib_post_recv(qp->ibqp, &wr, NULL);
-	if (!err) {
-		qp->rq.head++;
-		ndk_stat_inc(qp->obj.adapter, NDK_STAT_POSTED);
+	if (unlikely(err)) {
+		ndk_ring_untake(&qp->rq);
+		return ndk_status_from_errno(err);
 	}
-	return ndk_status_from_errno(err);
+	qp->rq.head++;
+	ndk_stat_inc(qp->obj.adapter, NDK_STAT_POSTED);
+	return STATUS_SUCCESS;
 }
 
 /*

@@ -38,11 +38,17 @@ static void ndk_srq_event(struct ib_event *event, void *ctx)
 /**
  * ndk_srq_consumed() - an SRQ receive completion was polled
  * @srq: its SRQ
+ * @slot: the receive's slot, which the poller has read
  *
- * Called from the poll path: one atomic operation, nothing else.
+ * Called from the poll path, by pollers of any of the SRQ's CQs at once:
+ * the slot has one writer at a time, the count needs its atomic.
  */
-void ndk_srq_consumed(struct ndk_srq *srq)
+void ndk_srq_consumed(struct ndk_srq *srq, u32 slot)
 {
+	/* Pairs with ndk_srq_take(): the poller is done with the slot. */
+	smp_store_release(&srq->ring.state[slot], NDK_SLOT_FREE);
+	/* And the slot is free before the count says so. */
+	smp_mb__before_atomic();
 	atomic_dec(&srq->queued);
 }
 
@@ -128,8 +134,31 @@ static const struct ndk_obj_ops ndk_srq_ops = {
 };
 
 /*
+ * Move the ring's head to a free slot. Receives leave the SRQ in the
+ * order its QPs' CQs are polled, so the next slot in order may still be
+ * taken; with twice as many slots as MaxSrqDepth and fewer than the depth
+ * queued, the search ends soon.
+ *
+ * Return: false if every slot is taken, which the depth check prevents.
+ */
+static bool ndk_srq_take(struct ndk_wr_ring *ring)
+{
+	u32 n;
+	u8 state;
+
+	for (n = 0; n <= ring->mask; n++, ring->head++) {
+		/* Pairs with ndk_srq_consumed(): the slot was read. */
+		state = smp_load_acquire(&ring->state[ring->head & ring->mask]);
+		if (state == NDK_SLOT_FREE)
+			return true;
+	}
+	return false;
+}
+
+/*
  * NdkSrqReceive. The consumer serializes posting to one SRQ, so the SGE
- * array needs no lock.
+ * array and the ring's head need no lock. A receive occupies the SRQ
+ * until its completion is polled, whenever the device lets go of it.
  */
 static NTSTATUS ndk_srq_receive(NDK_SRQ *pNdkSrq, PVOID RequestContext,
 				const NDK_SGE *pSgl, ULONG nSge)
@@ -148,12 +177,17 @@ static NTSTATUS ndk_srq_receive(NDK_SRQ *pNdkSrq, PVOID RequestContext,
 		return status;
 	if (total > srq->obj.adapter->info.MaxTransferLength)
 		return STATUS_INVALID_BUFFER_SIZE;
+	/* Pairs with ndk_srq_consumed(). */
+	if (atomic_read_acquire(&srq->queued) >= (int)READ_ONCE(srq->depth) ||
+	    !ndk_srq_take(&srq->ring))
+		return STATUS_INSUFFICIENT_RESOURCES;
 	wr.wr_id = ndk_ring_slot(&srq->ring, NDK_WR_SRQ, RequestContext,
-				 NdkOperationTypeReceive);
+				 NdkOperationTypeReceive, NDK_SLOT_BUSY);
 	/* Counted first: its completion may be polled before we return. */
 	atomic_inc(&srq->queued);
 	err = ib_post_srq_recv(srq->ibsrq, &wr, NULL);
 	if (err) {
+		ndk_ring_untake(&srq->ring);
 		atomic_dec(&srq->queued);
 		return ndk_status_from_errno(err);
 	}
@@ -181,7 +215,7 @@ static void ndk_srq_modify_work(struct work_struct *work)
 	if (mask)
 		err = ib_modify_srq(srq->ibsrq, &attr, mask);
 	if (!err && srq->new_depth)
-		srq->depth = srq->new_depth;
+		WRITE_ONCE(srq->depth, srq->new_depth);
 	/*
 	 * Already below the new threshold: notify now, and disarm the
 	 * device's limit so that this arming notifies only once.

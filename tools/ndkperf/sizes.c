@@ -24,7 +24,8 @@ static size_t perf_ring(const struct ndk_wr_ring *ring)
 	size_t n = ring->ctx ? ring->mask + 1 : 0;
 
 	return perf_alloc(ring->ctx, n * sizeof(*ring->ctx)) +
-	       perf_alloc(ring->type, n * sizeof(*ring->type));
+	       perf_alloc(ring->type, n * sizeof(*ring->type)) +
+	       perf_alloc(ring->state, n * sizeof(*ring->state));
 }
 
 static void perf_print_conn(const char *name, NDK_CONNECTOR *conn)
