@@ -394,12 +394,14 @@ static void st_check_order(struct st_obj *o)
 				   o->name, succ[i]->name);
 }
 
-static void st_closed(PVOID ctx)
+/*
+ * @o is closed, by its completion callback (@in_cb) or inline, as NDKPI
+ * lets a close finish (STATUS_SUCCESS, no callback): the same follows.
+ */
+static void st_close_done(struct st_obj *o, NTSTATUS status, bool in_cb)
 {
-	struct st_obj *o = ctx;
 	struct st_cycle *c = o->c;
 
-	st_cb_enter(c);
 	if (READ_ONCE(o->closed))
 		st_problem(c, "%s: second close completion", o->name);
 	st_check_order(o);
@@ -408,8 +410,17 @@ static void st_closed(PVOID ctx)
 		c->adapter->Dispatch->NdkReleaseLAM(c->adapter, c->lam);
 	st_set(o->closed);
 	if (o->close_on_close)
-		st_close(o->close_on_close, true);
-	st_account(c, STATUS_SUCCESS, 0, o->name);
+		st_close(o->close_on_close, in_cb);
+	st_account(c, status, 0, o->name);
+}
+
+static void st_closed(PVOID ctx)
+{
+	struct st_obj *o = ctx;
+	struct st_cycle *c = o->c;
+
+	st_cb_enter(c);
+	st_close_done(o, STATUS_SUCCESS, true);
 	st_cb_exit(c);
 }
 
@@ -435,11 +446,9 @@ static void st_close(struct st_obj *o, bool in_cb)
 		atomic64_inc(&st.cb_closes);
 	st_start(c);
 	status = close(hdr, st_closed, o);
-	if (status != STATUS_PENDING) {
-		/* Done inline: no completion will come. */
-		WRITE_ONCE(o->closed, true);
-		st_account(c, status, 0, o->name);
-	}
+	/* Done inline: no completion will come. */
+	if (status != STATUS_PENDING)
+		st_close_done(o, status, in_cb);
 }
 
 static void st_created(PVOID ctx, NTSTATUS status, NDK_OBJECT_HEADER *hdr)
