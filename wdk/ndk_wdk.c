@@ -19,7 +19,6 @@
 #include <linux/netdevice.h>
 #include <linux/vmalloc.h>
 #include <net/net_namespace.h>
-#include <ndk/ndk.h>
 
 #include <wdm.h>
 #include <wsk.h>

@@ -65,8 +65,16 @@ typedef struct _GROUP_AFFINITY {
 	USHORT Reserved[3];
 } GROUP_AFFINITY, *PGROUP_AFFINITY;
 
-/* Bus address of a page as seen by the RDMA device (a DMA address). */
+/*
+ * Bus address of a page as seen by the RDMA device (a DMA address). The
+ * WDK layer (include/ndk/wdk) declares it as Windows' PHYSICAL_ADDRESS,
+ * a union of the same size and alignment, through NDK_LOGICAL_ADDRESS_TYPE.
+ */
+#ifdef NDK_LOGICAL_ADDRESS_TYPE
+typedef NDK_LOGICAL_ADDRESS_TYPE NDK_LOGICAL_ADDRESS;
+#else
 typedef u64 NDK_LOGICAL_ADDRESS;
+#endif
 
 /* Memory descriptor list: struct ndk_mdl, defined in ndk_mdl.h. */
 struct ndk_mdl;

@@ -246,8 +246,8 @@ static NTSTATUS RdmaMapLamBuffer(RDMA_LAM_BUFFER *Data, PVOID Buffer,
 		if (Data->SgeCount == RDMA_MAX_SGE ||
 		    Page >= Data->Lam->AdapterPageCount)
 			return STATUS_INVALID_BUFFER_SIZE;
-		Data->Sge[Data->SgeCount].LogicalAddress =
-			Data->Lam->AdapterPageArray[Page] + Offset;
+		Data->Sge[Data->SgeCount].LogicalAddress.QuadPart =
+			Data->Lam->AdapterPageArray[Page].QuadPart + Offset;
 		Data->Sge[Data->SgeCount].Length = Chunk;
 		Data->Sge[Data->SgeCount].MemoryRegionToken = Token;
 		Data->SgeCount++;

@@ -38,7 +38,30 @@
 #include <linux/wait_bit.h>
 #include <linux/workqueue.h>
 
+/*
+ * LARGE_INTEGER comes before ndk's headers: the WDK's PHYSICAL_ADDRESS is
+ * one, and so is NDK_LOGICAL_ADDRESS on Windows, whose consumers read
+ * and write its QuadPart. ndk.ko sees the same 8 bytes as a u64; here
+ * NDKPI is declared with the Windows type (the widths are ndk_types.h's
+ * ULONG, LONG and LONGLONG).
+ */
+typedef union _LARGE_INTEGER {
+	struct {
+		u32 LowPart;
+		s32 HighPart;
+	};
+	s64 QuadPart;
+} LARGE_INTEGER, *PLARGE_INTEGER;
+typedef LARGE_INTEGER PHYSICAL_ADDRESS, *PPHYSICAL_ADDRESS;
+static_assert(sizeof(PHYSICAL_ADDRESS) == sizeof(u64));
+static_assert(__alignof__(PHYSICAL_ADDRESS) == __alignof__(u64));
+#define NDK_LOGICAL_ADDRESS_TYPE	PHYSICAL_ADDRESS
+
 #include <ndk/ndk.h>
+
+static_assert(__builtin_types_compatible_p(NDK_LOGICAL_ADDRESS,
+					   PHYSICAL_ADDRESS),
+	      "include <wdm.h> (or <ntddk.h>) before ndk's own headers");
 
 /* ------------------------------------------------------------------ */
 /* Scalar types (LLP64 widths, as ndk_types.h)                         */
@@ -49,8 +72,14 @@
 #define NTAPI
 #define NTKERNELAPI
 #define NTSYSAPI
-/* Not static: a FORCEINLINE function's address cannot be taken. */
-#define FORCEINLINE	__always_inline
+/*
+ * MSVC's __forceinline: a header's FORCEINLINE function is defined in
+ * every file that includes it, as on Windows. Static, so that each file
+ * has its own copy (the kernel's inline is GNU inline, which would emit
+ * one external definition per file); "static FORCEINLINE" is therefore
+ * a duplicate storage class, which a port drops.
+ */
+#define FORCEINLINE	static __always_inline
 #define IN
 #define OUT
 #define OPTIONAL
@@ -106,14 +135,6 @@ typedef ULONG_PTR PFN_NUMBER;
 typedef PFN_NUMBER *PPFN_NUMBER;
 typedef ULONG LOGICAL;
 
-typedef union _LARGE_INTEGER {
-	struct {
-		ULONG LowPart;
-		LONG HighPart;
-	};
-	LONGLONG QuadPart;
-} LARGE_INTEGER, *PLARGE_INTEGER;
-
 typedef union _ULARGE_INTEGER {
 	struct {
 		ULONG LowPart;
@@ -154,6 +175,21 @@ typedef const UNICODE_STRING *PCUNICODE_STRING;
 #undef max
 #define min(a, b)	(((a) < (b)) ? (a) : (b))
 #define max(a, b)	(((a) > (b)) ? (a) : (b))
+/*
+ * The WDK has no three-operand forms: drivers define their own min3 or
+ * max3 on top of min and max, which the kernel's would collide with.
+ */
+#undef min3
+#undef max3
+
+/*
+ * MSVC pragmas GCC does not know: #pragma alloc_text and code_seg page
+ * code out (Linux kernel text is always resident, so ignoring them is
+ * their meaning here), #pragma warning tunes MSVC's diagnostics. GCC
+ * ignores an unknown pragma anyway; say so once instead of warning for
+ * every line of a driver's pragma list.
+ */
+#pragma GCC diagnostic ignored "-Wunknown-pragmas"
 
 /*
  * A WDK call with no faithful Linux meaning: using it stops the build
@@ -187,11 +223,15 @@ typedef const UNICODE_STRING *PCUNICODE_STRING;
 #define _Out_writes_bytes_opt_(n)
 #define _Out_writes_to_(n, c)
 #define _Out_writes_bytes_to_(n, c)
+#define _Out_writes_to_opt_(n, c)
+#define _Out_writes_bytes_to_opt_(n, c)
 #define _Outptr_
 #define _Outptr_opt_
 #define _Outptr_result_maybenull_
 #define _Outptr_result_buffer_(n)
 #define _Outptr_result_bytebuffer_(n)
+#define _Deref_out_
+#define _Deref_out_opt_
 #define _Inout_
 #define _Inout_opt_
 #define _Inout_updates_(n)
@@ -220,6 +260,7 @@ typedef const UNICODE_STRING *PCUNICODE_STRING;
 #define _Interlocked_
 #define _Interlocked_operand_
 #define _Guarded_by_(l)
+#define _Write_guarded_by_(l)
 #define _Requires_lock_held_(l)
 #define _Requires_lock_not_held_(l)
 #define _Acquires_lock_(l)
@@ -255,6 +296,7 @@ typedef const UNICODE_STRING *PCUNICODE_STRING;
 #define __drv_requiresIRQL(l)
 #define __drv_when(c, a)
 #define __drv_strictTypeMatch(m)
+#define _Strict_type_match_
 
 /* ------------------------------------------------------------------ */
 /* IRQL                                                                */
@@ -327,7 +369,8 @@ static inline KIRQL KeRaiseIrqlToDpcLevel(void)
  */
 #define NT_ASSERT(e)		WARN(!(e), "NT_ASSERT(%s) failed\n", #e)
 #define NT_ASSERTMSG(m, e)	WARN(!(e), "NT_ASSERT(%s) failed: %s\n", #e, m)
-#define NT_VERIFY(e)		(!WARN(!(e), "NT_VERIFY(%s) failed\n", #e))
+/* A statement expression: its value may be used or dropped. */
+#define NT_VERIFY(e)		({ !WARN(!(e), "NT_VERIFY(%s) failed\n", #e); })
 #define ASSERT(e)		NT_ASSERT(e)
 #define NT_FRE_ASSERT(e)	NT_ASSERT(e)
 
