@@ -56,7 +56,8 @@ build() {
 # tools/wdk-typedefs; the WDK's macros (min, max, KeRaiseIrql...) are plain
 # expressions that name an argument twice, as Windows defines them, and SAL
 # annotations and WDK arguments with no Linux meaning (pool priorities,
-# wait reasons, lookaside depths) are dropped by design.
+# wait reasons, lookaside depths) are dropped by design; FORCEINLINE is
+# MSVC's storage class and inline keyword in one, two tokens.
 log "checkpatch"
 scripts=$(kernel_scripts)
 mapfile -d '' spec < <(tracked 'include/ndk/*.[ch]' ':!include/ndk/wdk/*')
@@ -66,7 +67,7 @@ mapfile -d '' rest < <(tracked '*.[ch]' ':!include/ndk/*' ':!ndk/trace.h' \
 	':!samples/wdk_rdma/*')
 checkpatch CAMELCASE,NEW_TYPEDEFS "${spec[@]}"
 checkpatch_opts=(--typedefsfile tools/wdk-typedefs)
-checkpatch CAMELCASE,NEW_TYPEDEFS,MACRO_ARG_REUSE,MACRO_ARG_UNUSED "${wdk[@]}"
+checkpatch CAMELCASE,NEW_TYPEDEFS,MACRO_ARG_REUSE,MACRO_ARG_UNUSED,COMPLEX_MACRO "${wdk[@]}"
 checkpatch_opts=()
 checkpatch CAMELCASE,OPEN_ENDED_LINE,PARENTHESIS_ALIGNMENT "${trace[@]}"
 checkpatch CAMELCASE "${rest[@]}"
