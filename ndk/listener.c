@@ -37,11 +37,23 @@ int ndk_listener_request(struct ndk_listener *listener,
 	    id->device != listener->obj.adapter->ibdev ||
 	    ndk_adapter_dead(listener->obj.adapter))
 		return -ECONNREFUSED;
+	/*
+	 * The consumer may have closed the listener since the check, and
+	 * its last reference may be gone: its memory stays until
+	 * rdma_destroy_id() of its id, which waits for this handler (rdma_cm
+	 * runs it under the listening id's handler_mutex), but it may no
+	 * longer gain successors.
+	 */
+	if (!ndk_obj_tryget(&listener->obj))
+		return -ECONNREFUSED;
 	conn = ndk_connector_alloc(listener->obj.adapter, &ev->param.conn,
 				   GFP_KERNEL);
-	if (!conn)
+	if (!conn) {
+		ndk_obj_put(&listener->obj);
 		return -ENOMEM;
+	}
 	ndk_obj_add_antecedent(&conn->obj, &listener->obj);
+	ndk_obj_put(&listener->obj);
 	ndk_connector_adopt(conn, id, ev);
 	ndk_obj_track(&conn->obj);
 	trace_ndk_object_create(NdkObjectTypeConnector, conn->obj.id,

@@ -161,6 +161,7 @@ NTSTATUS ndk_close_object(NDK_OBJECT_HEADER *pNdkObject,
 			  PVOID RequestContext);
 void ndk_obj_add_antecedent(struct ndk_obj *obj, struct ndk_obj *ante);
 void ndk_obj_get(struct ndk_obj *obj);
+bool ndk_obj_tryget(struct ndk_obj *obj);
 void ndk_obj_put(struct ndk_obj *obj);
 void ndk_obj_put_may_sleep(struct ndk_obj *obj);
 NTSTATUS ndk_query_extension(NDK_OBJECT_HEADER *hdr, GUID *id,

@@ -97,6 +97,21 @@ void ndk_obj_get(struct ndk_obj *obj)
 }
 
 /**
+ * ndk_obj_tryget() - take a reference unless the last one is gone
+ * @obj: an object whose memory the caller knows to be alive, whatever
+ *	its count
+ *
+ * For an event that may race with the object's close: the count can
+ * reach zero before the destruction that the event's context holds off.
+ *
+ * Return: true if the reference was taken.
+ */
+bool ndk_obj_tryget(struct ndk_obj *obj)
+{
+	return refcount_inc_not_zero(&obj->refs);
+}
+
+/**
  * ndk_obj_put() - drop a reference
  * @obj: the object
  *
