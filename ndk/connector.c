@@ -678,20 +678,26 @@ static void ndk_conn_work(struct work_struct *work)
 		err = ndk_conn_modify_qp(conn, IB_QPS_INIT);
 		if (!err && !conn->iwarp)
 			err = ndk_conn_modify_qp(conn, IB_QPS_RTR);
-		if (!err) {
-			rdma_lock_handler(conn->id);
-			err = NDK_FI_ERR(rdma_accept(conn->id, &conn->param));
-			/* ESTABLISHED waits for the handler lock held here. */
-			if (!err)
-				ndk_conn_arm(conn,
-					     READ_ONCE(ndk_accept_timeout_ms));
-			rdma_unlock_handler(conn->id);
+		if (err) {
+			ndk_conn_finish(conn, NDK_CONN_DONE,
+					ndk_status_from_errno(err));
+			return;
 		}
+		rdma_lock_handler(conn->id);
+		err = NDK_FI_ERR(rdma_accept(conn->id, &conn->param));
+		/* ESTABLISHED waits for the handler lock held here. */
+		if (!err)
+			ndk_conn_arm(conn, READ_ONCE(ndk_accept_timeout_ms));
+		rdma_unlock_handler(conn->id);
 		/*
-		 * On iWARP a peer that abandoned its request has closed the
-		 * TCP connection the MPA reply must go out on.
+		 * The request was checked when it came and the accept's
+		 * arguments by NdkAccept: a failure here means the peer
+		 * abandoned its request. On iWARP it has closed the TCP
+		 * connection the MPA reply must go out on; on IB and RoCE
+		 * its reject (a connect that timed out) left the CM id in no
+		 * state to reply, and rdma_accept() says -EINVAL.
 		 */
-		if (err == -ECONNRESET || err == -EPIPE)
+		if (err == -ECONNRESET || err == -EPIPE || err == -EINVAL)
 			ndk_conn_finish(conn, NDK_CONN_DONE,
 					STATUS_CONNECTION_ABORTED);
 		else if (err)
