@@ -731,7 +731,13 @@ static NTSTATUS ndk_conn_prepare(struct ndk_connector *conn, NDK_QP *pNdkQp,
 	if (!pNdkQp || pNdkQp->Header.ObjectType != NdkObjectTypeQp)
 		return STATUS_INVALID_PARAMETER;
 	qp = container_of(pNdkQp, struct ndk_qp, ndk);
-	if (qp->obj.adapter != conn->obj.adapter || conn->qp ||
+	/*
+	 * Any open instance of the same device and port will do: consumers
+	 * such as Microsoft's RdmaSample open the adapter once per socket and
+	 * accept a listener's connector with the socket's own QP.
+	 */
+	if (qp->obj.adapter->dev != conn->obj.adapter->dev ||
+	    qp->obj.adapter->port != conn->obj.adapter->port || conn->qp ||
 	    READ_ONCE(qp->obj.state) != NDK_OBJ_LIVE || READ_ONCE(qp->conn))
 		return STATUS_INVALID_PARAMETER;
 	if (pdata_len > pdata_max || (pdata_len && !pdata))

@@ -388,6 +388,35 @@ static void ndk_conn_atomic_test(struct kunit *test)
 	ndk_pair_close(test, &p);
 }
 
+/*
+ * A consumer may open the same interface more than once, and Microsoft's
+ * RdmaSample does, once per socket: QPs of a second instance serve the
+ * connector of the first on the active side and the listener's connector
+ * on the passive side.
+ */
+static void ndk_conn_other_instance_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv, e2 = *e;
+	struct sockaddr_in dst;
+	struct ndk_pair p;
+
+	e2.a = ndk_test_open(test);
+	e2.pd = container_of(ndk_test_create_pd(test, e2.a), NDK_PD, Header);
+	e2.cq = container_of(ndk_test_create_cq(test, e2.a, 64), NDK_CQ,
+			     Header);
+	p.c = ndk_cenv_connector(test, e);
+	p.aqp = ndk_cenv_qp(test, &e2);
+	p.pqp = ndk_cenv_qp(test, &e2);
+	ndk_listen_addr(e, &dst);
+	ndk_establish_pair(test, e, &p, (struct sockaddr *)&e->addr,
+			   (struct sockaddr *)&dst, sizeof(dst), false);
+	ndk_conn_traffic(test, &e2, p.aqp, p.pqp);
+	ndk_pair_close(test, &p);
+	ndk_test_close(test, &e2.cq->Header, e2.cq->Dispatch->NdkCloseCq);
+	ndk_test_close(test, &e2.pd->Header, e2.pd->Dispatch->NdkClosePd);
+	ndk_test_close_adapter(test, e2.a);
+}
+
 /* nd_dual_connection: two connections between the same pair of ports. */
 static void nd_dual_connection(struct kunit *test)
 {
@@ -1827,6 +1856,7 @@ static void ndk_tmo_accept_race_test(struct kunit *test)
 
 static struct kunit_case ndk_connector_cases[] = {
 	KUNIT_CASE(ndk_conn_connect_accept_test),
+	KUNIT_CASE(ndk_conn_other_instance_test),
 	KUNIT_CASE(nd_conn_reject),
 	KUNIT_CASE(ndk_conn_refused_test),
 	KUNIT_CASE(nd_large_private_data),
