@@ -850,7 +850,9 @@ NTSTATUS ndk_build_lam(NDK_ADAPTER *pNdkAdapter, MDL *Mdl, SIZE_T Length,
 	err = ndk_pgwalk(&w, Mdl, Length);
 	if (err)
 		return ndk_pgwalk_status(err);
-	need = struct_size(pNdkLAM, AdapterPageArray, w.n);
+	/* What Windows consumers allocate: the header, then w.n entries. */
+	need = size_add(offsetof(NDK_LOGICAL_ADDRESS_MAPPING, AdapterPageArray),
+			array_size(w.n, sizeof(NDK_LOGICAL_ADDRESS)));
 	if (!pNdkLAM || *pLAMSize < need) {
 		*pLAMSize = need;
 		return STATUS_BUFFER_TOO_SMALL;

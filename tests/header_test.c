@@ -351,6 +351,7 @@ static const struct ndk_layout_case ndk_struct_layout_cases[] = {
 	NDK_LAYOUT(offsetof(NDK_RESULT_EX, TypeSpecificCompletionOutput), 32),
 	NDK_LAYOUT(offsetof(NDK_LOGICAL_ADDRESS_MAPPING, AdapterPageCount), 8),
 	NDK_LAYOUT(offsetof(NDK_LOGICAL_ADDRESS_MAPPING, AdapterPageArray), 16),
+	NDK_LAYOUT(sizeof(NDK_LOGICAL_ADDRESS_MAPPING), 24),
 	NDK_LAYOUT(sizeof(NDK_ADAPTER_INFO), 104),
 	NDK_LAYOUT(offsetof(NDK_ADAPTER_INFO, MaxRegistrationSize), 16),
 	NDK_LAYOUT(offsetof(NDK_ADAPTER_INFO, FRMRPageCount), 32),

@@ -149,15 +149,17 @@ typedef struct _NDK_RESULT_EX {
 /*
  * Adapter page list of a virtually contiguous buffer (built by
  * NdkBuildLAM). Each entry is the device address of one PAGE_SIZE page.
- * Windows declares the array with one element; it is a flexible array
- * here, so member offsets match Windows but sizeof() does not include a
- * first entry. Size buffers with struct_size() or offsetof() plus
- * AdapterPageCount entries.
+ * Windows declares the array with one element, and its consumers size
+ * the buffer as sizeof() plus one entry per further page: the union keeps
+ * that sizeof() (24) while the array stays flexible for bounds checking.
  */
 typedef struct _NDK_LOGICAL_ADDRESS_MAPPING {
 	PVOID AdapterContext;
 	ULONG AdapterPageCount;
-	NDK_LOGICAL_ADDRESS AdapterPageArray[];
+	union {
+		NDK_LOGICAL_ADDRESS ndk_first_page;
+		DECLARE_FLEX_ARRAY(NDK_LOGICAL_ADDRESS, AdapterPageArray);
+	};
 } NDK_LOGICAL_ADDRESS_MAPPING;
 
 /*
@@ -884,11 +886,11 @@ static_assert(offsetof(NDK_RESULT_EX, Type) == 24);
 static_assert(offsetof(NDK_RESULT_EX, ProviderErrorCode) == 28);
 static_assert(offsetof(NDK_RESULT_EX, TypeSpecificCompletionOutput) == 32);
 
-/* Windows: sizeof == 24 because of its one-element array (see above). */
+/* As on Windows, sizeof() counts the first page (see above). */
 static_assert(offsetof(NDK_LOGICAL_ADDRESS_MAPPING, AdapterContext) == 0);
 static_assert(offsetof(NDK_LOGICAL_ADDRESS_MAPPING, AdapterPageCount) == 8);
 static_assert(offsetof(NDK_LOGICAL_ADDRESS_MAPPING, AdapterPageArray) == 16);
-static_assert(sizeof(NDK_LOGICAL_ADDRESS_MAPPING) == 16);
+static_assert(sizeof(NDK_LOGICAL_ADDRESS_MAPPING) == 24);
 
 static_assert(sizeof(NDK_ADAPTER_INFO) == 104);
 static_assert(offsetof(NDK_ADAPTER_INFO, VendorId) == 4);
