@@ -198,6 +198,20 @@ static void ndk_rm_restore(struct kunit *test, struct ndk_rm *rm)
 	KUNIT_EXPECT_EQ(test, ndk_enum_adapters(NULL, 0), 1);
 }
 
+/*
+ * Close the suite's environment, the adapter last: only then may the
+ * removal command, blocked on the device's release, finish.
+ */
+static void ndk_rm_close_env(struct kunit *test, struct ndk_rm *rm)
+{
+	ndk_conn_exit_test(test);
+	test->priv = NULL;
+	KUNIT_EXPECT_NE_MSG(test, wait_for_completion_timeout(&rm->done,
+							      NDK_TEST_TIMEOUT),
+			    0UL, "the device's unregistration did not finish");
+	KUNIT_EXPECT_EQ(test, rm->ret, 0);
+}
+
 #define NDK_RMP_MAX	4096
 #define NDK_RMP_WINDOW	6
 
@@ -367,12 +381,7 @@ static void ndk_removal_posting_test(struct kunit *test)
 
 	ib_dma_unmap_single(dev, m->dma, NDK_RM_BUF, DMA_BIDIRECTIONAL);
 	ndk_pair_close(test, &p);
-	ndk_conn_exit_test(test);
-	test->priv = NULL;
-	KUNIT_EXPECT_NE_MSG(test, wait_for_completion_timeout(&rm->done,
-							      NDK_TEST_TIMEOUT),
-			    0UL, "the device's unregistration did not finish");
-	KUNIT_EXPECT_EQ(test, rm->ret, 0);
+	ndk_rm_close_env(test, rm);
 	ndk_rm_restore(test, rm);
 }
 
@@ -479,13 +488,7 @@ static void ndk_removal_live_test(struct kunit *test)
 	ib_dma_unmap_single(dev, dma, NDK_RM_BUF, DMA_BIDIRECTIONAL);
 	ndk_pair_close(test, &p);
 	ndk_test_close(test, &idle->Header, idle->Dispatch->NdkCloseQp);
-	ndk_conn_exit_test(test);
-	test->priv = NULL;
-
-	KUNIT_EXPECT_NE_MSG(test, wait_for_completion_timeout(&rm->done,
-							      NDK_TEST_TIMEOUT),
-			    0UL, "the device's unregistration did not finish");
-	KUNIT_EXPECT_EQ(test, rm->ret, 0);
+	ndk_rm_close_env(test, rm);
 	KUNIT_EXPECT_EQ(test, ndk_enum_adapters(NULL, 0), 0);
 	if (way->unload)
 		ndk_rm_restore(test, rm);
