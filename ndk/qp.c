@@ -717,8 +717,8 @@ static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
 }
 
 /*
- * A registration whose request the device did not take keeps its token:
- * undo the new key ndk_fast_register_wr() or ndk_mw_bind_wr() gave it.
+ * A bind whose request the device did not take keeps its token: undo the
+ * new key ndk_mw_bind_wr() gave the window.
  */
 static void ndk_qp_unkey(struct ib_mr *ibmr, NTSTATUS status)
 {
@@ -826,11 +826,11 @@ static NTSTATUS ndk_fast_register_wr(struct ndk_qp *qp, struct ib_reg_wr *wr,
 		return STATUS_INVALID_PARAMETER;
 	mr->ibmr->iova = va;
 	/*
-	 * A new key for every registration, so that a token handed out for
-	 * an earlier one does not open this one; available to
-	 * NdkGetRemoteTokenFromMr as soon as NdkFastRegister returns.
+	 * The key stays the one NdkInitializeFastRegisterMr gave: Windows
+	 * consumers (Microsoft's RdmaSample among them) take the remote
+	 * token once after initialization and use it for every later
+	 * registration of the MR. Invalidation still closes it in between.
 	 */
-	ib_update_fast_reg_key(mr->ibmr, ib_inc_rkey(mr->ibmr->rkey));
 	wr->mr = mr->ibmr;
 	wr->key = mr->ibmr->rkey;
 	return STATUS_SUCCESS;
@@ -852,9 +852,7 @@ static NTSTATUS ndk_fast_register(NDK_QP *pNdkQp, PVOID RequestContext,
 	status = ndk_fast_register_wr(qp, &wr, pMr, AdapterPageCount,
 				      AdapterPageArray, FBO, Length,
 				      (uintptr_t)BaseVirtualAddress, Flags);
-	status = ndk_qp_post_checked(qp, &wr.wr, Flags, status);
-	ndk_qp_unkey(wr.mr, status);
-	return status;
+	return ndk_qp_post_checked(qp, &wr.wr, Flags, status);
 }
 
 static NTSTATUS ndk_invalidate(NDK_QP *pNdkQp, PVOID RequestContext,
