@@ -16,7 +16,8 @@
  * that woke the waiting receiver, summed over such callbacks, and their
  * number, and with the slab allocations made during the timed iterations (any
  * context, counted through the kmalloc and kmem_cache_alloc tracepoints)
- * and how many of them ndk.ko made. The workload
+ * and how many of them ndk.ko made; conn_scale adds the time of its three
+ * phases and the memory the open connections took. The workload
  * loops below are shared, so both modes pay the same harness costs and
  * differ only in what struct perf_ops calls. With mode=both the two are
  * set up side by side and the timed iterations alternate between them in
@@ -27,17 +28,22 @@
 
 #include <linux/inetdevice.h>
 #include <linux/kallsyms.h>
+#include <linux/delay.h>
 #include <linux/kthread.h>
 #include <linux/ktime.h>
+#include <linux/mm.h>
+#include <linux/mmzone.h>
 #include <linux/module.h>
 #include <linux/netdevice.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
+#include <linux/vmstat.h>
 #include <trace/events/kmem.h>
 #include "ndkperf.h"
 
 static char *workload = "send_lat";
 module_param(workload, charp, 0444);
-MODULE_PARM_DESC(workload, "send_lat, write_lat, send_bw, write_bw, read_bw, reg_mr, conn, poll_empty, notify_lat or send_bw_2cpu");
+MODULE_PARM_DESC(workload, "send_lat, write_lat, send_bw, write_bw, read_bw, reg_mr, conn, poll_empty, notify_lat, send_bw_2cpu or conn_scale");
 static char *mode = "ndk";
 module_param(mode, charp, 0444);
 MODULE_PARM_DESC(mode, "ndk, raw or both (alternating chunks)");
@@ -59,6 +65,9 @@ MODULE_PARM_DESC(netdev, "interface of the RDMA device, whose IPv4 address is us
 static bool sizes;
 module_param(sizes, bool, 0444);
 MODULE_PARM_DESC(sizes, "print ndk's per-object memory (mode=ndk)");
+static unsigned int conns = 1000;
+module_param(conns, uint, 0444);
+MODULE_PARM_DESC(conns, "conn_scale: connections open at once");
 
 static const char * const perf_names[] = {
 	[PERF_SEND_LAT] = "send_lat",
@@ -71,6 +80,7 @@ static const char * const perf_names[] = {
 	[PERF_POLL_EMPTY] = "poll_empty",
 	[PERF_NOTIFY_LAT] = "notify_lat",
 	[PERF_SEND_BW_2CPU] = "send_bw_2cpu",
+	[PERF_CONN_SCALE] = "conn_scale",
 };
 
 /* mode=both: NDK and raw take turns this many times each. */
@@ -102,6 +112,14 @@ struct perf_run {
 	ktime_t t_post;
 	u64 notify_ns;
 	u64 notifies;
+	/*
+	 * conn_scale, summed over the timed cycles: the time of opening,
+	 * of the sends and of the teardown, and the pages in use (of them
+	 * slab pages) with everything open and after the teardown, against
+	 * before the cycle
+	 */
+	u64 scale_ns[3];
+	s64 open_pages, slab_pages, left_pages;
 };
 
 /*
@@ -448,6 +466,88 @@ static int perf_stream(struct perf_run *r, u32 n)
 	return 0;
 }
 
+/*
+ * The pages in use in the machine, and of them slab pages, for
+ * conn_scale. Besides the buddy allocator's free pages, the pages on the
+ * per-CPU lists are free too, though NR_FREE_PAGES does not count them:
+ * a teardown leaves up to pcp->high pages (megabytes) there, which the
+ * next setup takes first without moving NR_FREE_PAGES. vmalloc()ed
+ * memory (rxe's queues) is in, as is every driver's; the slab counts
+ * may lag by the per-CPU vmstat thresholds, a few dozen pages.
+ */
+static void perf_mem(s64 *used, s64 *slab)
+{
+	struct zone *zone;
+	s64 free = 0;
+	int nid, z, cpu;
+
+	for_each_online_node(nid) {
+		for (z = 0; z < MAX_NR_ZONES; z++) {
+			zone = &NODE_DATA(nid)->node_zones[z];
+			if (!populated_zone(zone))
+				continue;
+			free += zone_page_state_snapshot(zone, NR_FREE_PAGES);
+			for_each_online_cpu(cpu)
+				free += READ_ONCE(per_cpu_ptr(zone->per_cpu_pageset,
+							      cpu)->count);
+		}
+	}
+	*used = totalram_pages() - free;
+	*slab = global_node_page_state_pages(NR_SLAB_RECLAIMABLE_B) +
+		global_node_page_state_pages(NR_SLAB_UNRECLAIMABLE_B);
+}
+
+/*
+ * conn_scale: what a close leaves to free later (ndk's objects on its
+ * workqueue after the close callback, RCU-deferred frees, rdma_cm's
+ * work items) is given time to go before a snapshot, so that neither a
+ * cycle's own leftovers nor the previous cycle's, freed meanwhile, show
+ * as growth or shrink. Not timed.
+ */
+#define PERF_SETTLE_MS	300
+
+static void perf_settle(void)
+{
+	msleep(PERF_SETTLE_MS);
+	rcu_barrier();
+}
+
+/*
+ * One conn_scale cycle: open, send, close, each phase timed, and the
+ * memory with everything open (after the sends, so that whatever the
+ * first message allocates is in) and after the close against before.
+ * The snapshots are not timed.
+ */
+static int perf_scale_once(struct perf_run *r)
+{
+	const struct perf_ops *o = r->ops;
+	s64 used[3], slab[3];
+	ktime_t t[5];
+	int err;
+
+	perf_settle();
+	perf_mem(&used[0], &slab[0]);
+	t[0] = ktime_get();
+	err = o->scale_open(r->st);
+	t[1] = ktime_get();
+	if (!err)
+		err = o->scale_send(r->st);
+	t[2] = ktime_get();
+	perf_mem(&used[1], &slab[1]);
+	t[3] = ktime_get();
+	o->scale_close(r->st);
+	t[4] = ktime_get();
+	perf_settle();
+	perf_mem(&used[2], &slab[2]);
+	r->scale_ns[0] += ktime_to_ns(ktime_sub(t[1], t[0]));
+	r->scale_ns[1] += ktime_to_ns(ktime_sub(t[2], t[1]));
+	r->scale_ns[2] += ktime_to_ns(ktime_sub(t[4], t[3]));
+	r->open_pages += used[1] - used[0];
+	r->slab_pages += slab[1] - slab[0];
+	r->left_pages += used[2] - used[0];
+	return err;
+}
+
 /* Run @n iterations of the workload; the first call warms up. */
 static int perf_iterate(struct perf_run *r, u32 n, u64 *ns)
 {
@@ -479,6 +579,9 @@ static int perf_iterate(struct perf_run *r, u32 n, u64 *ns)
 			break;
 		case PERF_NOTIFY_LAT:
 			err = perf_notify_rt(r);
+			break;
+		case PERF_CONN_SCALE:
+			err = perf_scale_once(r);
 			break;
 		default:
 			err = perf_stream(r, n);
@@ -517,6 +620,10 @@ static int perf_start(struct perf_run *r, const struct perf_ops *ops,
 	r->polled = 0;
 	r->notify_ns = 0;
 	r->notifies = 0;
+	memset(r->scale_ns, 0, sizeof(r->scale_ns));
+	r->open_pages = 0;
+	r->slab_pages = 0;
+	r->left_pages = 0;
 	return err;
 }
 
@@ -547,6 +654,14 @@ static int perf_finish(struct perf_run *r, int m, int err, u64 ns,
 			cfg->depth, cfg->iters, ns, r->post_ns, round,
 			r->poll_ns, r->polled, r->notify_ns, r->notifies,
 			allocs, ndk_allocs);
+	/* Times in ns and memory in KiB, summed over the cycles. */
+	if (!err && cfg->wl == PERF_CONN_SCALE)
+		pr_info("scale workload=conn_scale mode=%s round=%u iters=%u conns=%u setup_ns=%llu send_ns=%llu teardown_ns=%llu open_kib=%lld slab_kib=%lld left_kib=%lld\n",
+			r->ops->name, round, cfg->iters, cfg->conns,
+			r->scale_ns[0], r->scale_ns[1], r->scale_ns[2],
+			r->open_pages << (PAGE_SHIFT - 10),
+			r->slab_pages << (PAGE_SHIFT - 10),
+			r->left_pages << (PAGE_SHIFT - 10));
 out:
 	r->ops->teardown(r->st);
 	return err;
@@ -743,7 +858,7 @@ static int __init perf_init(void)
 {
 	struct perf_cfg cfg[2] = {
 		{ .size = size, .iters = iters, .depth = depth,
-		  .port = PERF_PORT },
+		  .port = PERF_PORT, .conns = conns },
 	};
 	const struct perf_ops *ops[2] = { &perf_ndk_ops, &perf_raw_ops };
 	struct net_device *ndev;
@@ -751,7 +866,7 @@ static int __init perf_init(void)
 
 	cfg[0].wl = match_string(perf_names, ARRAY_SIZE(perf_names), workload);
 	if ((int)cfg[0].wl < 0 || !iters || depth < 2 || depth > 1024 ||
-	    size < 8 || size > SZ_4M) {
+	    size < 8 || size > SZ_4M || !conns || conns > 65536) {
 		pr_err("bad parameters\n");
 		return -EINVAL;
 	}

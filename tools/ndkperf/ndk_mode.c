@@ -5,14 +5,18 @@
  */
 #define pr_fmt(fmt) "ndkperf: " fmt
 
+#include <linux/atomic.h>
 #include <linux/completion.h>
 #include <linux/err.h>
 #include <linux/ktime.h>
+#include <linux/mm.h>
 #include <linux/slab.h>
 #include <ndk/ndk.h>
 #include "ndkperf.h"
 
 #define NP_WAIT		(30 * HZ)
+/* conn_scale: a phase of all the connections; ndk's own timers are 20 s */
+#define NP_SCALE_WAIT	(120 * HZ)
 #define NP_POLL_MAX	16
 #define NP_MR_FLAGS	(NDK_MR_FLAG_ALLOW_LOCAL_WRITE | \
 			 NDK_MR_FLAG_ALLOW_REMOTE_READ | \
@@ -142,6 +146,20 @@ struct np_side {
 	u32 rkey;
 };
 
+struct np;
+
+/* conn_scale: one end of a connection, the context of its callbacks. */
+struct np_end {
+	struct np *p;
+	NDK_QP *qp;
+	NDK_CONNECTOR *conn;
+	bool up;	/* its NdkCompleteConnect or NdkAccept completed */
+};
+
+struct np_sconn {
+	struct np_end end[2];
+};
+
 struct np {
 	const struct perf_cfg *cfg;
 	NDK_ADAPTER *adapter;
@@ -158,12 +176,32 @@ struct np {
 	/* conn: QPs created, handshake, disconnect, closes */
 	u64 conn_ns[4], conn_n;
 	NDK_RESULT res[NP_POLL_MAX];
+	/*
+	 * conn_scale: the CQs all connections share, [side][send, receive];
+	 * the connections; the listener's requests go to them while
+	 * sc_open; sc_accepted counts those requests. The calls of a phase
+	 * are counted in sc_pending, which the issuing thread holds one of
+	 * until all are made; sc_status keeps the first failure.
+	 */
+	NDK_CQ *scq[2][2];
+	struct np_sconn *sc;
+	bool sc_open;
+	atomic_t sc_accepted;
+	atomic_t sc_pending;
+	atomic_t sc_status;
+	struct completion sc_done;
 };
+
+static void np_sc_incoming(struct np *p, NDK_CONNECTOR *connector);
 
 static void np_connect_event(PVOID ctx, NDK_CONNECTOR *connector)
 {
 	struct np *p = ctx;
 
+	if (READ_ONCE(p->sc_open)) {
+		np_sc_incoming(p, connector);
+		return;
+	}
 	p->incoming_conn = connector;
 	complete(&p->incoming);
 }
@@ -320,8 +358,11 @@ static void np_teardown(void *st)
 		np_close_mr(p->sd[s].mr);
 	}
 	np_close_mr(p->rmr);
-	for (s = 1; s >= 0; s--)
+	for (s = 1; s >= 0; s--) {
 		np_close_cq(p->sd[s].cq);
+		np_close_cq(p->scq[s][0]);
+		np_close_cq(p->scq[s][1]);
+	}
 	if (p->pd)
 		np_close(&p->pd->Header, p->pd->Dispatch->NdkClosePd);
 	if (p->adapter)
@@ -329,7 +370,36 @@ static void np_teardown(void *st)
 	kfree(p->sd[0].buf);
 	kfree(p->sd[1].buf);
 	kfree(p->rbuf);
+	kvfree(p->sc);
 	kfree(p);
+}
+
+/*
+ * conn_scale: the CQs every connection shares, one for sends and one
+ * for receives per side, each deep enough for one completion of each
+ * connection, and the connections' array.
+ */
+static int np_setup_scale(struct np *p)
+{
+	const NDK_ADAPTER_DISPATCH *a = p->adapter->Dispatch;
+	struct np_wait w;
+	NTSTATUS st;
+	int s, k;
+
+	for (s = 0; s < 2; s++) {
+		for (k = 0; k < 2; k++) {
+			np_wait_init(&w);
+			st = a->NdkCreateCq(p->adapter, p->cfg->conns + 16, NULL,
+					    NULL, NULL, np_create_done, &w,
+					    &p->scq[s][k]);
+			p->scq[s][k] = np_obj(np_created(&w, st, p->scq[s][k],
+							 "CQ"), NDK_CQ);
+			if (!p->scq[s][k])
+				return -ENOMEM;
+		}
+	}
+	p->sc = kvcalloc(p->cfg->conns, sizeof(*p->sc), GFP_KERNEL);
+	return p->sc ? 0 : -ENOMEM;
 }
 
 static int np_setup_objects(struct np *p)
@@ -395,6 +465,8 @@ static int np_setup_objects(struct np *p)
 			return -ENOMEM;
 		ndk_mdl_init_kva(&p->rmdl, p->rbuf, p->cfg->size);
 	}
+	if (p->cfg->wl == PERF_CONN_SCALE && np_setup_scale(p))
+		return -ENOMEM;
 	if (p->cfg->wl == PERF_WRITE_LAT) {
 		p->sd[0].wqp = np_qp(p, 0);
 		p->sd[1].wqp = np_qp(p, 1);
@@ -416,6 +488,7 @@ static void *np_setup(const struct perf_cfg *cfg)
 		return ERR_PTR(-ENOMEM);
 	p->cfg = cfg;
 	init_completion(&p->incoming);
+	init_completion(&p->sc_done);
 	err = np_find_adapter(p);
 	if (!err)
 		err = np_setup_objects(p);
@@ -567,6 +640,318 @@ static int np_conn_once(void *st)
 	return err;
 }
 
+/*
+ * conn_scale. Every call of a phase is made at once from this thread and
+ * the chains of calls go on from the completion callbacks, as a consumer
+ * that opens many connections writes them: NdkConnect's completion
+ * calls NdkCompleteConnect, the listener's connect event NdkAccept with
+ * the next free QP of side 1; nothing waits but the thread, once per
+ * phase. np_sc_call() counts a call that returned @st: a pending one is
+ * counted down by its callback, any other at once.
+ */
+static void np_sc_start(struct np *p)
+{
+	atomic_set(&p->sc_pending, 1);
+	atomic_set(&p->sc_status, 0);
+	reinit_completion(&p->sc_done);
+}
+
+static void np_sc_put(struct np *p, NTSTATUS st)
+{
+	/* A failure ends the wait: its peer's calls may never come. */
+	if (st && !atomic_cmpxchg(&p->sc_status, 0, st))
+		complete(&p->sc_done);
+	if (atomic_dec_and_test(&p->sc_pending))
+		complete(&p->sc_done);
+}
+
+static void np_sc_call(struct np *p, NTSTATUS st)
+{
+	if (st != STATUS_PENDING)
+		np_sc_put(p, st);
+}
+
+static int np_sc_wait(struct np *p, const char *what)
+{
+	np_sc_put(p, STATUS_SUCCESS);
+	if (!wait_for_completion_timeout(&p->sc_done, NP_SCALE_WAIT)) {
+		pr_err("conn_scale: %s: %d calls did not complete\n", what,
+		       atomic_read(&p->sc_pending));
+		return -ETIMEDOUT;
+	}
+	if (atomic_read(&p->sc_status)) {
+		pr_err("conn_scale: %s failed: %#x\n", what,
+		       atomic_read(&p->sc_status));
+		return -EIO;
+	}
+	return 0;
+}
+
+static void np_sc_done(PVOID ctx, NTSTATUS status)
+{
+	np_sc_put(((struct np_end *)ctx)->p, status);
+}
+
+/* The last step of either side: the connection is up. */
+static void np_sc_up(PVOID ctx, NTSTATUS status)
+{
+	struct np_end *e = ctx;
+
+	if (!status)
+		WRITE_ONCE(e->up, true);
+	np_sc_put(e->p, status);
+}
+
+static void np_sc_rejected(PVOID ctx)
+{
+}
+
+static void np_sc_closed(PVOID ctx)
+{
+	np_sc_put(((struct np_end *)ctx)->p, STATUS_SUCCESS);
+}
+
+static void np_sc_qp_created(PVOID ctx, NTSTATUS status,
+			     NDK_OBJECT_HEADER *obj)
+{
+	struct np_end *e = ctx;
+
+	if (!status)
+		e->qp = container_of(obj, NDK_QP, Header);
+	np_sc_put(e->p, status);
+}
+
+static void np_sc_conn_created(PVOID ctx, NTSTATUS status,
+			       NDK_OBJECT_HEADER *obj)
+{
+	struct np_end *e = ctx;
+
+	if (!status)
+		e->conn = container_of(obj, NDK_CONNECTOR, Header);
+	np_sc_put(e->p, status);
+}
+
+/* The peer accepted: confirm, the NDK handshake's third step. */
+static void np_sc_connected(PVOID ctx, NTSTATUS status)
+{
+	struct np_end *e = ctx;
+	NDK_CONNECTOR *c = e->conn;
+
+	if (status) {
+		np_sc_put(e->p, status);
+		return;
+	}
+	status = c->Dispatch->NdkCompleteConnect(c, NULL, NULL, np_sc_up, e);
+	if (status != STATUS_PENDING)
+		np_sc_up(e, status);
+}
+
+/* A request on the listener: accept it on the next QP of side 1. */
+static void np_sc_incoming(struct np *p, NDK_CONNECTOR *connector)
+{
+	u32 i = atomic_inc_return(&p->sc_accepted) - 1;
+	struct np_end *e;
+	NTSTATUS st;
+
+	if (i >= p->cfg->conns) {
+		/* Not ours; closing it rejects it. */
+		np_sc_put(p, STATUS_CONNECTION_REFUSED);
+		connector->Dispatch->NdkCloseConnector(&connector->Header,
+						       np_sc_rejected, NULL);
+		return;
+	}
+	e = &p->sc[i].end[1];
+	e->conn = connector;
+	st = connector->Dispatch->NdkAccept(connector, e->qp, PERF_RD_LIMIT,
+					    PERF_RD_LIMIT, NULL, 0, NULL, NULL,
+					    np_sc_up, e);
+	if (st != STATUS_PENDING)
+		np_sc_up(e, st);
+}
+
+static int np_scale_open(void *st)
+{
+	struct np *p = st;
+	struct sockaddr_in src = { .sin_family = AF_INET,
+				   .sin_addr.s_addr = p->cfg->addr };
+	struct sockaddr_in dst = src;
+	u32 n = p->cfg->conns, d = p->cfg->depth, i;
+	NDK_SGE sge = { .VirtualAddress = p->sd[1].buf + p->cfg->size,
+			.Length = p->cfg->size,
+			.MemoryRegionToken = p->sd[1].lkey };
+	const NDK_ADAPTER_DISPATCH *a = p->adapter->Dispatch;
+	struct np_end *e;
+	NDK_CONNECTOR *c;
+	NDK_QP *qp;
+	NTSTATUS s;
+	int side, err;
+
+	/* The QPs and side 0's connectors, all asked for at once. */
+	np_sc_start(p);
+	for (i = 0; i < n; i++) {
+		for (side = 0; side < 2; side++) {
+			e = &p->sc[i].end[side];
+			e->p = p;
+			atomic_inc(&p->sc_pending);
+			qp = NULL;
+			/* NDKPI: the receive CQ first. */
+			s = p->pd->Dispatch->NdkCreateQp(p->pd,
+							 p->scq[side][1],
+							 p->scq[side][0], e,
+							 2 * d, d, 1, 1, 0,
+							 np_sc_qp_created, e,
+							 &qp);
+			if (s == STATUS_SUCCESS)
+				e->qp = qp;
+			np_sc_call(p, s);
+		}
+		e = &p->sc[i].end[0];
+		atomic_inc(&p->sc_pending);
+		c = NULL;
+		s = a->NdkCreateConnector(p->adapter, np_sc_conn_created, e,
+					  &c);
+		if (s == STATUS_SUCCESS)
+			e->conn = c;
+		np_sc_call(p, s);
+	}
+	err = np_sc_wait(p, "creating QPs and connectors");
+	if (err)
+		return err;
+
+	/* A receive on every QP of side 1 (allowed before connecting). */
+	for (i = 0; i < n; i++) {
+		qp = p->sc[i].end[1].qp;
+		s = qp->Dispatch->NdkReceive(qp, (void *)PERF_K_RECV, &sge, 1);
+		if (s) {
+			pr_err("conn_scale: receive failed: %#x\n", s);
+			return -EIO;
+		}
+	}
+
+	/*
+	 * Every connect at once: each makes two chains of calls, side 0's
+	 * connect and completion and side 1's accept, counted here.
+	 */
+	dst.sin_port = htons(p->cfg->port);
+	atomic_set(&p->sc_accepted, 0);
+	WRITE_ONCE(p->sc_open, true);
+	np_sc_start(p);
+	for (i = 0; i < n; i++) {
+		e = &p->sc[i].end[0];
+		c = e->conn;
+		atomic_add(2, &p->sc_pending);
+		s = c->Dispatch->NdkConnect(c, e->qp, (struct sockaddr *)&src,
+					    sizeof(src),
+					    (struct sockaddr *)&dst,
+					    sizeof(dst), PERF_RD_LIMIT,
+					    PERF_RD_LIMIT, NULL, 0,
+					    np_sc_connected, e);
+		if (s != STATUS_PENDING) {
+			np_sc_put(p, s ?: STATUS_UNSUCCESSFUL);
+			np_sc_put(p, STATUS_SUCCESS);
+		}
+	}
+	return np_sc_wait(p, "connecting");
+}
+
+/* One send from side 0 on every connection; all completions reaped. */
+static int np_scale_send(void *st)
+{
+	struct np *p = st;
+	NDK_SGE sge = { .VirtualAddress = p->sd[0].buf,
+			.Length = p->cfg->size,
+			.MemoryRegionToken = p->sd[0].lkey };
+	unsigned long end = jiffies + NP_SCALE_WAIT;
+	u32 n = p->cfg->conns, want[2] = { n, n }, i;
+	NDK_CQ *cq[2] = { p->scq[0][0], p->scq[1][1] };
+	NDK_QP *qp;
+	NTSTATUS s;
+	int k, j, got;
+
+	for (i = 0; i < n; i++) {
+		qp = p->sc[i].end[0].qp;
+		s = qp->Dispatch->NdkSend(qp, (void *)PERF_K_SEND, &sge, 1, 0);
+		if (s) {
+			pr_err("conn_scale: send failed: %#x\n", s);
+			return -EIO;
+		}
+	}
+	while (want[0] || want[1]) {
+		for (k = 0; k < 2; k++) {
+			got = cq[k]->Dispatch->NdkGetCqResults(cq[k], p->res,
+							       NP_POLL_MAX);
+			for (j = 0; j < got; j++) {
+				if (p->res[j].Status) {
+					pr_err("conn_scale: completion failed: %#x\n",
+					       p->res[j].Status);
+					return -EIO;
+				}
+			}
+			want[k] -= min_t(u32, want[k], got);
+		}
+		cond_resched();
+		if (time_after(jiffies, end)) {
+			pr_err("conn_scale: %u sends, %u receives missing\n",
+			       want[0], want[1]);
+			return -ETIMEDOUT;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Disconnect from side 0 what connected, then close the connectors and
+ * then the QPs, each phase's calls all at once.
+ */
+static void np_scale_close(void *st)
+{
+	struct np *p = st;
+	u32 n = p->cfg->conns, i;
+	struct np_end *e;
+	NDK_CONNECTOR *c;
+	int side;
+
+	WRITE_ONCE(p->sc_open, false);
+	np_sc_start(p);
+	for (i = 0; i < n; i++) {
+		e = &p->sc[i].end[0];
+		if (!e->up)
+			continue;
+		atomic_inc(&p->sc_pending);
+		c = e->conn;
+		np_sc_call(p, c->Dispatch->NdkDisconnect(c, np_sc_done, e));
+	}
+	np_sc_wait(p, "disconnecting");
+	np_sc_start(p);
+	for (i = 0; i < n; i++) {
+		for (side = 0; side < 2; side++) {
+			e = &p->sc[i].end[side];
+			c = e->conn;
+			if (!c)
+				continue;
+			atomic_inc(&p->sc_pending);
+			np_sc_call(p, c->Dispatch->NdkCloseConnector(&c->Header,
+								     np_sc_closed,
+								     e));
+		}
+	}
+	np_sc_wait(p, "closing connectors");
+	np_sc_start(p);
+	for (i = 0; i < n; i++) {
+		for (side = 0; side < 2; side++) {
+			e = &p->sc[i].end[side];
+			if (!e->qp)
+				continue;
+			atomic_inc(&p->sc_pending);
+			np_sc_call(p, e->qp->Dispatch->NdkCloseQp(&e->qp->Header,
+								  np_sc_closed,
+								  e));
+		}
+	}
+	np_sc_wait(p, "closing QPs");
+	memset(p->sc, 0, n * sizeof(*p->sc));
+}
+
 static void np_sizes(void *st)
 {
 	struct np *p = st;
@@ -588,5 +973,8 @@ const struct perf_ops perf_ndk_ops = {
 	.arm = np_arm,
 	.reg_once = np_reg_once,
 	.conn_once = np_conn_once,
+	.scale_open = np_scale_open,
+	.scale_send = np_scale_send,
+	.scale_close = np_scale_close,
 	.sizes = np_sizes,
 };

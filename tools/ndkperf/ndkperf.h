@@ -24,6 +24,7 @@ enum perf_workload {
 	PERF_POLL_EMPTY, /* poll an empty CQ: the bare cost of a poll call */
 	PERF_NOTIFY_LAT, /* send ping-pong driven by CQ notifications */
 	PERF_SEND_BW_2CPU, /* send_bw on one connection per CPU at once */
+	PERF_CONN_SCALE, /* conns connections at once, a send on each, closed */
 };
 
 /* What a request's completion belongs to, as its request context. */
@@ -48,6 +49,7 @@ struct perf_cfg {
 	u16 port;		/* the listener's; each mode has its own */
 	/* notify_lat: per side; the CQs get a notification callback */
 	struct perf_notify *notify;
+	u32 conns;		/* conn_scale: connections open at once */
 };
 
 /*
@@ -94,6 +96,17 @@ struct perf_ops {
 	int (*reg_once)(void *st, u64 *ns);
 	/* One full connection setup and teardown on new QPs. */
 	int (*conn_once)(void *st);
+	/*
+	 * conn_scale, in this order: open cfg->conns connections at once,
+	 * each with its own QPs and connectors (ids) on CQs they all share
+	 * (a send and a receive CQ per side), a receive posted on side 1;
+	 * send once on each from side 0 and reap every completion; then
+	 * disconnect and close all. scale_close also cleans up after a
+	 * failed scale_open or scale_send.
+	 */
+	int (*scale_open)(void *st);
+	int (*scale_send)(void *st);
+	void (*scale_close)(void *st);
 	/* Print ndk's private object sizes (NDK mode only). */
 	void (*sizes)(void *st);
 };

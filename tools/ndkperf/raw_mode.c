@@ -7,6 +7,8 @@
  */
 #define pr_fmt(fmt) "ndkperf: " fmt
 
+#include <linux/atomic.h>
+#include <linux/completion.h>
 #include <linux/err.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
@@ -20,6 +22,8 @@
 #define RP_CM_TIMEOUT	2000
 #define RP_POLL_MAX	16
 #define RP_ERROR	BIT(RDMA_CM_EVENT_ADDR_ERROR)
+/* conn_scale: a phase of all the connections */
+#define RP_SCALE_WAIT	(120 * HZ)
 
 /* One end of an rdma_cm connection; @seen collects its events. */
 struct rp_conn {
@@ -27,6 +31,9 @@ struct rp_conn {
 	struct rdma_cm_id *id;
 	unsigned long seen;
 	int side;
+	/* conn_scale: driven from the handler; up once established */
+	bool scale;
+	bool up;
 };
 
 /* A region registered by IB_WR_REG_MR. */
@@ -53,7 +60,26 @@ struct rp {
 	/* conn: handshake (with the QPs), disconnect, destruction */
 	u64 conn_ns[3], conn_n;
 	struct ib_wc wc[RP_POLL_MAX];
+	/*
+	 * conn_scale: the CQs all connections share, [side][send, receive];
+	 * the connections' ends, side 0 of connection i at 2 i and side 1
+	 * at 2 i + 1; the listener's requests go to them while sc_open,
+	 * sc_accepted counting them. The events a phase waits for are
+	 * counted in sc_pending, which the issuing thread holds one of until
+	 * all its calls are made; sc_status keeps the first failure.
+	 */
+	struct ib_cq *scq[2][2];
+	struct rp_conn *sc;
+	bool sc_open;
+	atomic_t sc_accepted;
+	atomic_t sc_pending;
+	atomic_t sc_status;
+	struct completion sc_done;
 };
+
+static int rp_sc_handler(struct rp_conn *c, struct rdma_cm_id *id,
+			 struct rdma_cm_event *ev);
+static int rp_sc_accept(struct rp *p, struct rdma_cm_id *id);
 
 static void rp_qp_attr(struct rp *p, int side, struct ib_qp_init_attr *init)
 {
@@ -87,6 +113,8 @@ static int rp_accept(struct rdma_cm_id *id)
 	struct ib_qp_init_attr init;
 	int err;
 
+	if (READ_ONCE(p->sc_open))
+		return rp_sc_accept(p, id);
 	if (!c)
 		return -EINVAL;
 	p->accepting = NULL;
@@ -112,6 +140,8 @@ static int rp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
 	struct rp_conn *c = id->context;
 
+	if (c->scale)
+		return rp_sc_handler(c, id, ev);
 	switch (ev->event) {
 	case RDMA_CM_EVENT_CONNECT_REQUEST:
 		return rp_accept(id);
@@ -327,14 +357,20 @@ static void rp_teardown(void *st)
 	}
 	if (!IS_ERR_OR_NULL(p->listen))
 		rdma_destroy_id(p->listen);
-	for (s = 1; s >= 0; s--)
+	for (s = 1; s >= 0; s--) {
 		if (!IS_ERR_OR_NULL(p->cq[s]))
 			ib_destroy_cq(p->cq[s]);
+		if (!IS_ERR_OR_NULL(p->scq[s][0]))
+			ib_destroy_cq(p->scq[s][0]);
+		if (!IS_ERR_OR_NULL(p->scq[s][1]))
+			ib_destroy_cq(p->scq[s][1]);
+	}
 	if (!IS_ERR_OR_NULL(p->pd))
 		ib_dealloc_pd(p->pd);
 	kfree(p->buf[0]);
 	kfree(p->buf[1]);
 	kfree(p->rbuf);
+	kvfree(p->sc);
 	kfree(p);
 }
 
@@ -389,6 +425,20 @@ static int rp_setup_objects(struct rp *p)
 		if (!p->rbuf)
 			return -ENOMEM;
 	}
+	if (p->cfg->wl == PERF_CONN_SCALE) {
+		/* Deep enough for one completion of each connection. */
+		attr.cqe = p->cfg->conns + 16;
+		for (s = 0; s < 4; s++) {
+			p->scq[s / 2][s % 2] = ib_create_cq(dev, NULL, NULL, p,
+							    &attr);
+			if (IS_ERR(p->scq[s / 2][s % 2]))
+				return PTR_ERR(p->scq[s / 2][s % 2]);
+		}
+		p->sc = kvcalloc(2 * p->cfg->conns, sizeof(*p->sc),
+				 GFP_KERNEL);
+		if (!p->sc)
+			return -ENOMEM;
+	}
 	err = rp_connect(p, &p->conn[0], &p->conn[1]);
 	for (s = 0; s < 2 && !err; s++)
 		err = rp_reg(p, p->buf[s], len, &p->mr[s], NULL);
@@ -404,6 +454,7 @@ static void *rp_setup(const struct perf_cfg *cfg)
 		return ERR_PTR(-ENOMEM);
 	p->cfg = cfg;
 	init_waitqueue_head(&p->wq);
+	init_completion(&p->sc_done);
 	err = rp_setup_objects(p);
 	if (err) {
 		rp_teardown(p);
@@ -538,6 +589,256 @@ static int rp_conn_once(void *st)
 	return err;
 }
 
+/*
+ * conn_scale, as a kernel ULP that opens many connections writes it
+ * (nvme-rdma, for one): every rdma_resolve_addr() issued at once and
+ * each connection carried on from the rdma_cm handler: route resolution,
+ * the QP and rdma_connect_locked() on the active side, the QP, a receive
+ * and rdma_accept() on the request's id on the passive side. The thread
+ * waits once per phase. rp_sc_put() counts down an awaited event.
+ */
+static void rp_sc_start(struct rp *p)
+{
+	atomic_set(&p->sc_pending, 1);
+	atomic_set(&p->sc_status, 0);
+	reinit_completion(&p->sc_done);
+}
+
+static void rp_sc_put(struct rp *p, int err)
+{
+	/* A failure ends the wait: its peer's events may never come. */
+	if (err && !atomic_cmpxchg(&p->sc_status, 0, err))
+		complete(&p->sc_done);
+	if (atomic_dec_and_test(&p->sc_pending))
+		complete(&p->sc_done);
+}
+
+static int rp_sc_wait(struct rp *p, const char *what)
+{
+	rp_sc_put(p, 0);
+	if (!wait_for_completion_timeout(&p->sc_done, RP_SCALE_WAIT)) {
+		pr_err("conn_scale: %s: %d events did not come\n", what,
+		       atomic_read(&p->sc_pending));
+		return -ETIMEDOUT;
+	}
+	if (atomic_read(&p->sc_status)) {
+		pr_err("conn_scale: %s failed: %d\n", what,
+		       atomic_read(&p->sc_status));
+		return -EIO;
+	}
+	return 0;
+}
+
+static void rp_sc_qp_attr(struct rp *p, int side, struct ib_qp_init_attr *init)
+{
+	rp_qp_attr(p, side, init);
+	init->send_cq = p->scq[side][0];
+	init->recv_cq = p->scq[side][1];
+}
+
+/* A request on the listener, from its handler: the next end of side 1. */
+static int rp_sc_accept(struct rp *p, struct rdma_cm_id *id)
+{
+	u32 i = atomic_inc_return(&p->sc_accepted) - 1;
+	struct ib_sge sge = { .length = p->cfg->size };
+	struct ib_recv_wr wr = { .wr_id = PERF_K_RECV, .sg_list = &sge,
+				 .num_sge = 1 };
+	struct rdma_conn_param param;
+	struct ib_qp_init_attr init;
+	struct rp_conn *c;
+	int err;
+
+	if (i >= p->cfg->conns) {
+		rp_sc_put(p, -EINVAL);
+		return -EINVAL;
+	}
+	c = &p->sc[2 * i + 1];
+	id->context = c;
+	rp_sc_qp_attr(p, 1, &init);
+	err = rdma_create_qp(id, p->pd, &init);
+	if (err)
+		goto out;
+	/* Posted before the accept, so that no send meets an empty queue. */
+	sge.addr = rp_addr(p, 1, p->cfg->size);
+	sge.lkey = p->mr[1].mr->lkey;
+	err = ib_post_recv(id->qp, &wr, NULL);
+	if (!err) {
+		rp_conn_param(&param);
+		err = rdma_accept(id, &param);
+	}
+	if (err)
+		rdma_destroy_qp(id);
+	else
+		c->id = id;
+out:
+	if (err)
+		rp_sc_put(p, err);
+	/* Non-zero makes rdma_cm destroy the new id. */
+	return err;
+}
+
+static int rp_sc_handler(struct rp_conn *c, struct rdma_cm_id *id,
+			 struct rdma_cm_event *ev)
+{
+	struct rp *p = c->p;
+	struct rdma_conn_param param;
+	struct ib_qp_init_attr init;
+	int err = 0;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		err = rdma_resolve_route(id, RP_CM_TIMEOUT);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		rp_sc_qp_attr(p, 0, &init);
+		err = rdma_create_qp(id, p->pd, &init);
+		if (!err) {
+			rp_conn_param(&param);
+			/* The handler holds the id's lock already. */
+			err = rdma_connect_locked(id, &param);
+		}
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		WRITE_ONCE(c->up, true);
+		rp_sc_put(p, 0);
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		/* The passive end answers the request (DREP) at once. */
+		if (c->side)
+			rdma_disconnect(id);
+		else
+			rp_sc_put(p, 0);
+		break;
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+		break;
+	default:
+		pr_err("conn_scale: side %d: event %d, status %d\n", c->side,
+		       ev->event, ev->status);
+		err = -EIO;
+		break;
+	}
+	if (err)
+		rp_sc_put(p, err);
+	/* The ids are destroyed by rp_scale_close(), not by rdma_cm. */
+	return 0;
+}
+
+static int rp_scale_open(void *st)
+{
+	struct rp *p = st;
+	struct sockaddr_in src = { .sin_family = AF_INET,
+				   .sin_addr.s_addr = p->cfg->addr };
+	struct sockaddr_in dst = src;
+	struct rdma_cm_id *id;
+	struct rp_conn *c;
+	u32 i;
+	int err;
+
+	dst.sin_port = htons(p->cfg->port);
+	atomic_set(&p->sc_accepted, 0);
+	WRITE_ONCE(p->sc_open, true);
+	rp_sc_start(p);
+	for (i = 0; i < p->cfg->conns; i++) {
+		c = &p->sc[2 * i];
+		c->p = p;
+		c->scale = true;
+		c[1].p = p;
+		c[1].scale = true;
+		c[1].side = 1;
+		id = rdma_create_id(&init_net, rp_cm_handler, c, RDMA_PS_TCP,
+				    IB_QPT_RC);
+		if (IS_ERR(id)) {
+			rp_sc_put(p, PTR_ERR(id));
+			break;
+		}
+		c->id = id;
+		/* Established on both sides: two events. */
+		atomic_add(2, &p->sc_pending);
+		err = rdma_resolve_addr(id, (struct sockaddr *)&src,
+					(struct sockaddr *)&dst,
+					RP_CM_TIMEOUT);
+		if (err) {
+			rp_sc_put(p, err);
+			rp_sc_put(p, 0);
+		}
+	}
+	return rp_sc_wait(p, "connecting");
+}
+
+static int rp_scale_send(void *st)
+{
+	struct rp *p = st;
+	struct ib_sge sge = { .addr = rp_addr(p, 0, 0),
+			      .length = p->cfg->size,
+			      .lkey = p->mr[0].mr->lkey };
+	struct ib_send_wr wr = { .wr_id = PERF_K_SEND, .opcode = IB_WR_SEND,
+				 .sg_list = &sge, .num_sge = 1,
+				 .send_flags = IB_SEND_SIGNALED };
+	unsigned long end = jiffies + RP_SCALE_WAIT;
+	u32 n = p->cfg->conns, want[2] = { n, n }, i;
+	struct ib_cq *cq[2] = { p->scq[0][0], p->scq[1][1] };
+	int k, j, got, err;
+
+	for (i = 0; i < n; i++) {
+		err = ib_post_send(p->sc[2 * i].id->qp, &wr, NULL);
+		if (err) {
+			pr_err("conn_scale: send failed: %d\n", err);
+			return err;
+		}
+	}
+	while (want[0] || want[1]) {
+		for (k = 0; k < 2; k++) {
+			got = ib_poll_cq(cq[k], RP_POLL_MAX, p->wc);
+			if (got < 0)
+				return got;
+			for (j = 0; j < got; j++) {
+				if (p->wc[j].status) {
+					pr_err("conn_scale: completion failed: %d\n",
+					       p->wc[j].status);
+					return -EIO;
+				}
+			}
+			want[k] -= min_t(u32, want[k], got);
+		}
+		cond_resched();
+		if (time_after(jiffies, end)) {
+			pr_err("conn_scale: %u sends, %u receives missing\n",
+			       want[0], want[1]);
+			return -ETIMEDOUT;
+		}
+	}
+	return 0;
+}
+
+/* Disconnect from side 0 what connected, then destroy everything. */
+static void rp_scale_close(void *st)
+{
+	struct rp *p = st;
+	u32 n = p->cfg->conns, i;
+	struct rp_conn *c;
+
+	WRITE_ONCE(p->sc_open, false);
+	rp_sc_start(p);
+	for (i = 0; i < n; i++) {
+		c = &p->sc[2 * i];
+		if (!READ_ONCE(c->up))
+			continue;
+		atomic_inc(&p->sc_pending);
+		if (rdma_disconnect(c->id))
+			rp_sc_put(p, -EIO);
+	}
+	rp_sc_wait(p, "disconnecting");
+	for (i = 0; i < 2 * n; i++) {
+		c = &p->sc[i];
+		if (!c->id)
+			continue;
+		if (c->id->qp)
+			rdma_destroy_qp(c->id);
+		rdma_destroy_id(c->id);
+	}
+	memset(p->sc, 0, 2 * n * sizeof(*p->sc));
+}
+
 const struct perf_ops perf_raw_ops = {
 	.name = "raw",
 	.setup = rp_setup,
@@ -551,4 +852,7 @@ const struct perf_ops perf_raw_ops = {
 	.arm = rp_arm,
 	.reg_once = rp_reg_once,
 	.conn_once = rp_conn_once,
+	.scale_open = rp_scale_open,
+	.scale_send = rp_scale_send,
+	.scale_close = rp_scale_close,
 };

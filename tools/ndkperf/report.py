@@ -4,8 +4,8 @@
 
 Usage: report.py <console.log> <outdir>
 
-Reads the "ndkperf: result", "ndkperf: detail", "ndkperf: size" and
-"NDK-PERFTEST:" lines. For each workload, size and metric it takes the
+Reads the "ndkperf: result", "ndkperf: scale", "ndkperf: detail",
+"ndkperf: size" and "NDK-PERFTEST:" lines. For each workload, size and metric it takes the
 median over the rounds of the NDK and of the raw value, and the median,
 minimum and maximum of the per-round ratio NDK/raw (each round runs NDK
 and raw back to back, so the pair shares the machine's load).
@@ -20,6 +20,7 @@ import subprocess
 import sys
 
 RESULT = re.compile(r'ndkperf: result (.*)$')
+SCALE = re.compile(r'ndkperf: scale (.*)$')
 DETAIL = re.compile(r'ndkperf: detail (.*)$')
 SIZE = re.compile(r'ndkperf: size (.*)$')
 PERFTEST = re.compile(r'NDK-PERFTEST: (\S+) (.*)$')
@@ -58,6 +59,36 @@ ALLOCS = [('allocs_per_op', lambda r: r['allocs'] / r['iters']
           ('ndk_allocs', lambda r: r.get('ndk_allocs'), 'low')]
 for wl in METRICS:
     METRICS[wl] = METRICS[wl] + ALLOCS
+
+
+def per_cycle(key):
+    """conn_scale: a phase's ms per cycle of `conns` connections."""
+    return lambda r: r[key] / r['iters'] / 1e6 if key in r else None
+
+
+def per_conn(key):
+    """conn_scale: KiB per connection (both ends) in a cycle."""
+    return lambda r: (r[key] / r['iters'] / r['conns'] if key in r
+                      else None)
+
+
+# conns connections at once: the time to open them all (setup), to send
+# once on each and reap the completions, to tear them all down, and the
+# whole; the memory in use with all open against before (all of the
+# machine's pages, and of them slab) and what the teardown left; the
+# slab allocations per connection, and ndk.ko's per cycle.
+METRICS['conn_scale'] = [
+    ('setup_ms', per_cycle('setup_ns'), 'low'),
+    ('send_ms', per_cycle('send_ns'), 'low'),
+    ('teardown_ms', per_cycle('teardown_ns'), 'low'),
+    ('total_ms', lambda r: (r['setup_ns'] + r['send_ns'] + r['teardown_ns'])
+     / r['iters'] / 1e6 if 'setup_ns' in r else None, 'low'),
+    ('mem_kib_per_conn', per_conn('open_kib'), 'low'),
+    ('slab_kib_per_conn', per_conn('slab_kib'), 'low'),
+    ('left_kib_per_conn', per_conn('left_kib'), 'low'),
+    ('allocs_per_conn', lambda r: r['allocs'] / r['iters'] / r['conns']
+     if 'conns' in r else None, 'low'),
+    ('ndk_allocs', lambda r: r.get('ndk_allocs'), 'low')]
 # The workloads that only post and poll.
 FAST_PATH = ('send_lat', 'write_lat', 'send_bw', 'write_bw', 'read_bw',
              'poll_empty', 'notify_lat', 'send_bw_2cpu')
@@ -82,6 +113,10 @@ TARGETS = [
     ('send_bw_2cpu', 64, 'rate_mpps', 0.98, '>=',
      'aggregate rate, one 64 B send QP per CPU'),
     ('reg_mr', 65536, 'lat_us', 1.2, '<=', 'NdkRegisterMr latency'),
+    ('conn_scale', 8, 'setup_ms', 1.0, '<=',
+     'opening 1000 connections at once'),
+    ('conn_scale', 8, 'mem_kib_per_conn', 1.1, '<=',
+     'memory per open connection'),
 ]
 
 
@@ -89,17 +124,21 @@ def fields(text):
     out = {}
     for kv in text.split():
         k, _, v = kv.partition('=')
-        out[k] = int(v) if v.isdigit() else v
+        out[k] = int(v) if re.fullmatch(r'-?[0-9]+', v) else v
     return out
 
 
 def parse(path):
     results, details, sizes, perftest = [], {}, [], {}
+    scale = {}
     with open(path, errors='replace') as f:
         for line in f:
             line = line.rstrip()
             if m := RESULT.search(line):
                 results.append(fields(m.group(1)))
+            elif m := SCALE.search(line):
+                d = fields(m.group(1))
+                scale[(d['workload'], d['mode'], d['round'])] = d
             elif m := DETAIL.search(line):
                 d = fields(m.group(1))
                 keys = details.setdefault((d['workload'], d['mode']), {})
@@ -112,6 +151,9 @@ def parse(path):
                 cols = m.group(2).split()
                 if len(cols) >= 5:
                     perftest[m.group(1)] = cols
+    # A scale line follows its result line: merge the two.
+    for r in results:
+        r.update(scale.get((r['workload'], r['mode'], r['round']), {}))
     return results, details, sizes, perftest
 
 

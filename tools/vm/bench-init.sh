@@ -20,7 +20,8 @@ rdma link add rxe0 type rxe netdev eth0
 insmod /ndk/ndk.ko
 echo "NDK-BENCH: setup $(rdma link show)"
 
-# ROUNDS, and SPECS: one "workload size iterations depth" per line.
+# ROUNDS, and SPECS: one "workload size iterations depth [param=value...]"
+# per line, the optional parameters passed to ndkperf as they are.
 . /ndk/bench.conf
 
 perf() {
@@ -33,10 +34,11 @@ perf workload=send_lat mode=ndk iters=10 depth=16 sizes=1
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
 	echo "NDK-BENCH: round $r"
-	echo "$SPECS" | while read -r w s n d; do
+	echo "$SPECS" | while read -r w s n d extra; do
 		[ -n "$w" ] || continue
+		# shellcheck disable=SC2086 # $extra: zero or more words
 		perf workload="$w" mode=both size="$s" iters="$n" \
-			depth="$d" round="$r"
+			depth="$d" round="$r" $extra
 	done
 	r=$((r + 1))
 done

@@ -35,6 +35,7 @@ conn 8 50 16
 poll_empty 8 50000 16
 notify_lat 8 2000 16
 send_bw_2cpu 64 4000 32
+conn_scale 8 2 2 conns=1000
 '
 PERFTEST='
 send_lat ib_send_lat -s 8 -n 2000
