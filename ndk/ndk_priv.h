@@ -530,7 +530,7 @@ static inline void ndk_ring_untake(struct ndk_wr_ring *ring)
 
 /*
  * Initiator requests with NDK_OP_FLAG_DEFER a QP holds at most; the chain
- * goes to the device when it is full.
+ * goes to the device when it is full, or sooner on a shallower queue.
  */
 #define NDK_DEFER_MAX		16
 
@@ -563,11 +563,13 @@ union ndk_held_wr {
  * @max_isge: SGEs per initiator request, as the consumer asked
  * @inline_size: inline bytes per request, as the consumer asked
  * @rsge: receive SGE array; the consumer serializes the receive queue
- * @isge: NDK_DEFER_MAX + 1 initiator SGE arrays of max(@max_isge, 1)
+ * @max_held: deferred requests held at most: NDK_DEFER_MAX, or the
+ *	initiator queue's depth if smaller (a chain cannot be longer)
+ * @isge: @max_held + 1 initiator SGE arrays of max(@max_isge, 1)
  *	entries: one per held request, the last for a request posted while
  *	ndk_qp_set_error() hands the held ones over; the consumer
  *	serializes the initiator queue
- * @held: NDK_DEFER_MAX deferred requests not posted yet, chained in order
+ * @held: @max_held deferred requests not posted yet, chained in order
  * @nheld: how many; only the poster raises it
  * @held_owner: 1 while the poster or ndk_qp_set_error() works on @held
  * @sq: slots of the initiator queue
@@ -593,6 +595,7 @@ struct ndk_qp {
 	struct ib_sge *rsge;
 	struct ib_sge *isge;
 	union ndk_held_wr *held;
+	u32 max_held;
 	u32 nheld;
 	atomic_t held_owner;
 	struct ndk_wr_ring sq;

@@ -50,12 +50,13 @@ static NTSTATUS ndk_qp_create(struct ndk_obj *obj)
 	struct ib_qp *ibqp;
 	int err;
 
-	qp->isge = NDK_FI_NULL(kcalloc((NDK_DEFER_MAX + 1) *
+	qp->max_held = clamp(qp->cap.max_send_wr, 1U, (u32)NDK_DEFER_MAX);
+	qp->isge = NDK_FI_NULL(kcalloc((qp->max_held + 1) *
 				       max(qp->max_isge, 1U),
 				       sizeof(*qp->isge), GFP_KERNEL));
 	qp->rsge = NDK_FI_NULL(kcalloc(max(qp->max_rsge, 1U),
 				       sizeof(*qp->rsge), GFP_KERNEL));
-	qp->held = NDK_FI_NULL(kcalloc(NDK_DEFER_MAX, sizeof(*qp->held),
+	qp->held = NDK_FI_NULL(kcalloc(qp->max_held, sizeof(*qp->held),
 				       GFP_KERNEL));
 	if (!qp->isge || !qp->rsge || !qp->held)
 		return STATUS_INSUFFICIENT_RESOURCES;
@@ -288,7 +289,7 @@ static bool ndk_qp_sges_privileged(struct ndk_qp *qp,
 	return false;
 }
 
-/* The initiator SGE array of held request @i (NDK_DEFER_MAX: the spare). */
+/* The initiator SGE array of held request @i (@max_held: the spare). */
 static struct ib_sge *ndk_qp_isge(struct ndk_qp *qp, u32 i)
 {
 	return qp->isge + i * max(qp->max_isge, 1U);
@@ -484,9 +485,9 @@ static NTSTATUS ndk_qp_submit(struct ndk_qp *qp, struct ib_send_wr *wr,
 		ndk_qp_post_held(qp, NULL);
 		return status;
 	}
-	if (qp->nheld == NDK_DEFER_MAX) {
+	if (qp->nheld == qp->max_held) {
 		ndk_qp_post_held(qp, NULL);
-		if (qp->nheld == NDK_DEFER_MAX)
+		if (qp->nheld == qp->max_held)
 			return STATUS_INSUFFICIENT_RESOURCES;
 	}
 	ndk_qp_prepare(qp, wr, Flags);
@@ -512,7 +513,7 @@ static NTSTATUS ndk_qp_submit(struct ndk_qp *qp, struct ib_send_wr *wr,
 		qp->held[n - 1].wr.next = &qp->held[n].wr;
 	qp->sq.head++;
 	WRITE_ONCE(qp->nheld, n + 1);
-	if (n + 1 == NDK_DEFER_MAX)
+	if (n + 1 == qp->max_held)
 		ndk_qp_post_held(qp, NULL);
 	return STATUS_SUCCESS;
 }
@@ -577,12 +578,11 @@ static noinline NTSTATUS ndk_qp_post_held_too(struct ndk_qp *qp,
 
 	if (!ndk_qp_claim(qp)) {
 		status = ndk_qp_check(qp, wr, pSgl, nSge, Flags, allowed,
-				      max_sge, ndk_qp_isge(qp, NDK_DEFER_MAX));
+				      max_sge, ndk_qp_isge(qp, qp->max_held));
 		return status ?: ndk_qp_post_wr(qp, wr, Flags);
 	}
 	status = ndk_qp_check(qp, wr, pSgl, nSge, Flags, allowed, max_sge,
-			      ndk_qp_isge(qp, min_t(u32, qp->nheld,
-						    NDK_DEFER_MAX)));
+			      ndk_qp_isge(qp, min(qp->nheld, qp->max_held)));
 	status = ndk_qp_submit(qp, wr, Flags, status);
 	ndk_qp_release(qp);
 	return status;

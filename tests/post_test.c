@@ -552,6 +552,31 @@ static void ndk_post_defer_full_test(struct kunit *test)
 }
 
 /*
+ * On a queue shallower than a batch, the batch is full at the queue's
+ * depth: the request that fills the queue sends the chain.
+ */
+static void ndk_post_defer_shallow_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_penv *pe = ndk_penv_new_qp(test, e, true, 4, 0, e->cq);
+	int i;
+
+	ndk_penv_fill(pe);
+	ndk_penv_receives(test, pe, pe->p.pqp, 0x100, 4);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x200, i, 2048,
+						    NDK_OP_FLAG_DEFER),
+				STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_post_priv(pe->p.aqp)->nheld, 3U);
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x200, 3, 2048,
+					    NDK_OP_FLAG_DEFER),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_post_priv(pe->p.aqp)->nheld, 0U);
+	ndk_penv_expect_sends(test, e, pe, 0x200, 4, 0, 2048);
+	ndk_penv_free(test, pe);
+}
+
+/*
  * NdkFlush with deferred requests held: they go to the device before the
  * QP stops and complete like every outstanding send (cancelled, or on
  * iWARP possibly sent); afterwards nothing is taken.
@@ -1989,6 +2014,7 @@ static struct kunit_case ndk_qp_post_cases[] = {
 	KUNIT_CASE(ndk_post_defer_chain_test),
 	KUNIT_CASE(ndk_post_defer_fail_test),
 	KUNIT_CASE(ndk_post_defer_full_test),
+	KUNIT_CASE(ndk_post_defer_shallow_test),
 	KUNIT_CASE(ndk_post_defer_flush_test),
 	KUNIT_CASE(ndk_post_defer_fast_register_test),
 	KUNIT_CASE(ndk_post_inline_test),
