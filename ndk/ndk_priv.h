@@ -9,6 +9,7 @@
 
 #include <linux/completion.h>
 #include <linux/irq_poll.h>
+#include <linux/irq_work.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -383,6 +384,8 @@ struct ndk_pd {
  * @notify_again: another one is due when it returns
  * @fatal: STATUS_SUCCESS, or the error that made the CQ unusable
  * @iop: softirq context in which notifications are delivered
+ * @kick: schedules @iop from hard interrupt context for a task that
+ *	called a handler with interrupts off (see ndk_cq_kick())
  * @moderation: newest moderation setting, count << 16 | period
  * @moderation_work: applies @moderation
  * @wc: poll buffer; the consumer serializes polling
@@ -402,6 +405,7 @@ struct ndk_cq {
 	bool notify_again;
 	NTSTATUS fatal;
 	struct irq_poll iop;
+	struct irq_work kick;
 	atomic_t moderation;
 	struct work_struct moderation_work;
 	struct ib_wc wc[NDK_CQ_POLL_BATCH];
