@@ -331,8 +331,9 @@ void ndk_loop_disconnect(struct ndk_loop *loop);
 
 /**
  * struct ndk_reg - a PD's path for memory registration
- * @lock: serializes the requests; each polls for its own completion
- * @cq: completion queue of the loop's QPs, polled directly
+ * @lock: serializes the requests; each waits for its own completion
+ * @cq: completion queue of the loop's QPs, polled by the request
+ * @done: completed by @cq's completion handler
  * @loop: a loopback connection, made at the first registration; REG_MR
  *	and LOCAL_INV requests go to @loop.qp
  *
@@ -342,6 +343,7 @@ void ndk_loop_disconnect(struct ndk_loop *loop);
 struct ndk_reg {
 	struct mutex lock; /* one registration request at a time */
 	struct ib_cq *cq;
+	struct completion done;
 	struct ndk_loop loop;
 };
 
