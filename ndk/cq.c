@@ -12,7 +12,9 @@
  * a driver may call them with its CQ lock held (rxe does since 6.9), and
  * the callback may arm, poll, post and close. The handlers only schedule
  * the CQ's irq_poll instance, whose softirq delivers the notification,
- * in the context NDKPI calls DISPATCH_LEVEL.
+ * in the context NDKPI calls DISPATCH_LEVEL. A handler called from a task
+ * with interrupts off (6.12's rxe) gets there through a self-interrupt
+ * (irq_work) rather than ksoftirqd; see ndk_cq_kick().
  */
 #include "ndk_priv.h"
 #include "trace.h"
@@ -106,11 +108,42 @@ static int ndk_cq_notify_poll(struct irq_poll *iop, int budget)
 	return 1;
 }
 
-static void ndk_cq_comp_handler(struct ib_cq *ibcq, void *ctx)
+/* Runs in hard interrupt context, once the scheduling task let it. */
+static void ndk_cq_kick_work(struct irq_work *work)
 {
-	struct ndk_cq *cq = ctx;
+	struct ndk_cq *cq = container_of(work, struct ndk_cq, kick);
 
 	irq_poll_sched(&cq->iop);
+}
+
+/*
+ * Schedule the notification softirq, which runs after the caller has
+ * returned and left its locks behind.
+ *
+ * From a hard or soft interrupt, or with bottom halves off, the softirq
+ * runs at the end of that section: at irq exit, after the running
+ * softirq handler (6.1's rxe tasklet) or at local_bh_enable(). From a
+ * task it would only wake ksoftirqd, which under load is a scheduler
+ * round trip away; 6.12's rxe calls the completion handler so, from its
+ * work items, with its CQ lock held and interrupts off. There the
+ * irq_work's self-interrupt is taken as soon as the task turns
+ * interrupts back on, after it has dropped the lock, and the softirq
+ * runs at that interrupt's exit. A task with interrupts on keeps the
+ * ksoftirqd path: there the self-interrupt would run the callback inside
+ * the caller.
+ */
+static void ndk_cq_kick(struct ndk_cq *cq)
+{
+	if (!in_interrupt() && irqs_disabled() &&
+	    arch_irq_work_has_interrupt())
+		irq_work_queue(&cq->kick);
+	else
+		irq_poll_sched(&cq->iop);
+}
+
+static void ndk_cq_comp_handler(struct ib_cq *ibcq, void *ctx)
+{
+	ndk_cq_kick(ctx);
 }
 
 /*
@@ -124,7 +157,7 @@ static void ndk_cq_event_handler(struct ib_event *event, void *ctx)
 	if (event->event != IB_EVENT_CQ_ERR)
 		return;
 	WRITE_ONCE(cq->fatal, STATUS_INTERNAL_ERROR);
-	irq_poll_sched(&cq->iop);
+	ndk_cq_kick(cq);
 }
 
 /*
@@ -152,7 +185,7 @@ static void ndk_arm_cq(NDK_CQ *pNdkCq, ULONG Type)
 	flags = new == NDK_ARM_SOLICITED ? IB_CQ_SOLICITED : IB_CQ_NEXT_COMP;
 	if (ib_req_notify_cq(cq->ibcq, flags | IB_CQ_REPORT_MISSED_EVENTS) > 0 ||
 	    READ_ONCE(cq->fatal))
-		irq_poll_sched(&cq->iop);
+		ndk_cq_kick(cq);
 }
 
 /* Requests ndk did not post (tests' raw QPs) carry their own opcode. */
@@ -507,13 +540,16 @@ static void ndk_cq_destroy(struct ndk_obj *obj)
 	/*
 	 * After this no notification starts, none is still running, and the
 	 * irq_poll instance is off every CPU's list; the handlers' later
-	 * scheduling attempts find it disabled.
+	 * scheduling attempts find it disabled. The driver may still call
+	 * them until ib_destroy_cq() returns; then no irq_work is queued
+	 * any more and the last one is waited for before the CQ is freed.
 	 */
 	WRITE_ONCE(cq->dead, true);
 	irq_poll_disable(&cq->iop);
 	synchronize_rcu();
 	if (cq->ibcq)
 		ib_destroy_cq(cq->ibcq);
+	irq_work_sync(&cq->kick);
 }
 
 static void ndk_cq_free(struct ndk_obj *obj)
@@ -571,6 +607,7 @@ NTSTATUS ndk_create_cq(NDK_ADAPTER *pNdkAdapter, ULONG CqDepth,
 	atomic_set(&cq->arm, NDK_ARM_NONE);
 	spin_lock_init(&cq->notify_lock);
 	irq_poll_init(&cq->iop, NDK_CQ_NOTIFY_WEIGHT, ndk_cq_notify_poll);
+	init_irq_work(&cq->kick, ndk_cq_kick_work);
 	INIT_WORK(&cq->moderation_work, ndk_cq_moderation_work);
 	ndk_obj_init(&cq->obj, &cq->ndk.Header, NdkObjectTypeCq, &ndk_cq_ops,
 		     &adapter->obj);

@@ -6,7 +6,7 @@
  * an IB_WR_REG_MR work request on a QP of the region's PD. NdkRegisterMr
  * therefore maps the MDL's pages, fills an MR with them and posts the
  * request on the PD's own registration QP, an RC QP connected to itself
- * that the first registration creates, and polls for its completion.
+ * that the first registration creates, and waits for its completion.
  * NdkDeregisterMr invalidates the verbs MR, which kills both tokens at
  * once, and keeps it for the next registration. Fast-register MRs are
  * filled by the consumer's own NdkFastRegister requests instead (qp.c).
@@ -187,6 +187,15 @@ static NTSTATUS ndk_pgwalk_status(int err)
 void ndk_reg_init(struct ndk_reg *reg)
 {
 	mutex_init(&reg->lock);
+	init_completion(&reg->done);
+}
+
+/* The registration CQ's completion handler wakes ndk_reg_post(). */
+static void ndk_reg_comp(struct ib_cq *cq, void *ctx)
+{
+	struct ndk_reg *reg = ctx;
+
+	complete(&reg->done);
 }
 
 /* Disconnect the loop and free what ndk_reg_setup() made. */
@@ -198,7 +207,7 @@ static void ndk_reg_teardown(struct ndk_reg *reg)
 	if (reg->loop.peer)
 		ib_destroy_qp(reg->loop.peer);
 	if (reg->cq)
-		ib_free_cq(reg->cq);
+		ib_destroy_cq(reg->cq);
 	reg->loop.qp = NULL;
 	reg->loop.peer = NULL;
 	reg->cq = NULL;
@@ -221,11 +230,16 @@ static int ndk_reg_setup(struct ndk_pd *pd)
 		.cap = { .max_send_wr = 2, .max_recv_wr = 1,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
+	struct ib_cq_init_attr cq_attr = { .cqe = 4 };
 	struct ib_qp *qp;
 	int err;
 
-	/* Polled by the request itself: see ndk_reg_post(). */
-	reg->cq = NDK_FI_PTR(ib_alloc_cq(pd->ibpd->device, NULL, 4, 0, IB_POLL_DIRECT));
+	/*
+	 * Polled by the request itself, which sleeps until the completion
+	 * handler wakes it when polling finds nothing: see ndk_reg_post().
+	 */
+	reg->cq = NDK_FI_PTR(ib_create_cq(pd->ibpd->device, ndk_reg_comp, NULL,
+					  reg, &cq_attr));
 	if (IS_ERR(reg->cq)) {
 		err = PTR_ERR(reg->cq);
 		reg->cq = NULL;
@@ -257,24 +271,28 @@ fail:
 }
 
 /*
- * Empty polls of the registration CQ before ndk_reg_post() starts to
- * sleep between polls: hardware completes a local request within
- * microseconds, siw inside ib_post_send() and rxe in tasklets that the
- * poll loop runs; a slow device is left the CPU.
+ * Empty polls of the registration CQ before ndk_reg_post() sleeps until
+ * the CQ's completion handler wakes it: hardware completes a local
+ * request within microseconds, siw inside ib_post_send() and 6.1's rxe
+ * in tasklets that the poll loop runs. 6.12's rxe completes it in a work
+ * item, which spinning here would only keep off this CPU.
  */
-#define NDK_REG_SPINS	256
+#define NDK_REG_SPINS	16
+/* A wakeup that never came is noticed by polling again this often. */
+#define NDK_REG_WAIT	HZ
 
 /*
  * Post @wr (IB_WR_REG_MR or IB_WR_LOCAL_INV) on the PD's registration QP
- * and poll for its completion. Polling instead of sleeping on a
- * completion handler saves a sleep and a wakeup per request. Sleeps.
+ * and wait for its completion: a few polls first, which find what the
+ * device completed at once without a sleep and a wakeup, then sleep
+ * until the CQ's completion handler reports it. Sleeps.
  */
 static NTSTATUS ndk_reg_post(struct ndk_pd *pd, struct ib_send_wr *wr)
 {
 	struct ndk_reg *reg = &pd->reg;
 	struct ib_wc wc = { .status = IB_WC_SUCCESS };
 	unsigned int spins = 0;
-	int err = 0, n = 0;
+	int err = 0, n = 0, ret;
 
 	wr->send_flags = IB_SEND_SIGNALED;
 	mutex_lock(&reg->lock);
@@ -289,7 +307,7 @@ static NTSTATUS ndk_reg_post(struct ndk_pd *pd, struct ib_send_wr *wr)
 			err = n;
 		} else if (!n && ++spins < NDK_REG_SPINS) {
 			/*
-			 * rxe completes the request in tasklets that
+			 * 6.1's rxe completes the request in tasklets that
 			 * ib_post_send() raised on this CPU: run them now
 			 * rather than wait for ksoftirqd or a tick.
 			 */
@@ -297,7 +315,22 @@ static NTSTATUS ndk_reg_post(struct ndk_pd *pd, struct ib_send_wr *wr)
 			local_bh_enable();
 			cond_resched();
 		} else if (!n) {
-			usleep_range(10, 50);
+			/*
+			 * Arm, then poll again if the request completed
+			 * meanwhile; else the handler's complete() ends
+			 * the wait. A wakeup left over from an earlier arm
+			 * only costs another poll.
+			 */
+			reinit_completion(&reg->done);
+			ret = ib_req_notify_cq(reg->cq, IB_CQ_NEXT_COMP |
+					       IB_CQ_REPORT_MISSED_EVENTS);
+			if (ret < 0) {
+				n = ret;
+				err = ret;
+			} else if (!ret) {
+				wait_for_completion_timeout(&reg->done,
+							    NDK_REG_WAIT);
+			}
 		}
 	}
 	/* A failed request leaves the QP in error: start afresh. */

@@ -9,6 +9,7 @@
 
 #include <linux/completion.h>
 #include <linux/irq_poll.h>
+#include <linux/irq_work.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -330,8 +331,9 @@ void ndk_loop_disconnect(struct ndk_loop *loop);
 
 /**
  * struct ndk_reg - a PD's path for memory registration
- * @lock: serializes the requests; each polls for its own completion
- * @cq: completion queue of the loop's QPs, polled directly
+ * @lock: serializes the requests; each waits for its own completion
+ * @cq: completion queue of the loop's QPs, polled by the request
+ * @done: completed by @cq's completion handler
  * @loop: a loopback connection, made at the first registration; REG_MR
  *	and LOCAL_INV requests go to @loop.qp
  *
@@ -341,6 +343,7 @@ void ndk_loop_disconnect(struct ndk_loop *loop);
 struct ndk_reg {
 	struct mutex lock; /* one registration request at a time */
 	struct ib_cq *cq;
+	struct completion done;
 	struct ndk_loop loop;
 };
 
@@ -383,6 +386,8 @@ struct ndk_pd {
  * @notify_again: another one is due when it returns
  * @fatal: STATUS_SUCCESS, or the error that made the CQ unusable
  * @iop: softirq context in which notifications are delivered
+ * @kick: schedules @iop from hard interrupt context for a task that
+ *	called a handler with interrupts off (see ndk_cq_kick())
  * @moderation: newest moderation setting, count << 16 | period
  * @moderation_work: applies @moderation
  * @wc: poll buffer; the consumer serializes polling
@@ -402,6 +407,7 @@ struct ndk_cq {
 	bool notify_again;
 	NTSTATUS fatal;
 	struct irq_poll iop;
+	struct irq_work kick;
 	atomic_t moderation;
 	struct work_struct moderation_work;
 	struct ib_wc wc[NDK_CQ_POLL_BATCH];

@@ -376,6 +376,7 @@ struct ndk_notify_rec {
 	NTSTATUS status;
 	struct completion done;
 	NDK_CQ *rearm;
+	struct task_struct *task;
 };
 
 /*
@@ -395,6 +396,7 @@ static void ndk_notify_rec_cb(PVOID Context, NTSTATUS CqStatus)
 	if (!ndk_notify_ctx_ok())
 		atomic_inc(&rec->wrong_ctx);
 	rec->status = CqStatus;
+	rec->task = current;
 	atomic_inc(&rec->count);
 	if (rec->rearm)
 		rec->rearm->Dispatch->NdkArmCq(rec->rearm, NDK_CQ_NOTIFY_ANY);
@@ -606,6 +608,51 @@ static void ndk_cq_rearm_in_callback_test(struct kunit *test)
 			0UL);
 	KUNIT_EXPECT_EQ(test, ndk_poll_n(cq, r, 2, false), 2U);
 	KUNIT_EXPECT_GE(test, atomic_read(&rec.count), 2);
+	ndk_notify_teardown(test, &rec.wrong_ctx, cq, l);
+}
+
+/*
+ * A completion handler called by a task with interrupts off, as 6.12's
+ * rxe calls it from its work items under its CQ lock: the notification
+ * waits until the task turns interrupts back on, then comes right away,
+ * in softirq at the exit of ndk's self-interrupt, on the task's own stack
+ * rather than from ksoftirqd. With bottom halves off it comes at
+ * local_bh_enable(), again in the task that enabled them.
+ */
+static void ndk_cq_notify_irqs_off_test(struct kunit *test)
+{
+	struct ndk_notify_rec rec;
+	struct ndk_test_lqp *l;
+	NDK_CQ *cq = ndk_notify_setup(test, &rec, &l);
+	struct ib_cq *ibcq = container_of(cq, struct ndk_cq, ndk)->ibcq;
+	unsigned long flags;
+	int during;
+
+	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
+	local_irq_save(flags);
+	ibcq->comp_handler(ibcq, ibcq->cq_context);
+	during = atomic_read(&rec.count);
+	local_irq_restore(flags);
+	KUNIT_EXPECT_EQ(test, during, 0);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&rec.done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rec.count), 1);
+	KUNIT_EXPECT_PTR_EQ(test, rec.task, current);
+
+	reinit_completion(&rec.done);
+	rec.task = NULL;
+	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
+	local_bh_disable();
+	ibcq->comp_handler(ibcq, ibcq->cq_context);
+	during = atomic_read(&rec.count);
+	local_bh_enable();
+	KUNIT_EXPECT_EQ(test, during, 1);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&rec.done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rec.count), 2);
+	KUNIT_EXPECT_PTR_EQ(test, rec.task, current);
 	ndk_notify_teardown(test, &rec.wrong_ctx, cq, l);
 }
 
@@ -1013,6 +1060,7 @@ static struct kunit_case ndk_cq_notify_cases[] = {
 	KUNIT_CASE(ndk_cq_notify_solicited_test),
 	KUNIT_CASE(ndk_cq_results_ex_test),
 	KUNIT_CASE(ndk_cq_rearm_in_callback_test),
+	KUNIT_CASE(ndk_cq_notify_irqs_off_test),
 	KUNIT_CASE(ndk_cq_notify_serial_test),
 	KUNIT_CASE(ndk_cq_notify_post_in_callback_test),
 	{}
