@@ -719,6 +719,8 @@ NTSTATUS ndk_mw_bind_wr(struct ndk_qp *qp, struct ib_reg_wr *wr,
  * @queued: receives posted minus SRQ receive completions polled
  * @notify: consumer's notification callback, or NULL
  * @notify_ctx: its context
+ * @event_work: runs the notification of a device event on ndk_wq
+ * @event_status: the status of that event
  * @busy: an NdkModifySrq is pending
  * @modify_work: runs it
  * @new_depth: its depth, 0 to keep
@@ -745,6 +747,8 @@ struct ndk_srq {
 	atomic_t queued;
 	NDK_FN_SRQ_NOTIFICATION_CALLBACK notify;
 	void *notify_ctx;
+	struct work_struct event_work;
+	NTSTATUS event_status;
 	atomic_t busy;
 	struct work_struct modify_work;
 	u32 new_depth;

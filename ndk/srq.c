@@ -24,15 +24,33 @@ static void ndk_srq_notify(struct ndk_srq *srq, NTSTATUS status)
 	}
 }
 
-/* From the device's event context; the SRQ limit disarms itself. */
+static void ndk_srq_event_work(struct work_struct *work)
+{
+	struct ndk_srq *srq = container_of(work, struct ndk_srq, event_work);
+
+	ndk_srq_notify(srq, READ_ONCE(srq->event_status));
+	ndk_obj_put(&srq->obj);
+}
+
+/*
+ * From the device's event context, which may be inside the driver's
+ * receive path (siw raises the limit from its socket callback, 6.12's
+ * rxe from its responder work item): the consumer runs on ndk_wq
+ * instead, where it may post to the SRQ or close it. The SRQ limit
+ * disarms itself, so a second event before the work runs is an error.
+ */
 static void ndk_srq_event(struct ib_event *event, void *ctx)
 {
 	struct ndk_srq *srq = ctx;
 
 	if (event->event == IB_EVENT_SRQ_LIMIT_REACHED)
-		ndk_srq_notify(srq, STATUS_SUCCESS);
+		WRITE_ONCE(srq->event_status, STATUS_SUCCESS);
 	else if (event->event == IB_EVENT_SRQ_ERR)
-		ndk_srq_notify(srq, STATUS_INTERNAL_ERROR);
+		WRITE_ONCE(srq->event_status, STATUS_INTERNAL_ERROR);
+	else
+		return;
+	if (ndk_obj_tryget(&srq->obj) && !queue_work(ndk_wq, &srq->event_work))
+		ndk_obj_put(&srq->obj);
 }
 
 /**
@@ -320,6 +338,7 @@ NTSTATUS ndk_create_srq(NDK_PD *pNdkPd, ULONG SrqDepth,
 	srq->init.attr.max_sge = MaxReceiveRequestSge;
 	srq->init.attr.srq_limit = NotifyThreshold;
 	INIT_WORK(&srq->modify_work, ndk_srq_modify_work);
+	INIT_WORK(&srq->event_work, ndk_srq_event_work);
 	spin_lock_init(&srq->qps_lock);
 	ndk_obj_init(&srq->obj, &srq->ndk.Header, NdkObjectTypeSrq,
 		     &ndk_srq_ops, &pd->obj);

@@ -20,6 +20,7 @@
  * @tok: the privileged token, for @dma
  * @notified: notification callbacks so far
  * @status: status of the last one
+ * @driver_ctx: a notification ran outside a workqueue worker
  */
 struct ndk_senv {
 	NDK_SRQ *srq;
@@ -29,12 +30,19 @@ struct ndk_senv {
 	UINT32 tok;
 	atomic_t notified;
 	NTSTATUS status;
+	bool driver_ctx;
 };
 
+/*
+ * Notifications run on a workqueue, never inside the driver's event
+ * handler, which siw calls from its socket callback.
+ */
 static void ndk_srq_notify_cb(PVOID ctx, NTSTATUS status)
 {
 	struct ndk_senv *s = ctx;
 
+	if (!in_task() || !(current->flags & PF_WQ_WORKER))
+		s->driver_ctx = true;
 	s->status = status;
 	atomic_inc(&s->notified);
 }
@@ -271,6 +279,7 @@ static void ndk_srq_notify_test(struct kunit *test)
 		usleep_range(5000, 10000);
 	KUNIT_EXPECT_EQ(test, atomic_read(&s->notified), 1);
 	KUNIT_EXPECT_EQ(test, s->status, STATUS_SUCCESS);
+	KUNIT_EXPECT_FALSE(test, s->driver_ctx);
 
 	ndk_wait_init(&w);
 	spin_lock_irqsave(&ndk_test_lock, flags);
@@ -290,6 +299,7 @@ static void ndk_srq_notify_test(struct kunit *test)
 	ndk_senv_more(test, e, s, &p);
 	msleep(100);
 	KUNIT_EXPECT_EQ(test, atomic_read(&s->notified), 2);
+	KUNIT_EXPECT_FALSE(test, s->driver_ctx);
 	ndk_pair_close(test, &p);
 	ndk_senv_free(test, e, s);
 }
