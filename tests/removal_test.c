@@ -325,8 +325,9 @@ static void ndk_removal_posting_test(struct kunit *test)
 
 	KUNIT_ASSERT_NOT_NULL(test, rm);
 	/*
-	 * Open bug: on siw (6.1) the unload then never finishes, stuck in
-	 * rdma_cm's cma_process_remove() (testing.rst, ndk_removal).
+	 * Open bug: on siw the unload then never finishes: closing the
+	 * passive QP waits in siw_destroy_qp() for a QP reference siw never
+	 * drops (testing.rst, ndk_removal).
 	 */
 	if (ndk_test_iwarp())
 		kunit_skip(test, "open bug: siw's unload hangs under a poster");
