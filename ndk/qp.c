@@ -716,16 +716,6 @@ static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
 	return STATUS_SUCCESS;
 }
 
-/*
- * A bind whose request the device did not take keeps its token: undo the
- * new key ndk_mw_bind_wr() gave the window.
- */
-static void ndk_qp_unkey(struct ib_mr *ibmr, NTSTATUS status)
-{
-	if (status && ibmr)
-		ib_update_fast_reg_key(ibmr, ibmr->rkey - 1);
-}
-
 /* NdkBind: see mw.c. */
 static NTSTATUS ndk_bind(NDK_QP *pNdkQp, PVOID RequestContext, NDK_MR *pMr,
 			 NDK_MW *pMw, PVOID VirtualAddress, SIZE_T Length,
@@ -742,7 +732,9 @@ static NTSTATUS ndk_bind(NDK_QP *pNdkQp, PVOID RequestContext, NDK_MR *pMr,
 				Length, Flags);
 	status = ndk_qp_post_checked(qp, &wr.wr, Flags | NDK_OP_FLAG_BIND_WR,
 				     status);
-	ndk_qp_unkey(wr.mr, status);
+	/* Not taken: the window keeps its token, undo ndk_mw_bind_wr()'s key. */
+	if (status && wr.mr)
+		ib_update_fast_reg_key(wr.mr, wr.mr->rkey - 1);
 	return status;
 }
 

@@ -392,7 +392,7 @@ static void ndk_conn_atomic_test(struct kunit *test)
  * A consumer may open the same interface more than once, and Microsoft's
  * RdmaSample does, once per socket: QPs of a second instance serve the
  * connector of the first on the active side and the listener's connector
- * on the passive side.
+ * on the passive side; the handshake's calls made with a spinlock held.
  */
 static void ndk_conn_other_instance_test(struct kunit *test)
 {
@@ -409,7 +409,7 @@ static void ndk_conn_other_instance_test(struct kunit *test)
 	p.pqp = ndk_cenv_qp(test, &e2);
 	ndk_listen_addr(e, &dst);
 	ndk_establish_pair(test, e, &p, (struct sockaddr *)&e->addr,
-			   (struct sockaddr *)&dst, sizeof(dst), false);
+			   (struct sockaddr *)&dst, sizeof(dst), true);
 	ndk_conn_traffic(test, &e2, p.aqp, p.pqp);
 	ndk_pair_close(test, &p);
 	ndk_test_close(test, &e2.cq->Header, e2.cq->Dispatch->NdkCloseCq);
