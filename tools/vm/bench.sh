@@ -12,6 +12,8 @@ set -euo pipefail
 outdir=$NDK_TOP/build/bench
 mkdir -p "$outdir"
 rounds=${NDK_BENCH_ROUNDS:-15}
+# NDK_BENCH_ONLY: an extended regex of the workloads to run (all by default).
+only=${NDK_BENCH_ONLY:-.}
 
 "$NDK_VM_DIR/install-deps.sh"
 install_missing perftest gnuplot-nox
@@ -19,9 +21,7 @@ ktree=$(build_for_vm "$outdir" bench)
 
 # Sized for TCG on a shared machine: a round takes about half a minute;
 # many short rounds give the medians more pairs than a few long ones.
-cat >"$outdir/bench.conf" <<CONF
-ROUNDS=$rounds
-SPECS='
+specs='
 send_lat 8 4000 16
 write_lat 8 4000 16
 send_bw 64 10000 32
@@ -37,11 +37,19 @@ notify_lat 8 2000 16
 send_bw_2cpu 64 4000 32
 conn_scale 8 2 2 conns=1000
 '
-PERFTEST='
+perftest='
 send_lat ib_send_lat -s 8 -n 2000
 send_bw ib_send_bw -s 64 -n 4000
 write_bw ib_write_bw -s 64 -n 4000
 write_lat ib_write_lat -s 8 -n 2000
+'
+cat >"$outdir/bench.conf" <<CONF
+ROUNDS=$rounds
+SPECS='
+$(grep -E "^($only) " <<<"$specs" || true)
+'
+PERFTEST='
+$(grep -E "^($only) " <<<"$perftest" || true)
 '
 CONF
 

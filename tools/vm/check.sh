@@ -8,7 +8,10 @@
 # Environment: NDK_KERNEL (6.1 or 6.12), NDK_QEMU_ACCEL (tcg), NDK_CHECK_TIMEOUT (seconds, 1500),
 # NDK_CHECK_PROVOKE=warn|leak|sleep makes the test module provoke that
 # splat, to prove the detection turns the run red (`make check-selftest`),
-# NDK_CHECK_TRANSPORTS=rxe,siw (the default) picks the soft devices.
+# NDK_CHECK_TRANSPORTS=rxe,siw (the default) picks the soft devices,
+# NDK_CHECK_FILTER=glob runs only the matching suites (kunit.filter_glob;
+# 6.12 only, 6.1's KUnit does not filter a module's suites): for work on
+# one object, never for a verdict.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -27,6 +30,7 @@ append="console=ttyS0 panic=-1 kasan.fault=report"
 [ -n "${NDK_CHECK_PROVOKE:-}" ] && append+=" ndk_check.provoke=$NDK_CHECK_PROVOKE"
 [ -n "${NDK_CHECK_TRANSPORTS:-}" ] &&
 	append+=" ndk_check.transports=$NDK_CHECK_TRANSPORTS"
+[ -n "${NDK_CHECK_FILTER:-}" ] && append+=" kunit.filter_glob=$NDK_CHECK_FILTER"
 
 log "booting the test VM (${NDK_QEMU_ACCEL:-tcg})"
 rc=0
