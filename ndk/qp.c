@@ -51,14 +51,11 @@ static NTSTATUS ndk_qp_create(struct ndk_obj *obj)
 	int err;
 
 	qp->max_held = clamp(qp->cap.max_send_wr, 1U, (u32)NDK_DEFER_MAX);
-	qp->isge = NDK_FI_NULL(kcalloc((qp->max_held + 1) *
-				       max(qp->max_isge, 1U),
+	qp->isge = NDK_FI_NULL(kcalloc(qp->max_held * max(qp->max_isge, 1U),
 				       sizeof(*qp->isge), GFP_KERNEL));
-	qp->rsge = NDK_FI_NULL(kcalloc(max(qp->max_rsge, 1U),
-				       sizeof(*qp->rsge), GFP_KERNEL));
 	qp->held = NDK_FI_NULL(kcalloc(qp->max_held, sizeof(*qp->held),
 				       GFP_KERNEL));
-	if (!qp->isge || !qp->rsge || !qp->held)
+	if (!qp->isge || !qp->held)
 		return STATUS_INSUFFICIENT_RESOURCES;
 	/*
 	 * The depths the consumer asked for, not what the device granted
@@ -92,7 +89,7 @@ static NTSTATUS ndk_qp_create(struct ndk_obj *obj)
  * are dropped, much as mlx5 cleans a destroyed kernel QP's completions
  * out of its CQ. Owners are freed only after a grace period.
  */
-static DEFINE_XARRAY(ndk_wr_owners);
+DEFINE_XARRAY(ndk_wr_owners);
 
 /**
  * ndk_wr_owner_add() - let completions of @obj's queues find it
@@ -118,20 +115,6 @@ int ndk_wr_owner_add(struct ndk_obj *obj, struct ndk_wr_ring *ring)
 void ndk_wr_owner_del(struct ndk_obj *obj)
 {
 	xa_cmpxchg(&ndk_wr_owners, obj->id & NDK_WR_ID_MASK, obj, NULL, 0);
-}
-
-/**
- * ndk_wr_owner() - the live QP or SRQ that posted a request
- * @wr_id: the request's wr_id, of a kind ndk posts
- *
- * Call under rcu_read_lock(); the owner stays valid until it is dropped.
- *
- * Return: the owner's object, or NULL once it is destroyed.
- */
-struct ndk_obj *ndk_wr_owner(u64 wr_id)
-{
-	return xa_load(&ndk_wr_owners,
-		       (wr_id >> NDK_WR_ID_SHIFT) & NDK_WR_ID_MASK);
 }
 
 /**
@@ -165,40 +148,6 @@ void ndk_ring_free(struct ndk_wr_ring *ring)
 	kvfree(ring->state);
 }
 
-/* Free a slot the poller is done with; the poster may refill it then. */
-static void ndk_ring_free_slot(struct ndk_wr_ring *ring, u32 slot)
-{
-	/* Pairs with ndk_ring_room(): the slot was read before this. */
-	smp_store_release(&ring->state[slot], NDK_SLOT_FREE);
-	WRITE_ONCE(ring->retired, ring->retired + 1);
-}
-
-/**
- * ndk_ring_retire() - the result of request @seq of a QP's queue is polled
- * @ring: the queue's ring, after its slot has been read
- * @seq: the request's sequence number
- *
- * Frees its slot, and those of the silent requests before it: a queue
- * completes its requests in order, and the only ones a driver completes
- * later (siw's reads) are never silent to the device. Each request
- * before @seq is looked at once, so the cost is constant on average.
- * Called with the CQ's polling serialized, by the consumer.
- */
-void ndk_ring_retire(struct ndk_wr_ring *ring, u32 seq)
-{
-	u32 slot = seq & ring->mask;
-
-	for (; (s32)(seq - ring->scan) > 0; ring->scan++)
-		if (ring->state[ring->scan & ring->mask] == NDK_SLOT_SILENT)
-			ndk_ring_free_slot(ring, ring->scan & ring->mask);
-	/* A late read leaves @scan where later results have moved it. */
-	if (seq == ring->scan)
-		ring->scan++;
-	/* Not twice, should a driver report a silent one after a later one. */
-	if (ring->state[slot] != NDK_SLOT_FREE)
-		ndk_ring_free_slot(ring, slot);
-}
-
 static void ndk_qp_destroy(struct ndk_obj *obj)
 {
 	struct ndk_qp *qp = container_of(obj, struct ndk_qp, obj);
@@ -221,7 +170,6 @@ static void ndk_qp_free_work(struct work_struct *work)
 	ndk_ring_free(&qp->sq);
 	ndk_ring_free(&qp->rq);
 	kfree(qp->isge);
-	kfree(qp->rsge);
 	kfree(qp->held);
 	kmem_cache_free(ndk_qp_cache, qp);
 }
@@ -252,50 +200,29 @@ static struct ndk_qp *to_ndk_qp(NDK_QP *qp)
 }
 
 /*
- * NDK_SGE to ib_sge. An SGE's address is a virtual address inside a
- * region registered at that address, or a device address with the
- * privileged token: either way the 64 bits go to the device unchanged.
- */
-NTSTATUS ndk_sges(const NDK_SGE *sgl, ULONG n, ULONG max,
-		  struct ib_sge *out, u64 *total)
-{
-	ULONG i;
-
-	if (n > max || (n && !sgl))
-		return STATUS_INVALID_PARAMETER;
-	*total = 0;
-	for (i = 0; i < n; i++) {
-		out[i].addr = sgl[i].LogicalAddress;
-		out[i].length = sgl[i].Length;
-		out[i].lkey = sgl[i].MemoryRegionToken;
-		*total += sgl[i].Length;
-	}
-	return STATUS_SUCCESS;
-}
-
-/*
  * Inline data is copied by the CPU from the SGE address, which must then
  * be a kernel virtual address; with the privileged token it is a device
  * address instead.
  */
-static bool ndk_qp_sges_privileged(struct ndk_qp *qp,
-				   const struct ib_sge *sge, ULONG n)
+static __always_inline bool ndk_qp_sges_privileged(struct ndk_qp *qp,
+						   const NDK_SGE *sgl, ULONG n)
 {
 	ULONG i;
 
 	for (i = 0; i < n; i++)
-		if (sge[i].lkey == qp->ibqp->pd->local_dma_lkey)
+		if (sgl[i].MemoryRegionToken == qp->ibqp->pd->local_dma_lkey)
 			return true;
 	return false;
 }
 
-/* The initiator SGE array of held request @i (@max_held: the spare). */
+/* The initiator SGE array of held request @i. */
 static struct ib_sge *ndk_qp_isge(struct ndk_qp *qp, u32 i)
 {
 	return qp->isge + i * max(qp->max_isge, 1U);
 }
 
-static NDK_OPERATION_TYPE ndk_wr_type(enum ib_wr_opcode opcode)
+static __always_inline NDK_OPERATION_TYPE
+ndk_wr_type(enum ib_wr_opcode opcode)
 {
 	switch (opcode) {
 	case IB_WR_RDMA_WRITE:
@@ -333,8 +260,8 @@ static size_t ndk_wr_size(const struct ib_send_wr *wr)
  * The slot is taken for good only once the request is posted or held.
  * A read is always signaled, silent or not (see NDK_SLOT_QUIET).
  */
-static void ndk_qp_prepare(struct ndk_qp *qp, struct ib_send_wr *wr,
-			   ULONG Flags)
+static __always_inline void ndk_qp_prepare(struct ndk_qp *qp,
+					   struct ib_send_wr *wr, ULONG Flags)
 {
 	NDK_OPERATION_TYPE type = Flags & NDK_OP_FLAG_BIND_WR ?
 				  NdkOperationTypeBind :
@@ -357,8 +284,9 @@ static void ndk_qp_prepare(struct ndk_qp *qp, struct ib_send_wr *wr,
 }
 
 /* Post one checked request on the initiator queue: the common case. */
-static NTSTATUS ndk_qp_post_wr(struct ndk_qp *qp, struct ib_send_wr *wr,
-			       ULONG Flags)
+static __always_inline NTSTATUS ndk_qp_post_wr(struct ndk_qp *qp,
+					       struct ib_send_wr *wr,
+					       ULONG Flags)
 {
 	int err;
 
@@ -371,7 +299,7 @@ static NTSTATUS ndk_qp_post_wr(struct ndk_qp *qp, struct ib_send_wr *wr,
 		return ndk_status_from_errno(err);
 	}
 	qp->sq.head++;
-	ndk_stat_inc(qp->obj.adapter, NDK_STAT_POSTED);
+	ndk_stat_add_to(qp->stats, NDK_STAT_POSTED, 1);
 	return STATUS_SUCCESS;
 }
 
@@ -405,7 +333,7 @@ static int ndk_qp_post_held(struct ndk_qp *qp, struct ib_send_wr *last)
 			done++;
 	else
 		done = n + !!last;
-	ndk_stat_add(qp->obj.adapter, NDK_STAT_POSTED, done);
+	ndk_stat_add_to(qp->stats, NDK_STAT_POSTED, done);
 	if (done >= n) {
 		/* Pairs with the poster's check: the arrays are free again. */
 		smp_store_release(&qp->nheld, 0);
@@ -503,9 +431,9 @@ static NTSTATUS ndk_qp_submit(struct ndk_qp *qp, struct ib_send_wr *wr,
 	n = qp->nheld;
 	memcpy(&qp->held[n], wr, ndk_wr_size(wr));
 	qp->held[n].wr.next = NULL;
-	/* Checked into another array if the held ones were busy then. */
-	sge = ndk_qp_isge(qp, n);
-	if (wr->num_sge && wr->sg_list != sge) {
+	/* The consumer's SGE array is its own again once the call returns. */
+	if (wr->num_sge) {
+		sge = ndk_qp_isge(qp, n);
 		memcpy(sge, wr->sg_list, wr->num_sge * sizeof(*sge));
 		qp->held[n].wr.sg_list = sge;
 	}
@@ -519,14 +447,14 @@ static NTSTATUS ndk_qp_submit(struct ndk_qp *qp, struct ib_send_wr *wr,
 }
 
 /*
- * Post a checked request without SGEs of its own (NdkFastRegister,
- * NdkInvalidate), or fail it with @status.
+ * ndk_qp_post_checked() for a request that defers or finds requests
+ * held. While ndk_qp_set_error() hands the held ones to the device, the
+ * request goes out alone.
  */
-static NTSTATUS ndk_qp_post_checked(struct ndk_qp *qp, struct ib_send_wr *wr,
-				    ULONG Flags, NTSTATUS status)
+static noinline NTSTATUS ndk_qp_post_held_too(struct ndk_qp *qp,
+					      struct ib_send_wr *wr,
+					      ULONG Flags, NTSTATUS status)
 {
-	if (likely(!(Flags & NDK_OP_FLAG_DEFER) && ndk_qp_none_held(qp)))
-		return status ?: ndk_qp_post_wr(qp, wr, Flags);
 	if (!ndk_qp_claim(qp))
 		return status ?: ndk_qp_post_wr(qp, wr, Flags);
 	status = ndk_qp_submit(qp, wr, Flags, status);
@@ -535,77 +463,63 @@ static NTSTATUS ndk_qp_post_checked(struct ndk_qp *qp, struct ib_send_wr *wr,
 }
 
 /*
- * Check an initiator request with local buffers, converting them to @sge.
- * Inlined into the common path, which is what makes it cheap.
+ * Post a checked initiator request, or fail it with @status. Unless the
+ * request is deferred or requests are held, this is one test more than
+ * posting it alone.
+ */
+static __always_inline NTSTATUS ndk_qp_post_checked(struct ndk_qp *qp,
+						    struct ib_send_wr *wr,
+						    ULONG Flags,
+						    NTSTATUS status)
+{
+	if (likely(!(Flags & NDK_OP_FLAG_DEFER) && ndk_qp_none_held(qp)))
+		return status ?: ndk_qp_post_wr(qp, wr, Flags);
+	return ndk_qp_post_held_too(qp, wr, Flags, status);
+}
+
+/*
+ * Check an initiator request with local buffers, which go to the device
+ * as the consumer's own SGE array. Inlined into each posting call, which
+ * is what makes it cheap.
  */
 static __always_inline NTSTATUS
 ndk_qp_check(struct ndk_qp *qp, struct ib_send_wr *wr, const NDK_SGE *pSgl,
-	     ULONG nSge, ULONG Flags, ULONG allowed, ULONG max_sge,
-	     struct ib_sge *sge)
+	     ULONG nSge, ULONG Flags, ULONG allowed, ULONG max_sge)
 {
 	NTSTATUS status;
 	u64 total;
 
-	if (!READ_ONCE(qp->connected))
+	if (unlikely(!READ_ONCE(qp->connected)))
 		return STATUS_CONNECTION_INVALID;
-	if (Flags & ~allowed)
+	if (unlikely(Flags & ~allowed))
 		return STATUS_INVALID_PARAMETER;
-	status = ndk_sges(pSgl, nSge, max_sge, sge, &total);
-	if (status)
+	status = ndk_sges(pSgl, nSge, max_sge, &total);
+	if (unlikely(status))
 		return status;
-	if (total > qp->obj.adapter->info.MaxTransferLength)
+	if (unlikely(total > qp->max_xfer))
 		return STATUS_INVALID_BUFFER_SIZE;
-	if ((Flags & NDK_OP_FLAG_INLINE) &&
-	    (total > qp->inline_size || ndk_qp_sges_privileged(qp, sge, nSge)))
+	if (unlikely(Flags & NDK_OP_FLAG_INLINE) &&
+	    (total > qp->inline_size || ndk_qp_sges_privileged(qp, pSgl, nSge)))
 		return STATUS_INVALID_PARAMETER;
-	wr->sg_list = sge;
+	wr->sg_list = ndk_ib_sges(pSgl);
 	wr->num_sge = nSge;
 	return STATUS_SUCCESS;
 }
 
 /*
- * ndk_qp_post() for a request that defers or finds requests held: it is
- * checked into the array of the request after the held ones, or into the
- * spare one while ndk_qp_set_error() owns them and it goes out alone.
- */
-static noinline NTSTATUS ndk_qp_post_held_too(struct ndk_qp *qp,
-					      struct ib_send_wr *wr,
-					      const NDK_SGE *pSgl, ULONG nSge,
-					      ULONG Flags, ULONG allowed,
-					      ULONG max_sge)
-{
-	NTSTATUS status;
-
-	if (!ndk_qp_claim(qp)) {
-		status = ndk_qp_check(qp, wr, pSgl, nSge, Flags, allowed,
-				      max_sge, ndk_qp_isge(qp, qp->max_held));
-		return status ?: ndk_qp_post_wr(qp, wr, Flags);
-	}
-	status = ndk_qp_check(qp, wr, pSgl, nSge, Flags, allowed, max_sge,
-			      ndk_qp_isge(qp, min(qp->nheld, qp->max_held)));
-	status = ndk_qp_submit(qp, wr, Flags, status);
-	ndk_qp_release(qp);
-	return status;
-}
-
-/*
  * Check and post an initiator request with local buffers. The consumer
- * serializes the initiator queue, so the per-QP SGE arrays need no lock
- * and nothing is allocated. Unless the request is deferred or requests
- * are held, this is one check more than posting it alone.
+ * serializes the initiator queue, so nothing here takes a lock, and
+ * nothing is allocated.
  */
-static NTSTATUS ndk_qp_post(struct ndk_qp *qp, struct ib_send_wr *wr,
-			    const NDK_SGE *pSgl, ULONG nSge, ULONG Flags,
-			    ULONG allowed, ULONG max_sge)
+static __always_inline NTSTATUS ndk_qp_post(struct ndk_qp *qp,
+					    struct ib_send_wr *wr,
+					    const NDK_SGE *pSgl, ULONG nSge,
+					    ULONG Flags, ULONG allowed,
+					    ULONG max_sge)
 {
-	NTSTATUS status;
-
-	if (unlikely((Flags & NDK_OP_FLAG_DEFER) || !ndk_qp_none_held(qp)))
-		return ndk_qp_post_held_too(qp, wr, pSgl, nSge, Flags, allowed,
-					    max_sge);
-	status = ndk_qp_check(qp, wr, pSgl, nSge, Flags, allowed, max_sge,
-			      qp->isge);
-	return status ?: ndk_qp_post_wr(qp, wr, Flags);
+	return ndk_qp_post_checked(qp, wr, Flags,
+				   ndk_qp_check(qp, wr, pSgl, nSge, Flags,
+						allowed, max_sge));
 }
 
 /**
@@ -658,8 +572,13 @@ static NTSTATUS ndk_send(NDK_QP *pNdkQp, PVOID RequestContext,
 {
 	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
 	struct ib_send_wr wr = {
+		.next = NULL,
 		.wr_id = (uintptr_t)RequestContext,
+		.sg_list = NULL,
+		.num_sge = 0,
 		.opcode = IB_WR_SEND,
+		.send_flags = 0,
+		.ex.imm_data = 0,
 	};
 
 	return ndk_qp_post(qp, &wr, pSgl, nSge, Flags, NDK_SEND_FLAGS,
@@ -688,19 +607,19 @@ static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
 {
 	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
 	struct ib_recv_wr wr = {
-		.sg_list = qp->rsge,
+		.sg_list = ndk_ib_sges(pSgl),
 		.num_sge = nSge,
 	};
 	NTSTATUS status;
 	u64 total;
 	int err;
 
-	if (qp->srq)
+	if (unlikely(qp->srq))
 		return STATUS_INVALID_PARAMETER;
-	status = ndk_sges(pSgl, nSge, qp->max_rsge, qp->rsge, &total);
-	if (status)
+	status = ndk_sges(pSgl, nSge, qp->max_rsge, &total);
+	if (unlikely(status))
 		return status;
-	if (total > qp->obj.adapter->info.MaxTransferLength)
+	if (unlikely(total > qp->max_xfer))
 		return STATUS_INVALID_BUFFER_SIZE;
 	if (unlikely(!ndk_ring_room(&qp->rq)))
 		return STATUS_INSUFFICIENT_RESOURCES;
@@ -712,7 +631,7 @@ static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
 		return ndk_status_from_errno(err);
 	}
 	qp->rq.head++;
-	ndk_stat_inc(qp->obj.adapter, NDK_STAT_POSTED);
+	ndk_stat_add_to(qp->stats, NDK_STAT_POSTED, 1);
 	return STATUS_SUCCESS;
 }
 
@@ -990,6 +909,8 @@ static NTSTATUS ndk_qp_new(struct ndk_pd *pd, NDK_CQ *pReceiveCq,
 	qp->max_rsge = MaxReceiveRequestSge;
 	qp->max_isge = MaxInitiatorRequestSge;
 	qp->inline_size = InlineDataSize;
+	qp->max_xfer = info->MaxTransferLength;
+	qp->stats = pd->obj.adapter->dev->stats;
 	INIT_WORK(&qp->flush_work, ndk_qp_flush_work);
 	ndk_obj_init(&qp->obj, &qp->ndk.Header, NdkObjectTypeQp, &ndk_qp_ops,
 		     &pd->obj);
