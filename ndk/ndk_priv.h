@@ -727,12 +727,6 @@ struct ndk_mw {
 	struct list_head pd_node;
 };
 
-/*
- * Not a consumer flag: marks the request of an NdkBind, which verbs post
- * as a fast registration, so that its completion reports a bind.
- */
-#define NDK_OP_FLAG_BIND_WR	0x80000000
-
 NTSTATUS ndk_create_mw(NDK_PD *pNdkPd,
 		       NDK_FN_CREATE_COMPLETION CreateCompletion,
 		       PVOID RequestContext, NDK_MW **ppNdkMw);

@@ -221,24 +221,6 @@ static struct ib_sge *ndk_qp_isge(struct ndk_qp *qp, u32 i)
 	return qp->isge + i * max(qp->max_isge, 1U);
 }
 
-static __always_inline NDK_OPERATION_TYPE
-ndk_wr_type(enum ib_wr_opcode opcode)
-{
-	switch (opcode) {
-	case IB_WR_RDMA_WRITE:
-		return NdkOperationTypeWrite;
-	case IB_WR_RDMA_READ:
-	case IB_WR_RDMA_READ_WITH_INV:
-		return NdkOperationTypeRead;
-	case IB_WR_REG_MR:
-		return NdkOperationTypeFastRegister;
-	case IB_WR_LOCAL_INV:
-		return NdkOperationTypeInvalidate;
-	default:
-		return NdkOperationTypeSend;
-	}
-}
-
 /* Bytes of the structure around @wr: what holding it has to copy. */
 static size_t ndk_wr_size(const struct ib_send_wr *wr)
 {
@@ -255,17 +237,17 @@ static size_t ndk_wr_size(const struct ib_send_wr *wr)
 }
 
 /*
- * Give a checked request its ring slot and the signaling @Flags ask.
- * @wr->wr_id holds the RequestContext, which moves into the queue's ring.
+ * Give a checked request of @type its ring slot and the signaling @Flags
+ * ask. @type is a constant of each posting call, so that nothing decodes
+ * the opcode. @wr->wr_id holds the RequestContext, which moves into the
+ * queue's ring.
  * The slot is taken for good only once the request is posted or held.
  * A read is always signaled, silent or not (see NDK_SLOT_QUIET).
  */
 static __always_inline void ndk_qp_prepare(struct ndk_qp *qp,
-					   struct ib_send_wr *wr, ULONG Flags)
+					   struct ib_send_wr *wr, ULONG Flags,
+					   NDK_OPERATION_TYPE type)
 {
-	NDK_OPERATION_TYPE type = Flags & NDK_OP_FLAG_BIND_WR ?
-				  NdkOperationTypeBind :
-				  ndk_wr_type(wr->opcode);
 	u8 state = NDK_SLOT_BUSY;
 
 	if (Flags & NDK_OP_FLAG_SILENT_SUCCESS)
@@ -286,13 +268,14 @@ static __always_inline void ndk_qp_prepare(struct ndk_qp *qp,
 /* Post one checked request on the initiator queue: the common case. */
 static __always_inline NTSTATUS ndk_qp_post_wr(struct ndk_qp *qp,
 					       struct ib_send_wr *wr,
-					       ULONG Flags)
+					       ULONG Flags,
+					       NDK_OPERATION_TYPE type)
 {
 	int err;
 
 	if (unlikely(!ndk_ring_room(&qp->sq)))
 		return STATUS_INSUFFICIENT_RESOURCES;
-	ndk_qp_prepare(qp, wr, Flags);
+	ndk_qp_prepare(qp, wr, Flags, type);
 	err = ib_post_send(qp->ibqp, wr, NULL);
 	if (unlikely(err)) {
 		ndk_ring_untake(&qp->sq);
@@ -401,7 +384,8 @@ static void ndk_qp_release(struct ndk_qp *qp)
  * returns, so an inline request is never held.
  */
 static NTSTATUS ndk_qp_submit(struct ndk_qp *qp, struct ib_send_wr *wr,
-			      ULONG Flags, NTSTATUS status)
+			      ULONG Flags, NDK_OPERATION_TYPE type,
+			      NTSTATUS status)
 {
 	struct ib_sge *sge;
 	u32 n;
@@ -418,7 +402,7 @@ static NTSTATUS ndk_qp_submit(struct ndk_qp *qp, struct ib_send_wr *wr,
 		if (qp->nheld == qp->max_held)
 			return STATUS_INSUFFICIENT_RESOURCES;
 	}
-	ndk_qp_prepare(qp, wr, Flags);
+	ndk_qp_prepare(qp, wr, Flags, type);
 	if ((Flags & (NDK_OP_FLAG_DEFER | NDK_OP_FLAG_INLINE)) !=
 	    NDK_OP_FLAG_DEFER) {
 		err = ndk_qp_post_held(qp, wr);
@@ -453,11 +437,13 @@ static NTSTATUS ndk_qp_submit(struct ndk_qp *qp, struct ib_send_wr *wr,
  */
 static noinline NTSTATUS ndk_qp_post_held_too(struct ndk_qp *qp,
 					      struct ib_send_wr *wr,
-					      ULONG Flags, NTSTATUS status)
+					      ULONG Flags,
+					      NDK_OPERATION_TYPE type,
+					      NTSTATUS status)
 {
 	if (!ndk_qp_claim(qp))
-		return status ?: ndk_qp_post_wr(qp, wr, Flags);
-	status = ndk_qp_submit(qp, wr, Flags, status);
+		return status ?: ndk_qp_post_wr(qp, wr, Flags, type);
+	status = ndk_qp_submit(qp, wr, Flags, type, status);
 	ndk_qp_release(qp);
 	return status;
 }
@@ -470,11 +456,12 @@ static noinline NTSTATUS ndk_qp_post_held_too(struct ndk_qp *qp,
 static __always_inline NTSTATUS ndk_qp_post_checked(struct ndk_qp *qp,
 						    struct ib_send_wr *wr,
 						    ULONG Flags,
+						    NDK_OPERATION_TYPE type,
 						    NTSTATUS status)
 {
 	if (likely(!(Flags & NDK_OP_FLAG_DEFER) && ndk_qp_none_held(qp)))
-		return status ?: ndk_qp_post_wr(qp, wr, Flags);
-	return ndk_qp_post_held_too(qp, wr, Flags, status);
+		return status ?: ndk_qp_post_wr(qp, wr, Flags, type);
+	return ndk_qp_post_held_too(qp, wr, Flags, type, status);
 }
 
 /*
@@ -513,11 +500,12 @@ ndk_qp_check(struct ndk_qp *qp, struct ib_send_wr *wr, const NDK_SGE *pSgl,
  */
 static __always_inline NTSTATUS ndk_qp_post(struct ndk_qp *qp,
 					    struct ib_send_wr *wr,
+					    NDK_OPERATION_TYPE type,
 					    const NDK_SGE *pSgl, ULONG nSge,
 					    ULONG Flags, ULONG allowed,
 					    ULONG max_sge)
 {
-	return ndk_qp_post_checked(qp, wr, Flags,
+	return ndk_qp_post_checked(qp, wr, Flags, type,
 				   ndk_qp_check(qp, wr, pSgl, nSge, Flags,
 						allowed, max_sge));
 }
@@ -567,6 +555,10 @@ static void ndk_flush(NDK_QP *pNdkQp)
 			 NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT |		  \
 			 NDK_OP_FLAG_INLINE | NDK_OP_FLAG_DEFER)
 
+/*
+ * The posting calls name every field of their request: the compiler then
+ * stores each once instead of clearing the whole structure first.
+ */
 static NTSTATUS ndk_send(NDK_QP *pNdkQp, PVOID RequestContext,
 			 const NDK_SGE *pSgl, ULONG nSge, ULONG Flags)
 {
@@ -581,8 +573,8 @@ static NTSTATUS ndk_send(NDK_QP *pNdkQp, PVOID RequestContext,
 		.ex.imm_data = 0,
 	};
 
-	return ndk_qp_post(qp, &wr, pSgl, nSge, Flags, NDK_SEND_FLAGS,
-			   qp->max_isge);
+	return ndk_qp_post(qp, &wr, NdkOperationTypeSend, pSgl, nSge, Flags,
+			   NDK_SEND_FLAGS, qp->max_isge);
 }
 
 /* The peer's region under @RemoteToken is invalidated on arrival. */
@@ -592,13 +584,17 @@ static NTSTATUS ndk_send_and_invalidate(NDK_QP *pNdkQp, PVOID RequestContext,
 {
 	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
 	struct ib_send_wr wr = {
+		.next = NULL,
 		.wr_id = (uintptr_t)RequestContext,
+		.sg_list = NULL,
+		.num_sge = 0,
 		.opcode = IB_WR_SEND_WITH_INV,
+		.send_flags = 0,
 		.ex.invalidate_rkey = RemoteToken,
 	};
 
-	return ndk_qp_post(qp, &wr, pSgl, nSge, Flags, NDK_SEND_FLAGS,
-			   qp->max_isge);
+	return ndk_qp_post(qp, &wr, NdkOperationTypeSend, pSgl, nSge, Flags,
+			   NDK_SEND_FLAGS, qp->max_isge);
 }
 
 /* NdkReceive: allowed before the QP is connected. */
@@ -607,6 +603,8 @@ static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
 {
 	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
 	struct ib_recv_wr wr = {
+		.next = NULL,
+		.wr_id = 0,
 		.sg_list = ndk_ib_sges(pSgl),
 		.num_sge = nSge,
 	};
@@ -649,7 +647,8 @@ static NTSTATUS ndk_bind(NDK_QP *pNdkQp, PVOID RequestContext, NDK_MR *pMr,
 
 	status = ndk_mw_bind_wr(qp, &wr, pMr, pMw, (uintptr_t)VirtualAddress,
 				Length, Flags);
-	status = ndk_qp_post_checked(qp, &wr.wr, Flags | NDK_OP_FLAG_BIND_WR,
+	/* Posted as a fast registration; its result reports a bind. */
+	status = ndk_qp_post_checked(qp, &wr.wr, Flags, NdkOperationTypeBind,
 				     status);
 	/* Not taken: the window keeps its token, undo ndk_mw_bind_wr()'s key. */
 	if (status && wr.mr)
@@ -763,7 +762,8 @@ static NTSTATUS ndk_fast_register(NDK_QP *pNdkQp, PVOID RequestContext,
 	status = ndk_fast_register_wr(qp, &wr, pMr, AdapterPageCount,
 				      AdapterPageArray, FBO, Length,
 				      (uintptr_t)BaseVirtualAddress, Flags);
-	return ndk_qp_post_checked(qp, &wr.wr, Flags, status);
+	return ndk_qp_post_checked(qp, &wr.wr, Flags,
+				   NdkOperationTypeFastRegister, status);
 }
 
 static NTSTATUS ndk_invalidate(NDK_QP *pNdkQp, PVOID RequestContext,
@@ -788,7 +788,8 @@ static NTSTATUS ndk_invalidate(NDK_QP *pNdkQp, PVOID RequestContext,
 		status = STATUS_INVALID_PARAMETER;
 	else
 		wr.ex.invalidate_rkey = mr ? mr->ibmr->rkey : mw->ibmr->rkey;
-	return ndk_qp_post_checked(qp, &wr, Flags, status);
+	return ndk_qp_post_checked(qp, &wr, Flags, NdkOperationTypeInvalidate,
+				   status);
 }
 
 #define NDK_RDMA_FLAGS	(NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | \
@@ -801,8 +802,10 @@ static NTSTATUS ndk_read(NDK_QP *pNdkQp, PVOID RequestContext,
 	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
 	const NDK_ADAPTER_INFO *info = &qp->obj.adapter->info;
 	struct ib_rdma_wr wr = {
-		.wr = { .wr_id = (uintptr_t)RequestContext,
-			.opcode = IB_WR_RDMA_READ },
+		.wr = { .next = NULL, .wr_id = (uintptr_t)RequestContext,
+			.sg_list = NULL, .num_sge = 0,
+			.opcode = IB_WR_RDMA_READ, .send_flags = 0,
+			.ex.invalidate_rkey = 0 },
 		.remote_addr = RemoteAddress,
 		.rkey = RemoteToken,
 	};
@@ -821,8 +824,8 @@ static NTSTATUS ndk_read(NDK_QP *pNdkQp, PVOID RequestContext,
 		wr.wr.opcode = IB_WR_RDMA_READ_WITH_INV;
 		wr.wr.ex.invalidate_rkey = pSgl[0].MemoryRegionToken;
 	}
-	return ndk_qp_post(qp, &wr.wr, pSgl, nSge, Flags, allowed,
-			   min(qp->max_isge, info->MaxReadRequestSge));
+	return ndk_qp_post(qp, &wr.wr, NdkOperationTypeRead, pSgl, nSge, Flags,
+			   allowed, min(qp->max_isge, info->MaxReadRequestSge));
 }
 
 static NTSTATUS ndk_write(NDK_QP *pNdkQp, PVOID RequestContext,
@@ -831,13 +834,15 @@ static NTSTATUS ndk_write(NDK_QP *pNdkQp, PVOID RequestContext,
 {
 	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
 	struct ib_rdma_wr wr = {
-		.wr = { .wr_id = (uintptr_t)RequestContext,
-			.opcode = IB_WR_RDMA_WRITE },
+		.wr = { .next = NULL, .wr_id = (uintptr_t)RequestContext,
+			.sg_list = NULL, .num_sge = 0,
+			.opcode = IB_WR_RDMA_WRITE, .send_flags = 0,
+			.ex.imm_data = 0 },
 		.remote_addr = RemoteAddress,
 		.rkey = RemoteToken,
 	};
 
-	return ndk_qp_post(qp, &wr.wr, pSgl, nSge, Flags,
+	return ndk_qp_post(qp, &wr.wr, NdkOperationTypeWrite, pSgl, nSge, Flags,
 			   NDK_RDMA_FLAGS | NDK_OP_FLAG_INLINE, qp->max_isge);
 }
 
