@@ -318,34 +318,24 @@ static void ndk_cq_count_error(struct ndk_cq *cq, enum ib_wc_status status)
  */
 static __always_inline int ndk_cq_poll(struct ndk_cq *cq, int ask)
 {
-	int n = ib_poll_cq(cq->ibcq, ask, cq->wc);
-
-	if (n > 0)
-		ndk_stat_add_to(cq->stats, NDK_STAT_COMPLETED, n);
-	return n;
+	return ib_poll_cq(cq->ibcq, ask, cq->wc);
 }
 
 /*
- * The RCU read section, which keeps a closed QP's rings readable, is
- * entered only once the device has returned completions: an empty poll
- * costs one call into the driver.
+ * Fill @Results from the @n completions in @cq->wc, polled for @ask, and
+ * go on polling while the device returns all it is asked for. The RCU
+ * read section keeps a closed QP's rings readable.
  */
-static ULONG ndk_get_cq_results(NDK_CQ *pNdkCq, NDK_RESULT Results[],
-				ULONG nResults)
+static noinline ULONG ndk_cq_results(struct ndk_cq *cq, NDK_RESULT Results[],
+				     ULONG nResults, int n, int ask)
 {
-	struct ndk_cq *cq = to_ndk_cq(pNdkCq);
 	NDK_OPERATION_TYPE type;
 	ULONG done = 0;
-	int i, n, ask;
+	int i;
 
-	if (!nResults)
-		return 0;
-	ask = min_t(ULONG, nResults, NDK_CQ_POLL_BATCH);
-	n = ndk_cq_poll(cq, ask);
-	if (n <= 0)
-		return 0;
 	rcu_read_lock();
 	for (;;) {
+		ndk_stat_add_to(cq->stats, NDK_STAT_COMPLETED, n);
 		for (i = 0; i < n; i++) {
 			if (unlikely(cq->wc[i].status != IB_WC_SUCCESS))
 				ndk_cq_count_error(cq, cq->wc[i].status);
@@ -363,24 +353,20 @@ static ULONG ndk_get_cq_results(NDK_CQ *pNdkCq, NDK_RESULT Results[],
 	return done;
 }
 
-static ULONG ndk_get_cq_results_ex(NDK_CQ *pNdkCq, NDK_RESULT_EX Results[],
-				   ULONG nResults)
+/* ndk_cq_results() with the fields of NDK_RESULT_EX. */
+static noinline ULONG ndk_cq_results_ex(struct ndk_cq *cq,
+					NDK_RESULT_EX Results[],
+					ULONG nResults, int n, int ask)
 {
-	struct ndk_cq *cq = to_ndk_cq(pNdkCq);
 	NDK_OPERATION_TYPE type;
 	const struct ib_wc *wc;
 	ULONG done = 0;
 	NDK_RESULT_EX *r;
-	int i, n, ask;
+	int i;
 
-	if (!nResults)
-		return 0;
-	ask = min_t(ULONG, nResults, NDK_CQ_POLL_BATCH);
-	n = ndk_cq_poll(cq, ask);
-	if (n <= 0)
-		return 0;
 	rcu_read_lock();
 	for (;;) {
+		ndk_stat_add_to(cq->stats, NDK_STAT_COMPLETED, n);
 		for (i = 0; i < n; i++) {
 			wc = &cq->wc[i];
 			if (unlikely(wc->status != IB_WC_SUCCESS))
@@ -404,6 +390,33 @@ static ULONG ndk_get_cq_results_ex(NDK_CQ *pNdkCq, NDK_RESULT_EX Results[],
 	}
 	rcu_read_unlock();
 	return done;
+}
+
+/* An empty poll is one call into the driver, and nothing else. */
+static ULONG ndk_get_cq_results(NDK_CQ *pNdkCq, NDK_RESULT Results[],
+				ULONG nResults)
+{
+	struct ndk_cq *cq = to_ndk_cq(pNdkCq);
+	int ask = min_t(ULONG, nResults, NDK_CQ_POLL_BATCH);
+	int n;
+
+	if (unlikely(!ask))
+		return 0;
+	n = ndk_cq_poll(cq, ask);
+	return n > 0 ? ndk_cq_results(cq, Results, nResults, n, ask) : 0;
+}
+
+static ULONG ndk_get_cq_results_ex(NDK_CQ *pNdkCq, NDK_RESULT_EX Results[],
+				   ULONG nResults)
+{
+	struct ndk_cq *cq = to_ndk_cq(pNdkCq);
+	int ask = min_t(ULONG, nResults, NDK_CQ_POLL_BATCH);
+	int n;
+
+	if (unlikely(!ask))
+		return 0;
+	n = ndk_cq_poll(cq, ask);
+	return n > 0 ? ndk_cq_results_ex(cq, Results, nResults, n, ask) : 0;
 }
 
 struct ndk_cq_resize {
