@@ -322,13 +322,14 @@ static __always_inline int ndk_cq_poll(struct ndk_cq *cq, int ask)
 }
 
 /*
- * Fill @Results from the @n completions in @cq->wc, polled for @ask, and
- * go on polling while the device returns all it is asked for. The RCU
- * read section keeps a closed QP's rings readable.
+ * Fill @Results from the @n completions in @cq->wc, polled for the first
+ * batch of @nResults, and go on polling while the device returns all it
+ * is asked for. The RCU read section keeps a closed QP's rings readable.
  */
 static noinline ULONG ndk_cq_results(struct ndk_cq *cq, NDK_RESULT Results[],
-				     ULONG nResults, int n, int ask)
+				     ULONG nResults, int n)
 {
+	int ask = min_t(ULONG, nResults, NDK_CQ_POLL_BATCH);
 	NDK_OPERATION_TYPE type;
 	ULONG done = 0;
 	int i;
@@ -356,8 +357,9 @@ static noinline ULONG ndk_cq_results(struct ndk_cq *cq, NDK_RESULT Results[],
 /* ndk_cq_results() with the fields of NDK_RESULT_EX. */
 static noinline ULONG ndk_cq_results_ex(struct ndk_cq *cq,
 					NDK_RESULT_EX Results[],
-					ULONG nResults, int n, int ask)
+					ULONG nResults, int n)
 {
+	int ask = min_t(ULONG, nResults, NDK_CQ_POLL_BATCH);
 	NDK_OPERATION_TYPE type;
 	const struct ib_wc *wc;
 	ULONG done = 0;
@@ -397,26 +399,22 @@ static ULONG ndk_get_cq_results(NDK_CQ *pNdkCq, NDK_RESULT Results[],
 				ULONG nResults)
 {
 	struct ndk_cq *cq = to_ndk_cq(pNdkCq);
-	int ask = min_t(ULONG, nResults, NDK_CQ_POLL_BATCH);
 	int n;
 
-	if (unlikely(!ask))
-		return 0;
-	n = ndk_cq_poll(cq, ask);
-	return n > 0 ? ndk_cq_results(cq, Results, nResults, n, ask) : 0;
+	/* Asked for none, the driver returns none. */
+	n = ndk_cq_poll(cq, min_t(ULONG, nResults, NDK_CQ_POLL_BATCH));
+	return n > 0 ? ndk_cq_results(cq, Results, nResults, n) : 0;
 }
 
 static ULONG ndk_get_cq_results_ex(NDK_CQ *pNdkCq, NDK_RESULT_EX Results[],
 				   ULONG nResults)
 {
 	struct ndk_cq *cq = to_ndk_cq(pNdkCq);
-	int ask = min_t(ULONG, nResults, NDK_CQ_POLL_BATCH);
 	int n;
 
-	if (unlikely(!ask))
-		return 0;
-	n = ndk_cq_poll(cq, ask);
-	return n > 0 ? ndk_cq_results_ex(cq, Results, nResults, n, ask) : 0;
+	/* Asked for none, the driver returns none. */
+	n = ndk_cq_poll(cq, min_t(ULONG, nResults, NDK_CQ_POLL_BATCH));
+	return n > 0 ? ndk_cq_results_ex(cq, Results, nResults, n) : 0;
 }
 
 struct ndk_cq_resize {
