@@ -188,6 +188,40 @@ static void ndk_arm_cq(NDK_CQ *pNdkCq, ULONG Type)
 		ndk_cq_kick(cq);
 }
 
+/* Free a slot the poller is done with; the poster may refill it then. */
+static void ndk_ring_free_slot(struct ndk_wr_ring *ring, u32 slot)
+{
+	/* Pairs with ndk_ring_room(): the slot was read before this. */
+	smp_store_release(&ring->state[slot], NDK_SLOT_FREE);
+	WRITE_ONCE(ring->retired, ring->retired + 1);
+}
+
+/*
+ * ndk_ring_retire() - the result of request @seq of a QP's queue is polled
+ * @ring: the queue's ring, after its slot has been read
+ * @seq: the request's sequence number
+ *
+ * Frees its slot, and those of the silent requests before it: a queue
+ * completes its requests in order, and the only ones a driver completes
+ * later (siw's reads) are never silent to the device. Each request
+ * before @seq is looked at once, so the cost is constant on average.
+ * Called with the CQ's polling serialized, by the consumer.
+ */
+static void ndk_ring_retire(struct ndk_wr_ring *ring, u32 seq)
+{
+	u32 slot = seq & ring->mask;
+
+	for (; (s32)(seq - ring->scan) > 0; ring->scan++)
+		if (ring->state[ring->scan & ring->mask] == NDK_SLOT_SILENT)
+			ndk_ring_free_slot(ring, ring->scan & ring->mask);
+	/* A late read leaves @scan where later results have moved it. */
+	if (seq == ring->scan)
+		ring->scan++;
+	/* Not twice, should a driver report a silent one after a later one. */
+	if (ring->state[slot] != NDK_SLOT_FREE)
+		ndk_ring_free_slot(ring, slot);
+}
+
 /* Requests ndk did not post (tests' raw QPs) carry their own opcode. */
 static NDK_OPERATION_TYPE ndk_wc_type(const struct ib_wc *wc)
 {
@@ -254,10 +288,12 @@ static bool ndk_wc_to_result(const struct ib_wc *wc, NDK_RESULT *r,
 		if (quiet && wc->status == IB_WC_SUCCESS)
 			return false;
 	}
-	r->Status = ndk_status_from_wc(wc->status);
 	r->BytesTransferred = 0;
-	if (wc->status != IB_WC_SUCCESS)
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		r->Status = ndk_status_from_wc(wc->status);
 		return true;
+	}
+	r->Status = STATUS_SUCCESS;
 	if (*type == NdkOperationTypeReceive &&
 	    (wc->wc_flags & IB_WC_WITH_INVALIDATE))
 		*type = NdkOperationTypeReceiveAndInvalidate;
@@ -268,62 +304,75 @@ static bool ndk_wc_to_result(const struct ib_wc *wc, NDK_RESULT *r,
 	return true;
 }
 
-/* Count a polled batch on this CPU: no lock, no atomic, no allocation. */
-static void ndk_cq_count(struct ndk_cq *cq, int n)
+/* Count a failed completion on this CPU: no lock, no atomic. */
+static void ndk_cq_count_error(struct ndk_cq *cq, enum ib_wc_status status)
 {
-	struct ndk_adapter *adapter = cq->obj.adapter;
-	int i;
-
-	ndk_stat_add(adapter, NDK_STAT_COMPLETED, n);
-	for (i = 0; i < n; i++) {
-		if (cq->wc[i].status == IB_WC_WR_FLUSH_ERR)
-			ndk_stat_inc(adapter, NDK_STAT_CQ_FLUSHED);
-		else if (cq->wc[i].status != IB_WC_SUCCESS)
-			ndk_stat_inc(adapter, NDK_STAT_CQ_ERRORS);
-	}
+	ndk_stat_add_to(cq->stats, status == IB_WC_WR_FLUSH_ERR ?
+			NDK_STAT_CQ_FLUSHED : NDK_STAT_CQ_ERRORS, 1);
 }
 
-static ULONG ndk_get_cq_results(NDK_CQ *pNdkCq, NDK_RESULT Results[],
-				ULONG nResults)
+/*
+ * Poll the device for @ask completions into @cq->wc. Fewer than asked
+ * means the CQ was empty just now, and the caller stops there rather
+ * than ask the device again.
+ */
+static __always_inline int ndk_cq_poll(struct ndk_cq *cq, int ask)
 {
-	struct ndk_cq *cq = to_ndk_cq(pNdkCq);
+	return ib_poll_cq(cq->ibcq, ask, cq->wc);
+}
+
+/*
+ * Fill @Results from the @n completions in @cq->wc, polled for the first
+ * batch of @nResults, and go on polling while the device returns all it
+ * is asked for. The RCU read section keeps a closed QP's rings readable.
+ */
+static noinline ULONG ndk_cq_results(struct ndk_cq *cq, NDK_RESULT Results[],
+				     ULONG nResults, int n)
+{
+	int ask = min_t(ULONG, nResults, NDK_CQ_POLL_BATCH);
 	NDK_OPERATION_TYPE type;
 	ULONG done = 0;
-	int i, n;
+	int i;
 
 	rcu_read_lock();
-	while (done < nResults) {
-		n = ib_poll_cq(cq->ibcq, min_t(ULONG, nResults - done,
-					       NDK_CQ_POLL_BATCH), cq->wc);
-		if (n <= 0)
-			break;
-		for (i = 0; i < n; i++)
+	for (;;) {
+		ndk_stat_add_to(cq->stats, NDK_STAT_COMPLETED, n);
+		for (i = 0; i < n; i++) {
+			if (unlikely(cq->wc[i].status != IB_WC_SUCCESS))
+				ndk_cq_count_error(cq, cq->wc[i].status);
 			done += ndk_wc_to_result(&cq->wc[i], &Results[done],
 						 &type);
-		ndk_cq_count(cq, n);
+		}
+		if (n < ask || done == nResults)
+			break;
+		ask = min_t(ULONG, nResults - done, NDK_CQ_POLL_BATCH);
+		n = ndk_cq_poll(cq, ask);
+		if (n <= 0)
+			break;
 	}
 	rcu_read_unlock();
 	return done;
 }
 
-static ULONG ndk_get_cq_results_ex(NDK_CQ *pNdkCq, NDK_RESULT_EX Results[],
-				   ULONG nResults)
+/* ndk_cq_results() with the fields of NDK_RESULT_EX. */
+static noinline ULONG ndk_cq_results_ex(struct ndk_cq *cq,
+					NDK_RESULT_EX Results[],
+					ULONG nResults, int n)
 {
-	struct ndk_cq *cq = to_ndk_cq(pNdkCq);
+	int ask = min_t(ULONG, nResults, NDK_CQ_POLL_BATCH);
 	NDK_OPERATION_TYPE type;
 	const struct ib_wc *wc;
-	NDK_RESULT_EX *r;
 	ULONG done = 0;
-	int i, n;
+	NDK_RESULT_EX *r;
+	int i;
 
 	rcu_read_lock();
-	while (done < nResults) {
-		n = ib_poll_cq(cq->ibcq, min_t(ULONG, nResults - done,
-					       NDK_CQ_POLL_BATCH), cq->wc);
-		if (n <= 0)
-			break;
+	for (;;) {
+		ndk_stat_add_to(cq->stats, NDK_STAT_COMPLETED, n);
 		for (i = 0; i < n; i++) {
 			wc = &cq->wc[i];
+			if (unlikely(wc->status != IB_WC_SUCCESS))
+				ndk_cq_count_error(cq, wc->status);
 			r = &Results[done];
 			if (!ndk_wc_to_result(wc, (NDK_RESULT *)r, &type))
 				continue;
@@ -334,10 +383,38 @@ static ULONG ndk_get_cq_results_ex(NDK_CQ *pNdkCq, NDK_RESULT_EX Results[],
 				wc->ex.invalidate_rkey : 0;
 			done++;
 		}
-		ndk_cq_count(cq, n);
+		if (n < ask || done == nResults)
+			break;
+		ask = min_t(ULONG, nResults - done, NDK_CQ_POLL_BATCH);
+		n = ndk_cq_poll(cq, ask);
+		if (n <= 0)
+			break;
 	}
 	rcu_read_unlock();
 	return done;
+}
+
+/* An empty poll is one call into the driver, and nothing else. */
+static ULONG ndk_get_cq_results(NDK_CQ *pNdkCq, NDK_RESULT Results[],
+				ULONG nResults)
+{
+	struct ndk_cq *cq = to_ndk_cq(pNdkCq);
+	int n;
+
+	/* Asked for none, the driver returns none. */
+	n = ndk_cq_poll(cq, min_t(ULONG, nResults, NDK_CQ_POLL_BATCH));
+	return n > 0 ? ndk_cq_results(cq, Results, nResults, n) : 0;
+}
+
+static ULONG ndk_get_cq_results_ex(NDK_CQ *pNdkCq, NDK_RESULT_EX Results[],
+				   ULONG nResults)
+{
+	struct ndk_cq *cq = to_ndk_cq(pNdkCq);
+	int n;
+
+	/* Asked for none, the driver returns none. */
+	n = ndk_cq_poll(cq, min_t(ULONG, nResults, NDK_CQ_POLL_BATCH));
+	return n > 0 ? ndk_cq_results_ex(cq, Results, nResults, n) : 0;
 }
 
 struct ndk_cq_resize {
@@ -600,6 +677,7 @@ NTSTATUS ndk_create_cq(NDK_ADAPTER *pNdkAdapter, ULONG CqDepth,
 		return STATUS_INSUFFICIENT_RESOURCES;
 	cq->ndk.Dispatch = &ndk_cq_dispatch;
 	cq->depth = CqDepth;
+	cq->stats = adapter->dev->stats;
 	cq->comp_vector = ndk_cq_pick_vector(adapter->ibdev, Affinity);
 	cq->notify_cb = CqNotification;
 	cq->notify_ctx = CqNotificationContext;

@@ -289,6 +289,16 @@ static inline void ndk_stat_inc(struct ndk_adapter *adapter,
 	ndk_stat_add(adapter, stat, 1);
 }
 
+/*
+ * The post and poll paths count into the counters their QP or CQ keeps a
+ * pointer to, one load instead of the chain through adapter and device.
+ */
+static __always_inline void ndk_stat_add_to(struct ndk_stats __percpu *stats,
+					    enum ndk_stat stat, u64 n)
+{
+	this_cpu_add(stats->v[stat], n);
+}
+
 /* ------------------------------------------------------------------ */
 /* PD and CQ (pd.c, cq.c)                                             */
 
@@ -390,6 +400,7 @@ struct ndk_pd {
  *	called a handler with interrupts off (see ndk_cq_kick())
  * @moderation: newest moderation setting, count << 16 | period
  * @moderation_work: applies @moderation
+ * @stats: the device's counters, at hand for the poll path
  * @wc: poll buffer; the consumer serializes polling
  */
 struct ndk_cq {
@@ -410,6 +421,7 @@ struct ndk_cq {
 	struct irq_work kick;
 	atomic_t moderation;
 	struct work_struct moderation_work;
+	struct ndk_stats __percpu *stats;
 	struct ib_wc wc[NDK_CQ_POLL_BATCH];
 };
 
@@ -492,16 +504,37 @@ struct ndk_wr_ring {
 
 int ndk_ring_init(struct ndk_wr_ring *ring, u32 depth);
 void ndk_ring_free(struct ndk_wr_ring *ring);
-void ndk_ring_retire(struct ndk_wr_ring *ring, u32 seq);
 int ndk_wr_owner_add(struct ndk_obj *obj, struct ndk_wr_ring *ring);
 void ndk_wr_owner_del(struct ndk_obj *obj);
-struct ndk_obj *ndk_wr_owner(u64 wr_id);
+extern struct xarray ndk_wr_owners;
+
+/**
+ * ndk_wr_owner() - the live QP or SRQ that posted a request
+ * @wr_id: the request's wr_id, of a kind ndk posts
+ *
+ * Call under rcu_read_lock(), which the poll path holds already, so the
+ * lookup does without xa_load()'s own; the owner stays valid until it is
+ * dropped.
+ *
+ * Return: the owner's object, or NULL once it is destroyed.
+ */
+static __always_inline struct ndk_obj *ndk_wr_owner(u64 wr_id)
+{
+	XA_STATE(xas, &ndk_wr_owners,
+		 (wr_id >> NDK_WR_ID_SHIFT) & NDK_WR_ID_MASK);
+	void *entry;
+
+	do
+		entry = xas_load(&xas);
+	while (xas_retry(&xas, entry));
+	return entry;
+}
 
 /*
  * Whether a QP's queue has room for one more request: fewer than its
  * depth unretired, and the next slot retired. Poster only.
  */
-static inline bool ndk_ring_room(const struct ndk_wr_ring *ring)
+static __always_inline bool ndk_ring_room(const struct ndk_wr_ring *ring)
 {
 	u32 slot = ring->head & ring->mask;
 
@@ -517,8 +550,9 @@ static inline bool ndk_ring_room(const struct ndk_wr_ring *ring)
  * be polled before the post returns; ndk_ring_untake() gives it back if
  * the device refuses it.
  */
-static inline u64 ndk_ring_slot(struct ndk_wr_ring *ring, u64 kind,
-				void *ctx, NDK_OPERATION_TYPE type, u8 state)
+static __always_inline u64 ndk_ring_slot(struct ndk_wr_ring *ring, u64 kind,
+					 void *ctx, NDK_OPERATION_TYPE type,
+					 u8 state)
 {
 	u32 slot = ring->head & ring->mask;
 
@@ -529,7 +563,7 @@ static inline u64 ndk_ring_slot(struct ndk_wr_ring *ring, u64 kind,
 }
 
 /* The device refused the request in the next slot: nothing will poll it. */
-static inline void ndk_ring_untake(struct ndk_wr_ring *ring)
+static __always_inline void ndk_ring_untake(struct ndk_wr_ring *ring)
 {
 	WRITE_ONCE(ring->state[ring->head & ring->mask], NDK_SLOT_FREE);
 }
@@ -568,13 +602,12 @@ union ndk_held_wr {
  * @max_rsge: SGEs per receive, as the consumer asked
  * @max_isge: SGEs per initiator request, as the consumer asked
  * @inline_size: inline bytes per request, as the consumer asked
- * @rsge: receive SGE array; the consumer serializes the receive queue
+ * @max_xfer: the adapter's MaxTransferLength, at hand for the post path
+ * @stats: the device's counters, at hand for the post path
  * @max_held: deferred requests held at most: NDK_DEFER_MAX, or the
  *	initiator queue's depth if smaller (a chain cannot be longer)
- * @isge: @max_held + 1 initiator SGE arrays of max(@max_isge, 1)
- *	entries: one per held request, the last for a request posted while
- *	ndk_qp_set_error() hands the held ones over; the consumer
- *	serializes the initiator queue
+ * @isge: @max_held initiator SGE arrays of max(@max_isge, 1) entries,
+ *	one per held request; the consumer serializes the initiator queue
  * @held: @max_held deferred requests not posted yet, chained in order
  * @nheld: how many; only the poster raises it
  * @held_owner: 1 while the poster or ndk_qp_set_error() works on @held
@@ -598,7 +631,8 @@ struct ndk_qp {
 	u32 max_rsge;
 	u32 max_isge;
 	u32 inline_size;
-	struct ib_sge *rsge;
+	u32 max_xfer;
+	struct ndk_stats __percpu *stats;
 	struct ib_sge *isge;
 	union ndk_held_wr *held;
 	u32 max_held;
@@ -693,12 +727,6 @@ struct ndk_mw {
 	struct list_head pd_node;
 };
 
-/*
- * Not a consumer flag: marks the request of an NdkBind, which verbs post
- * as a fast registration, so that its completion reports a bind.
- */
-#define NDK_OP_FLAG_BIND_WR	0x80000000
-
 NTSTATUS ndk_create_mw(NDK_PD *pNdkPd,
 		       NDK_FN_CREATE_COMPLETION CreateCompletion,
 		       PVOID RequestContext, NDK_MW **ppNdkMw);
@@ -713,7 +741,6 @@ NTSTATUS ndk_mw_bind_wr(struct ndk_qp *qp, struct ib_reg_wr *wr,
  * @obj: lifetime state
  * @ibsrq: the verbs SRQ
  * @init: its creation attributes
- * @sge: SGE array of NdkSrqReceive; the consumer serializes posting
  * @max_sge: SGEs per receive
  * @depth: current depth
  * @queued: receives posted minus SRQ receive completions polled
@@ -741,7 +768,6 @@ struct ndk_srq {
 	struct ndk_obj obj;
 	struct ib_srq *ibsrq;
 	struct ib_srq_init_attr init;
-	struct ib_sge *sge;
 	u32 max_sge;
 	u32 depth;
 	atomic_t queued;
@@ -776,8 +802,43 @@ NTSTATUS ndk_create_qp_with_srq(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,
 				PVOID RequestContext, NDK_QP **ppNdkQp);
 void ndk_srq_consumed(struct ndk_srq *srq, u32 slot);
 PVOID ndk_srq_qp_context(struct ndk_srq *srq, struct ib_qp *ibqp);
-NTSTATUS ndk_sges(const NDK_SGE *sgl, ULONG n, ULONG max,
-		  struct ib_sge *out, u64 *total);
+
+/*
+ * An NDK_SGE is laid out as an ib_sge (address, length, token), so the
+ * posting calls hand the consumer's array to the device as it is: a
+ * driver reads the list only during the call.
+ */
+static_assert(sizeof(NDK_SGE) == sizeof(struct ib_sge));
+static_assert(offsetof(NDK_SGE, LogicalAddress) ==
+	      offsetof(struct ib_sge, addr));
+static_assert(offsetof(NDK_SGE, Length) == offsetof(struct ib_sge, length));
+static_assert(offsetof(NDK_SGE, MemoryRegionToken) ==
+	      offsetof(struct ib_sge, lkey));
+
+static __always_inline struct ib_sge *ndk_ib_sges(const NDK_SGE *sgl)
+{
+	return (struct ib_sge *)sgl;
+}
+
+/*
+ * Check that @sgl has at most @max entries and add up their bytes. An
+ * SGE's address is a virtual address inside a region registered at that
+ * address, or a device address with the privileged token: either way the
+ * 64 bits go to the device unchanged.
+ */
+static __always_inline NTSTATUS ndk_sges(const NDK_SGE *sgl, ULONG n,
+					 ULONG max, u64 *total)
+{
+	u64 sum = 0;
+	ULONG i;
+
+	if (unlikely(n > max || (n && !sgl)))
+		return STATUS_INVALID_PARAMETER;
+	for (i = 0; i < n; i++)
+		sum += sgl[i].Length;
+	*total = sum;
+	return STATUS_SUCCESS;
+}
 
 void ndk_qp_set_error(struct ndk_qp *qp);
 NTSTATUS ndk_create_qp(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,

@@ -51,14 +51,11 @@ static NTSTATUS ndk_qp_create(struct ndk_obj *obj)
 	int err;
 
 	qp->max_held = clamp(qp->cap.max_send_wr, 1U, (u32)NDK_DEFER_MAX);
-	qp->isge = NDK_FI_NULL(kcalloc((qp->max_held + 1) *
-				       max(qp->max_isge, 1U),
+	qp->isge = NDK_FI_NULL(kcalloc(qp->max_held * max(qp->max_isge, 1U),
 				       sizeof(*qp->isge), GFP_KERNEL));
-	qp->rsge = NDK_FI_NULL(kcalloc(max(qp->max_rsge, 1U),
-				       sizeof(*qp->rsge), GFP_KERNEL));
 	qp->held = NDK_FI_NULL(kcalloc(qp->max_held, sizeof(*qp->held),
 				       GFP_KERNEL));
-	if (!qp->isge || !qp->rsge || !qp->held)
+	if (!qp->isge || !qp->held)
 		return STATUS_INSUFFICIENT_RESOURCES;
 	/*
 	 * The depths the consumer asked for, not what the device granted
@@ -92,7 +89,7 @@ static NTSTATUS ndk_qp_create(struct ndk_obj *obj)
  * are dropped, much as mlx5 cleans a destroyed kernel QP's completions
  * out of its CQ. Owners are freed only after a grace period.
  */
-static DEFINE_XARRAY(ndk_wr_owners);
+DEFINE_XARRAY(ndk_wr_owners);
 
 /**
  * ndk_wr_owner_add() - let completions of @obj's queues find it
@@ -118,20 +115,6 @@ int ndk_wr_owner_add(struct ndk_obj *obj, struct ndk_wr_ring *ring)
 void ndk_wr_owner_del(struct ndk_obj *obj)
 {
 	xa_cmpxchg(&ndk_wr_owners, obj->id & NDK_WR_ID_MASK, obj, NULL, 0);
-}
-
-/**
- * ndk_wr_owner() - the live QP or SRQ that posted a request
- * @wr_id: the request's wr_id, of a kind ndk posts
- *
- * Call under rcu_read_lock(); the owner stays valid until it is dropped.
- *
- * Return: the owner's object, or NULL once it is destroyed.
- */
-struct ndk_obj *ndk_wr_owner(u64 wr_id)
-{
-	return xa_load(&ndk_wr_owners,
-		       (wr_id >> NDK_WR_ID_SHIFT) & NDK_WR_ID_MASK);
 }
 
 /**
@@ -165,40 +148,6 @@ void ndk_ring_free(struct ndk_wr_ring *ring)
 	kvfree(ring->state);
 }
 
-/* Free a slot the poller is done with; the poster may refill it then. */
-static void ndk_ring_free_slot(struct ndk_wr_ring *ring, u32 slot)
-{
-	/* Pairs with ndk_ring_room(): the slot was read before this. */
-	smp_store_release(&ring->state[slot], NDK_SLOT_FREE);
-	WRITE_ONCE(ring->retired, ring->retired + 1);
-}
-
-/**
- * ndk_ring_retire() - the result of request @seq of a QP's queue is polled
- * @ring: the queue's ring, after its slot has been read
- * @seq: the request's sequence number
- *
- * Frees its slot, and those of the silent requests before it: a queue
- * completes its requests in order, and the only ones a driver completes
- * later (siw's reads) are never silent to the device. Each request
- * before @seq is looked at once, so the cost is constant on average.
- * Called with the CQ's polling serialized, by the consumer.
- */
-void ndk_ring_retire(struct ndk_wr_ring *ring, u32 seq)
-{
-	u32 slot = seq & ring->mask;
-
-	for (; (s32)(seq - ring->scan) > 0; ring->scan++)
-		if (ring->state[ring->scan & ring->mask] == NDK_SLOT_SILENT)
-			ndk_ring_free_slot(ring, ring->scan & ring->mask);
-	/* A late read leaves @scan where later results have moved it. */
-	if (seq == ring->scan)
-		ring->scan++;
-	/* Not twice, should a driver report a silent one after a later one. */
-	if (ring->state[slot] != NDK_SLOT_FREE)
-		ndk_ring_free_slot(ring, slot);
-}
-
 static void ndk_qp_destroy(struct ndk_obj *obj)
 {
 	struct ndk_qp *qp = container_of(obj, struct ndk_qp, obj);
@@ -221,7 +170,6 @@ static void ndk_qp_free_work(struct work_struct *work)
 	ndk_ring_free(&qp->sq);
 	ndk_ring_free(&qp->rq);
 	kfree(qp->isge);
-	kfree(qp->rsge);
 	kfree(qp->held);
 	kmem_cache_free(ndk_qp_cache, qp);
 }
@@ -252,64 +200,25 @@ static struct ndk_qp *to_ndk_qp(NDK_QP *qp)
 }
 
 /*
- * NDK_SGE to ib_sge. An SGE's address is a virtual address inside a
- * region registered at that address, or a device address with the
- * privileged token: either way the 64 bits go to the device unchanged.
- */
-NTSTATUS ndk_sges(const NDK_SGE *sgl, ULONG n, ULONG max,
-		  struct ib_sge *out, u64 *total)
-{
-	ULONG i;
-
-	if (n > max || (n && !sgl))
-		return STATUS_INVALID_PARAMETER;
-	*total = 0;
-	for (i = 0; i < n; i++) {
-		out[i].addr = sgl[i].LogicalAddress;
-		out[i].length = sgl[i].Length;
-		out[i].lkey = sgl[i].MemoryRegionToken;
-		*total += sgl[i].Length;
-	}
-	return STATUS_SUCCESS;
-}
-
-/*
  * Inline data is copied by the CPU from the SGE address, which must then
  * be a kernel virtual address; with the privileged token it is a device
  * address instead.
  */
-static bool ndk_qp_sges_privileged(struct ndk_qp *qp,
-				   const struct ib_sge *sge, ULONG n)
+static __always_inline bool ndk_qp_sges_privileged(struct ndk_qp *qp,
+						   const NDK_SGE *sgl, ULONG n)
 {
 	ULONG i;
 
 	for (i = 0; i < n; i++)
-		if (sge[i].lkey == qp->ibqp->pd->local_dma_lkey)
+		if (sgl[i].MemoryRegionToken == qp->ibqp->pd->local_dma_lkey)
 			return true;
 	return false;
 }
 
-/* The initiator SGE array of held request @i (@max_held: the spare). */
+/* The initiator SGE array of held request @i. */
 static struct ib_sge *ndk_qp_isge(struct ndk_qp *qp, u32 i)
 {
 	return qp->isge + i * max(qp->max_isge, 1U);
-}
-
-static NDK_OPERATION_TYPE ndk_wr_type(enum ib_wr_opcode opcode)
-{
-	switch (opcode) {
-	case IB_WR_RDMA_WRITE:
-		return NdkOperationTypeWrite;
-	case IB_WR_RDMA_READ:
-	case IB_WR_RDMA_READ_WITH_INV:
-		return NdkOperationTypeRead;
-	case IB_WR_REG_MR:
-		return NdkOperationTypeFastRegister;
-	case IB_WR_LOCAL_INV:
-		return NdkOperationTypeInvalidate;
-	default:
-		return NdkOperationTypeSend;
-	}
 }
 
 /* Bytes of the structure around @wr: what holding it has to copy. */
@@ -328,17 +237,17 @@ static size_t ndk_wr_size(const struct ib_send_wr *wr)
 }
 
 /*
- * Give a checked request its ring slot and the signaling @Flags ask.
- * @wr->wr_id holds the RequestContext, which moves into the queue's ring.
+ * Give a checked request of @type its ring slot and the signaling @Flags
+ * ask. @type is a constant of each posting call, so that nothing decodes
+ * the opcode. @wr->wr_id holds the RequestContext, which moves into the
+ * queue's ring.
  * The slot is taken for good only once the request is posted or held.
  * A read is always signaled, silent or not (see NDK_SLOT_QUIET).
  */
-static void ndk_qp_prepare(struct ndk_qp *qp, struct ib_send_wr *wr,
-			   ULONG Flags)
+static __always_inline void ndk_qp_prepare(struct ndk_qp *qp,
+					   struct ib_send_wr *wr, ULONG Flags,
+					   NDK_OPERATION_TYPE type)
 {
-	NDK_OPERATION_TYPE type = Flags & NDK_OP_FLAG_BIND_WR ?
-				  NdkOperationTypeBind :
-				  ndk_wr_type(wr->opcode);
 	u8 state = NDK_SLOT_BUSY;
 
 	if (Flags & NDK_OP_FLAG_SILENT_SUCCESS)
@@ -357,21 +266,23 @@ static void ndk_qp_prepare(struct ndk_qp *qp, struct ib_send_wr *wr,
 }
 
 /* Post one checked request on the initiator queue: the common case. */
-static NTSTATUS ndk_qp_post_wr(struct ndk_qp *qp, struct ib_send_wr *wr,
-			       ULONG Flags)
+static __always_inline NTSTATUS ndk_qp_post_wr(struct ndk_qp *qp,
+					       struct ib_send_wr *wr,
+					       ULONG Flags,
+					       NDK_OPERATION_TYPE type)
 {
 	int err;
 
 	if (unlikely(!ndk_ring_room(&qp->sq)))
 		return STATUS_INSUFFICIENT_RESOURCES;
-	ndk_qp_prepare(qp, wr, Flags);
+	ndk_qp_prepare(qp, wr, Flags, type);
 	err = ib_post_send(qp->ibqp, wr, NULL);
 	if (unlikely(err)) {
 		ndk_ring_untake(&qp->sq);
 		return ndk_status_from_errno(err);
 	}
 	qp->sq.head++;
-	ndk_stat_inc(qp->obj.adapter, NDK_STAT_POSTED);
+	ndk_stat_add_to(qp->stats, NDK_STAT_POSTED, 1);
 	return STATUS_SUCCESS;
 }
 
@@ -405,7 +316,7 @@ static int ndk_qp_post_held(struct ndk_qp *qp, struct ib_send_wr *last)
 			done++;
 	else
 		done = n + !!last;
-	ndk_stat_add(qp->obj.adapter, NDK_STAT_POSTED, done);
+	ndk_stat_add_to(qp->stats, NDK_STAT_POSTED, done);
 	if (done >= n) {
 		/* Pairs with the poster's check: the arrays are free again. */
 		smp_store_release(&qp->nheld, 0);
@@ -473,7 +384,8 @@ static void ndk_qp_release(struct ndk_qp *qp)
  * returns, so an inline request is never held.
  */
 static NTSTATUS ndk_qp_submit(struct ndk_qp *qp, struct ib_send_wr *wr,
-			      ULONG Flags, NTSTATUS status)
+			      ULONG Flags, NDK_OPERATION_TYPE type,
+			      NTSTATUS status)
 {
 	struct ib_sge *sge;
 	u32 n;
@@ -490,7 +402,7 @@ static NTSTATUS ndk_qp_submit(struct ndk_qp *qp, struct ib_send_wr *wr,
 		if (qp->nheld == qp->max_held)
 			return STATUS_INSUFFICIENT_RESOURCES;
 	}
-	ndk_qp_prepare(qp, wr, Flags);
+	ndk_qp_prepare(qp, wr, Flags, type);
 	if ((Flags & (NDK_OP_FLAG_DEFER | NDK_OP_FLAG_INLINE)) !=
 	    NDK_OP_FLAG_DEFER) {
 		err = ndk_qp_post_held(qp, wr);
@@ -503,9 +415,9 @@ static NTSTATUS ndk_qp_submit(struct ndk_qp *qp, struct ib_send_wr *wr,
 	n = qp->nheld;
 	memcpy(&qp->held[n], wr, ndk_wr_size(wr));
 	qp->held[n].wr.next = NULL;
-	/* Checked into another array if the held ones were busy then. */
-	sge = ndk_qp_isge(qp, n);
-	if (wr->num_sge && wr->sg_list != sge) {
+	/* The consumer's SGE array is its own again once the call returns. */
+	if (wr->num_sge) {
+		sge = ndk_qp_isge(qp, n);
 		memcpy(sge, wr->sg_list, wr->num_sge * sizeof(*sge));
 		qp->held[n].wr.sg_list = sge;
 	}
@@ -519,93 +431,83 @@ static NTSTATUS ndk_qp_submit(struct ndk_qp *qp, struct ib_send_wr *wr,
 }
 
 /*
- * Post a checked request without SGEs of its own (NdkFastRegister,
- * NdkInvalidate), or fail it with @status.
+ * ndk_qp_post_checked() for a request that defers or finds requests
+ * held. While ndk_qp_set_error() hands the held ones to the device, the
+ * request goes out alone.
  */
-static NTSTATUS ndk_qp_post_checked(struct ndk_qp *qp, struct ib_send_wr *wr,
-				    ULONG Flags, NTSTATUS status)
+static noinline NTSTATUS ndk_qp_post_held_too(struct ndk_qp *qp,
+					      struct ib_send_wr *wr,
+					      ULONG Flags,
+					      NDK_OPERATION_TYPE type,
+					      NTSTATUS status)
 {
-	if (likely(!(Flags & NDK_OP_FLAG_DEFER) && ndk_qp_none_held(qp)))
-		return status ?: ndk_qp_post_wr(qp, wr, Flags);
 	if (!ndk_qp_claim(qp))
-		return status ?: ndk_qp_post_wr(qp, wr, Flags);
-	status = ndk_qp_submit(qp, wr, Flags, status);
+		return status ?: ndk_qp_post_wr(qp, wr, Flags, type);
+	status = ndk_qp_submit(qp, wr, Flags, type, status);
 	ndk_qp_release(qp);
 	return status;
 }
 
 /*
- * Check an initiator request with local buffers, converting them to @sge.
- * Inlined into the common path, which is what makes it cheap.
+ * Post a checked initiator request, or fail it with @status. Unless the
+ * request is deferred or requests are held, this is one test more than
+ * posting it alone.
+ */
+static __always_inline NTSTATUS ndk_qp_post_checked(struct ndk_qp *qp,
+						    struct ib_send_wr *wr,
+						    ULONG Flags,
+						    NDK_OPERATION_TYPE type,
+						    NTSTATUS status)
+{
+	if (likely(!(Flags & NDK_OP_FLAG_DEFER) && ndk_qp_none_held(qp)))
+		return status ?: ndk_qp_post_wr(qp, wr, Flags, type);
+	return ndk_qp_post_held_too(qp, wr, Flags, type, status);
+}
+
+/*
+ * Check an initiator request with local buffers, which go to the device
+ * as the consumer's own SGE array. Inlined into each posting call, which
+ * is what makes it cheap.
  */
 static __always_inline NTSTATUS
 ndk_qp_check(struct ndk_qp *qp, struct ib_send_wr *wr, const NDK_SGE *pSgl,
-	     ULONG nSge, ULONG Flags, ULONG allowed, ULONG max_sge,
-	     struct ib_sge *sge)
+	     ULONG nSge, ULONG Flags, ULONG allowed, ULONG max_sge)
 {
 	NTSTATUS status;
 	u64 total;
 
-	if (!READ_ONCE(qp->connected))
+	if (unlikely(!READ_ONCE(qp->connected)))
 		return STATUS_CONNECTION_INVALID;
-	if (Flags & ~allowed)
+	if (unlikely(Flags & ~allowed))
 		return STATUS_INVALID_PARAMETER;
-	status = ndk_sges(pSgl, nSge, max_sge, sge, &total);
-	if (status)
+	status = ndk_sges(pSgl, nSge, max_sge, &total);
+	if (unlikely(status))
 		return status;
-	if (total > qp->obj.adapter->info.MaxTransferLength)
+	if (unlikely(total > qp->max_xfer))
 		return STATUS_INVALID_BUFFER_SIZE;
-	if ((Flags & NDK_OP_FLAG_INLINE) &&
-	    (total > qp->inline_size || ndk_qp_sges_privileged(qp, sge, nSge)))
+	if (unlikely(Flags & NDK_OP_FLAG_INLINE) &&
+	    (total > qp->inline_size || ndk_qp_sges_privileged(qp, pSgl, nSge)))
 		return STATUS_INVALID_PARAMETER;
-	wr->sg_list = sge;
+	wr->sg_list = ndk_ib_sges(pSgl);
 	wr->num_sge = nSge;
 	return STATUS_SUCCESS;
 }
 
 /*
- * ndk_qp_post() for a request that defers or finds requests held: it is
- * checked into the array of the request after the held ones, or into the
- * spare one while ndk_qp_set_error() owns them and it goes out alone.
- */
-static noinline NTSTATUS ndk_qp_post_held_too(struct ndk_qp *qp,
-					      struct ib_send_wr *wr,
-					      const NDK_SGE *pSgl, ULONG nSge,
-					      ULONG Flags, ULONG allowed,
-					      ULONG max_sge)
-{
-	NTSTATUS status;
-
-	if (!ndk_qp_claim(qp)) {
-		status = ndk_qp_check(qp, wr, pSgl, nSge, Flags, allowed,
-				      max_sge, ndk_qp_isge(qp, qp->max_held));
-		return status ?: ndk_qp_post_wr(qp, wr, Flags);
-	}
-	status = ndk_qp_check(qp, wr, pSgl, nSge, Flags, allowed, max_sge,
-			      ndk_qp_isge(qp, min(qp->nheld, qp->max_held)));
-	status = ndk_qp_submit(qp, wr, Flags, status);
-	ndk_qp_release(qp);
-	return status;
-}
-
-/*
  * Check and post an initiator request with local buffers. The consumer
- * serializes the initiator queue, so the per-QP SGE arrays need no lock
- * and nothing is allocated. Unless the request is deferred or requests
- * are held, this is one check more than posting it alone.
+ * serializes the initiator queue, so nothing here takes a lock, and
+ * nothing is allocated.
  */
-static NTSTATUS ndk_qp_post(struct ndk_qp *qp, struct ib_send_wr *wr,
-			    const NDK_SGE *pSgl, ULONG nSge, ULONG Flags,
-			    ULONG allowed, ULONG max_sge)
+static __always_inline NTSTATUS ndk_qp_post(struct ndk_qp *qp,
+					    struct ib_send_wr *wr,
+					    NDK_OPERATION_TYPE type,
+					    const NDK_SGE *pSgl, ULONG nSge,
+					    ULONG Flags, ULONG allowed,
+					    ULONG max_sge)
 {
-	NTSTATUS status;
-
-	if (unlikely((Flags & NDK_OP_FLAG_DEFER) || !ndk_qp_none_held(qp)))
-		return ndk_qp_post_held_too(qp, wr, pSgl, nSge, Flags, allowed,
-					    max_sge);
-	status = ndk_qp_check(qp, wr, pSgl, nSge, Flags, allowed, max_sge,
-			      qp->isge);
-	return status ?: ndk_qp_post_wr(qp, wr, Flags);
+	return ndk_qp_post_checked(qp, wr, Flags, type,
+				   ndk_qp_check(qp, wr, pSgl, nSge, Flags,
+						allowed, max_sge));
 }
 
 /**
@@ -653,17 +555,26 @@ static void ndk_flush(NDK_QP *pNdkQp)
 			 NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT |		  \
 			 NDK_OP_FLAG_INLINE | NDK_OP_FLAG_DEFER)
 
+/*
+ * The posting calls name every field of their request: the compiler then
+ * stores each once instead of clearing the whole structure first.
+ */
 static NTSTATUS ndk_send(NDK_QP *pNdkQp, PVOID RequestContext,
 			 const NDK_SGE *pSgl, ULONG nSge, ULONG Flags)
 {
 	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
 	struct ib_send_wr wr = {
+		.next = NULL,
 		.wr_id = (uintptr_t)RequestContext,
+		.sg_list = NULL,
+		.num_sge = 0,
 		.opcode = IB_WR_SEND,
+		.send_flags = 0,
+		.ex.imm_data = 0,
 	};
 
-	return ndk_qp_post(qp, &wr, pSgl, nSge, Flags, NDK_SEND_FLAGS,
-			   qp->max_isge);
+	return ndk_qp_post(qp, &wr, NdkOperationTypeSend, pSgl, nSge, Flags,
+			   NDK_SEND_FLAGS, qp->max_isge);
 }
 
 /* The peer's region under @RemoteToken is invalidated on arrival. */
@@ -673,13 +584,17 @@ static NTSTATUS ndk_send_and_invalidate(NDK_QP *pNdkQp, PVOID RequestContext,
 {
 	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
 	struct ib_send_wr wr = {
+		.next = NULL,
 		.wr_id = (uintptr_t)RequestContext,
+		.sg_list = NULL,
+		.num_sge = 0,
 		.opcode = IB_WR_SEND_WITH_INV,
+		.send_flags = 0,
 		.ex.invalidate_rkey = RemoteToken,
 	};
 
-	return ndk_qp_post(qp, &wr, pSgl, nSge, Flags, NDK_SEND_FLAGS,
-			   qp->max_isge);
+	return ndk_qp_post(qp, &wr, NdkOperationTypeSend, pSgl, nSge, Flags,
+			   NDK_SEND_FLAGS, qp->max_isge);
 }
 
 /* NdkReceive: allowed before the QP is connected. */
@@ -688,19 +603,21 @@ static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
 {
 	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
 	struct ib_recv_wr wr = {
-		.sg_list = qp->rsge,
+		.next = NULL,
+		.wr_id = 0,
+		.sg_list = ndk_ib_sges(pSgl),
 		.num_sge = nSge,
 	};
 	NTSTATUS status;
 	u64 total;
 	int err;
 
-	if (qp->srq)
+	if (unlikely(qp->srq))
 		return STATUS_INVALID_PARAMETER;
-	status = ndk_sges(pSgl, nSge, qp->max_rsge, qp->rsge, &total);
-	if (status)
+	status = ndk_sges(pSgl, nSge, qp->max_rsge, &total);
+	if (unlikely(status))
 		return status;
-	if (total > qp->obj.adapter->info.MaxTransferLength)
+	if (unlikely(total > qp->max_xfer))
 		return STATUS_INVALID_BUFFER_SIZE;
 	if (unlikely(!ndk_ring_room(&qp->rq)))
 		return STATUS_INSUFFICIENT_RESOURCES;
@@ -712,7 +629,7 @@ static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
 		return ndk_status_from_errno(err);
 	}
 	qp->rq.head++;
-	ndk_stat_inc(qp->obj.adapter, NDK_STAT_POSTED);
+	ndk_stat_add_to(qp->stats, NDK_STAT_POSTED, 1);
 	return STATUS_SUCCESS;
 }
 
@@ -730,7 +647,8 @@ static NTSTATUS ndk_bind(NDK_QP *pNdkQp, PVOID RequestContext, NDK_MR *pMr,
 
 	status = ndk_mw_bind_wr(qp, &wr, pMr, pMw, (uintptr_t)VirtualAddress,
 				Length, Flags);
-	status = ndk_qp_post_checked(qp, &wr.wr, Flags | NDK_OP_FLAG_BIND_WR,
+	/* Posted as a fast registration; its result reports a bind. */
+	status = ndk_qp_post_checked(qp, &wr.wr, Flags, NdkOperationTypeBind,
 				     status);
 	/* Not taken: the window keeps its token, undo ndk_mw_bind_wr()'s key. */
 	if (status && wr.mr)
@@ -844,7 +762,8 @@ static NTSTATUS ndk_fast_register(NDK_QP *pNdkQp, PVOID RequestContext,
 	status = ndk_fast_register_wr(qp, &wr, pMr, AdapterPageCount,
 				      AdapterPageArray, FBO, Length,
 				      (uintptr_t)BaseVirtualAddress, Flags);
-	return ndk_qp_post_checked(qp, &wr.wr, Flags, status);
+	return ndk_qp_post_checked(qp, &wr.wr, Flags,
+				   NdkOperationTypeFastRegister, status);
 }
 
 static NTSTATUS ndk_invalidate(NDK_QP *pNdkQp, PVOID RequestContext,
@@ -869,7 +788,8 @@ static NTSTATUS ndk_invalidate(NDK_QP *pNdkQp, PVOID RequestContext,
 		status = STATUS_INVALID_PARAMETER;
 	else
 		wr.ex.invalidate_rkey = mr ? mr->ibmr->rkey : mw->ibmr->rkey;
-	return ndk_qp_post_checked(qp, &wr, Flags, status);
+	return ndk_qp_post_checked(qp, &wr, Flags, NdkOperationTypeInvalidate,
+				   status);
 }
 
 #define NDK_RDMA_FLAGS	(NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | \
@@ -882,8 +802,10 @@ static NTSTATUS ndk_read(NDK_QP *pNdkQp, PVOID RequestContext,
 	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
 	const NDK_ADAPTER_INFO *info = &qp->obj.adapter->info;
 	struct ib_rdma_wr wr = {
-		.wr = { .wr_id = (uintptr_t)RequestContext,
-			.opcode = IB_WR_RDMA_READ },
+		.wr = { .next = NULL, .wr_id = (uintptr_t)RequestContext,
+			.sg_list = NULL, .num_sge = 0,
+			.opcode = IB_WR_RDMA_READ, .send_flags = 0,
+			.ex.invalidate_rkey = 0 },
 		.remote_addr = RemoteAddress,
 		.rkey = RemoteToken,
 	};
@@ -902,8 +824,8 @@ static NTSTATUS ndk_read(NDK_QP *pNdkQp, PVOID RequestContext,
 		wr.wr.opcode = IB_WR_RDMA_READ_WITH_INV;
 		wr.wr.ex.invalidate_rkey = pSgl[0].MemoryRegionToken;
 	}
-	return ndk_qp_post(qp, &wr.wr, pSgl, nSge, Flags, allowed,
-			   min(qp->max_isge, info->MaxReadRequestSge));
+	return ndk_qp_post(qp, &wr.wr, NdkOperationTypeRead, pSgl, nSge, Flags,
+			   allowed, min(qp->max_isge, info->MaxReadRequestSge));
 }
 
 static NTSTATUS ndk_write(NDK_QP *pNdkQp, PVOID RequestContext,
@@ -912,13 +834,15 @@ static NTSTATUS ndk_write(NDK_QP *pNdkQp, PVOID RequestContext,
 {
 	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
 	struct ib_rdma_wr wr = {
-		.wr = { .wr_id = (uintptr_t)RequestContext,
-			.opcode = IB_WR_RDMA_WRITE },
+		.wr = { .next = NULL, .wr_id = (uintptr_t)RequestContext,
+			.sg_list = NULL, .num_sge = 0,
+			.opcode = IB_WR_RDMA_WRITE, .send_flags = 0,
+			.ex.imm_data = 0 },
 		.remote_addr = RemoteAddress,
 		.rkey = RemoteToken,
 	};
 
-	return ndk_qp_post(qp, &wr.wr, pSgl, nSge, Flags,
+	return ndk_qp_post(qp, &wr.wr, NdkOperationTypeWrite, pSgl, nSge, Flags,
 			   NDK_RDMA_FLAGS | NDK_OP_FLAG_INLINE, qp->max_isge);
 }
 
@@ -990,6 +914,8 @@ static NTSTATUS ndk_qp_new(struct ndk_pd *pd, NDK_CQ *pReceiveCq,
 	qp->max_rsge = MaxReceiveRequestSge;
 	qp->max_isge = MaxInitiatorRequestSge;
 	qp->inline_size = InlineDataSize;
+	qp->max_xfer = info->MaxTransferLength;
+	qp->stats = pd->obj.adapter->dev->stats;
 	INIT_WORK(&qp->flush_work, ndk_qp_flush_work);
 	ndk_obj_init(&qp->obj, &qp->ndk.Header, NdkObjectTypeQp, &ndk_qp_ops,
 		     &pd->obj);

@@ -77,10 +77,6 @@ static NTSTATUS ndk_srq_create(struct ndk_obj *obj)
 	struct ib_srq *ibsrq;
 	int err;
 
-	srq->sge = NDK_FI_NULL(kcalloc(max(srq->max_sge, 1U),
-				       sizeof(*srq->sge), GFP_KERNEL));
-	if (!srq->sge)
-		return STATUS_INSUFFICIENT_RESOURCES;
 	if (ndk_ring_init(&srq->ring, srq->obj.adapter->info.MaxSrqDepth))
 		return STATUS_INSUFFICIENT_RESOURCES;
 	err = ndk_wr_owner_add(obj, &srq->ring);
@@ -113,7 +109,6 @@ static void ndk_srq_free_work(struct work_struct *work)
 					   free_work);
 
 	ndk_ring_free(&srq->ring);
-	kfree(srq->sge);
 	kfree(srq);
 }
 
@@ -174,8 +169,8 @@ static bool ndk_srq_take(struct ndk_wr_ring *ring)
 }
 
 /*
- * NdkSrqReceive. The consumer serializes posting to one SRQ, so the SGE
- * array and the ring's head need no lock. A receive occupies the SRQ
+ * NdkSrqReceive. The consumer serializes posting to one SRQ, so the
+ * ring's head needs no lock. A receive occupies the SRQ
  * until its completion is polled, whenever the device lets go of it.
  */
 static NTSTATUS ndk_srq_receive(NDK_SRQ *pNdkSrq, PVOID RequestContext,
@@ -183,14 +178,14 @@ static NTSTATUS ndk_srq_receive(NDK_SRQ *pNdkSrq, PVOID RequestContext,
 {
 	struct ndk_srq *srq = to_ndk_srq(pNdkSrq);
 	struct ib_recv_wr wr = {
-		.sg_list = srq->sge,
+		.sg_list = ndk_ib_sges(pSgl),
 		.num_sge = nSge,
 	};
 	NTSTATUS status;
 	u64 total;
 	int err;
 
-	status = ndk_sges(pSgl, nSge, srq->max_sge, srq->sge, &total);
+	status = ndk_sges(pSgl, nSge, srq->max_sge, &total);
 	if (status)
 		return status;
 	if (total > srq->obj.adapter->info.MaxTransferLength)

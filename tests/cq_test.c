@@ -585,6 +585,26 @@ static void ndk_cq_results_ex_test(struct kunit *test)
 	ndk_notify_teardown(test, &rec.wrong_ctx, cq, l);
 }
 
+/*
+ * A poll for no results returns none and takes none from the CQ: the
+ * two completions waiting are all there for the next poll.
+ */
+static void ndk_cq_poll_none_test(struct kunit *test)
+{
+	struct ndk_notify_rec rec;
+	struct ndk_test_lqp *l;
+	NDK_RESULT_EX r[2];
+	NDK_CQ *cq = ndk_notify_setup(test, &rec, &l);
+
+	ndk_test_loopback_send(test, l, 1, 2, false);
+	msleep(100);
+	KUNIT_EXPECT_EQ(test, cq->Dispatch->NdkGetCqResults(cq, NULL, 0), 0U);
+	KUNIT_EXPECT_EQ(test, cq->Dispatch->NdkGetCqResultsEx(cq, NULL, 0),
+			0U);
+	KUNIT_EXPECT_EQ(test, ndk_poll_n(cq, r, 2, true), 2U);
+	ndk_notify_teardown(test, &rec.wrong_ctx, cq, l);
+}
+
 /* Re-arming from inside the notification works and fires again. */
 static void ndk_cq_rearm_in_callback_test(struct kunit *test)
 {
@@ -1059,6 +1079,7 @@ static struct kunit_case ndk_cq_notify_cases[] = {
 	KUNIT_CASE(ndk_cq_notify_missed_test),
 	KUNIT_CASE(ndk_cq_notify_solicited_test),
 	KUNIT_CASE(ndk_cq_results_ex_test),
+	KUNIT_CASE(ndk_cq_poll_none_test),
 	KUNIT_CASE(ndk_cq_rearm_in_callback_test),
 	KUNIT_CASE(ndk_cq_notify_irqs_off_test),
 	KUNIT_CASE(ndk_cq_notify_serial_test),

@@ -54,10 +54,8 @@ void perf_print_sizes(NDK_PD *pd, NDK_CQ *cq, NDK_QP *qp, NDK_MR *mr,
 	pr_info("size object=qp struct=%zu alloc=%zu extra=%zu sge=%zu rings=%zu sq_slots=%u rq_slots=%u\n",
 		sizeof(*q), perf_alloc(q, sizeof(*q)),
 		perf_alloc(q->isge, sizeof(*q->isge)) +
-		perf_alloc(q->rsge, sizeof(*q->rsge)) +
 		perf_ring(&q->sq) + perf_ring(&q->rq),
-		perf_alloc(q->isge, sizeof(*q->isge)) +
-		perf_alloc(q->rsge, sizeof(*q->rsge)),
+		perf_alloc(q->isge, sizeof(*q->isge)),
 		perf_ring(&q->sq) + perf_ring(&q->rq),
 		q->sq.mask + 1, q->rq.mask + 1);
 	pr_info("size object=mr struct=%zu alloc=%zu extra=%zu\n",
