@@ -432,7 +432,8 @@ NTSTATUS ndk_cq_moderation(ULONG interval, ULONG count, ULONG depth,
 /**
  * struct ndk_wr_ring - the requests of one work queue, until polled
  * @ctx: RequestContext of each slot
- * @type: NDK_OPERATION_TYPE of each slot
+ * @type: NDK_OPERATION_TYPE of each slot; every type a request is posted
+ *	as fits a byte (ReceiveAndInvalidate is only reported, never posted)
  * @state: NDK_SLOT_* of each slot; the poster fills a free slot, the
  *	poller frees it once it has read it
  * @mask: slots - 1; there are twice as many slots as the queue holds
@@ -456,7 +457,7 @@ NTSTATUS ndk_cq_moderation(ULONG interval, ULONG count, ULONG depth,
  */
 struct ndk_wr_ring {
 	void **ctx;
-	u16 *type;
+	u8 *type;
 	u8 *state;
 	u32 mask;
 	u32 depth;
@@ -490,7 +491,8 @@ struct ndk_wr_ring {
 #define NDK_WR_ID_SHIFT		32
 #define NDK_WR_ID_MASK		((1U << (NDK_WR_KIND_SHIFT - NDK_WR_ID_SHIFT)) - 1)
 
-int ndk_ring_init(struct ndk_wr_ring *ring, u32 depth);
+int ndk_ring_init(struct ndk_wr_ring *ring, u32 depth,
+		  struct ndk_wr_ring *ring2, u32 depth2);
 void ndk_ring_free(struct ndk_wr_ring *ring);
 void ndk_ring_retire(struct ndk_wr_ring *ring, u32 seq);
 int ndk_wr_owner_add(struct ndk_obj *obj, struct ndk_wr_ring *ring);
@@ -575,10 +577,12 @@ union ndk_held_wr {
  *	entries: one per held request, the last for a request posted while
  *	ndk_qp_set_error() hands the held ones over; the consumer
  *	serializes the initiator queue
- * @held: @max_held deferred requests not posted yet, chained in order
+ * @held: @max_held deferred requests not posted yet, chained in order;
+ *	one allocation with @isge and @rsge behind it
  * @nheld: how many; only the poster raises it
  * @held_owner: 1 while the poster or ndk_qp_set_error() works on @held
- * @sq: slots of the initiator queue
+ * @sq: slots of the initiator queue, which sit in one allocation with
+ *	those of @rq
  * @rq: slots of the receive queue (unused with an SRQ)
  * @flush_work: moves the QP to the error state for NdkFlush
  * @srq_node: entry in the SRQ's @qps
