@@ -563,8 +563,6 @@ union ndk_held_wr {
  * @rcq: receive CQ
  * @icq: initiator CQ
  * @srq: SRQ that replaces the receive queue, or NULL
- * @cap: the queues' sizes, as asked for and validated, then as the device
- *	granted them
  * @conn: the connector using the QP, if any
  * @connected: the connection is established; sends may be posted
  * @max_rsge: SGEs per receive, as the consumer asked
@@ -583,10 +581,14 @@ union ndk_held_wr {
  * @held_owner: 1 while the poster or ndk_qp_set_error() works on @held
  * @sq: slots of the initiator queue, which sit in one allocation with
  *	those of @rq
- * @rq: slots of the receive queue (unused with an SRQ)
+ * @rq: slots of the receive queue, with an SRQ none; its depth is the
+ *	receive queue's, as the consumer asked, from creation on
  * @flush_work: moves the QP to the error state for NdkFlush
  * @srq_node: entry in the SRQ's @qps
- * @free_work: frees the QP after a grace period, for the poll path
+ * @rcu: frees the QP after a grace period, for the poll path
+ *
+ * The depths and SGE counts the device granted are not kept: ndk checks
+ * requests against what the consumer asked for, as every device would.
  */
 struct ndk_qp {
 	NDK_QP ndk;
@@ -596,7 +598,6 @@ struct ndk_qp {
 	struct ndk_cq *rcq;
 	struct ndk_cq *icq;
 	struct ndk_srq *srq;
-	struct ib_qp_cap cap;
 	struct ndk_connector *conn;
 	bool connected;
 	u32 max_rsge;
@@ -612,7 +613,7 @@ struct ndk_qp {
 	struct ndk_wr_ring rq;
 	struct work_struct flush_work;
 	struct hlist_node srq_node;
-	struct rcu_work free_work;
+	struct rcu_head rcu;
 };
 
 /**

@@ -43,7 +43,7 @@ static int ndk_qp_alloc_held(struct ndk_qp *qp)
 {
 	size_t nisge, nsge;
 
-	qp->max_held = clamp(qp->cap.max_send_wr, 1U, (u32)NDK_DEFER_MAX);
+	qp->max_held = clamp(qp->sq.depth, 1U, (u32)NDK_DEFER_MAX);
 	nisge = (size_t)(qp->max_held + 1) * max(qp->max_isge, 1U);
 	nsge = nisge + max(qp->max_rsge, 1U);
 	qp->held = NDK_FI_NULL(kvzalloc(size_add(array_size(qp->max_held,
@@ -69,7 +69,13 @@ static NTSTATUS ndk_qp_create(struct ndk_obj *obj)
 		.send_cq = qp->icq->ibcq,
 		.recv_cq = qp->rcq->ibcq,
 		.srq = qp->srq ? qp->srq->ibsrq : NULL,
-		.cap = qp->cap,
+		.cap = {
+			.max_send_wr = qp->sq.depth,
+			.max_recv_wr = qp->rq.depth,
+			.max_send_sge = qp->max_isge,
+			.max_recv_sge = qp->max_rsge,
+			.max_inline_data = qp->inline_size,
+		},
 	};
 	struct ib_qp *ibqp;
 	int err;
@@ -80,14 +86,13 @@ static NTSTATUS ndk_qp_create(struct ndk_obj *obj)
 	 * The depths the consumer asked for, not what the device granted
 	 * (often more): every device refuses the same request.
 	 */
-	if (ndk_ring_init(&qp->sq, qp->cap.max_send_wr,
-			  qp->srq ? NULL : &qp->rq, qp->cap.max_recv_wr))
+	if (ndk_ring_init(&qp->sq, qp->sq.depth, qp->srq ? NULL : &qp->rq,
+			  qp->rq.depth))
 		return STATUS_INSUFFICIENT_RESOURCES;
 	ibqp = NDK_FI_PTR(ib_create_qp(pd->ibpd, &init));
 	if (IS_ERR(ibqp))
 		return ndk_status_from_errno(PTR_ERR(ibqp));
 	qp->ibqp = ibqp;
-	qp->cap = init.cap;
 	err = ndk_wr_owner_add(obj, &qp->sq);
 	if (err)
 		return ndk_status_from_errno(err);
@@ -264,23 +269,25 @@ static void ndk_qp_destroy(struct ndk_obj *obj)
 		ib_destroy_qp(qp->ibqp);
 }
 
-static void ndk_qp_free_work(struct work_struct *work)
+/* kvfree() defers a vmalloc()ed block itself from softirq context. */
+static void ndk_qp_free_rcu(struct rcu_head *rcu)
 {
-	struct ndk_qp *qp = container_of(to_rcu_work(work), struct ndk_qp,
-					 free_work);
+	struct ndk_qp *qp = container_of(rcu, struct ndk_qp, rcu);
 
 	ndk_ring_free(&qp->sq);
 	kvfree(qp->held);
 	kmem_cache_free(ndk_qp_cache, qp);
 }
 
-/* A poll that found the QP before it was dropped may still read it. */
+/*
+ * A poll that found the QP before it was dropped may still read it.
+ * Module exit waits for the callback with rcu_barrier().
+ */
 static void ndk_qp_free(struct ndk_obj *obj)
 {
 	struct ndk_qp *qp = container_of(obj, struct ndk_qp, obj);
 
-	INIT_RCU_WORK(&qp->free_work, ndk_qp_free_work);
-	queue_rcu_work(ndk_wq, &qp->free_work);
+	call_rcu(&qp->rcu, ndk_qp_free_rcu);
 }
 
 /*
@@ -1030,11 +1037,8 @@ static NTSTATUS ndk_qp_new(struct ndk_pd *pd, NDK_CQ *pReceiveCq,
 	qp->rcq = rcq;
 	qp->icq = icq;
 	qp->srq = srq;
-	qp->cap.max_recv_wr = ReceiveQueueDepth;
-	qp->cap.max_send_wr = InitiatorQueueDepth;
-	qp->cap.max_recv_sge = MaxReceiveRequestSge;
-	qp->cap.max_send_sge = MaxInitiatorRequestSge;
-	qp->cap.max_inline_data = InlineDataSize;
+	qp->rq.depth = ReceiveQueueDepth;
+	qp->sq.depth = InitiatorQueueDepth;
 	qp->max_rsge = MaxReceiveRequestSge;
 	qp->max_isge = MaxInitiatorRequestSge;
 	qp->inline_size = InlineDataSize;
