@@ -60,7 +60,9 @@ static u32 ndk_probe_max_inline(struct ib_device *ibdev)
 		qp = ib_create_qp(pd, &attr);
 		if (IS_ERR(qp))
 			continue;
-		found = max(attr.cap.max_inline_data, sizes[i]);
+		/* A QP keeps its inline size in 16 bits. */
+		found = min_t(u32, max(attr.cap.max_inline_data, sizes[i]),
+			      U16_MAX);
 		ib_destroy_qp(qp);
 	}
 	ib_free_cq(cq);

@@ -557,17 +557,17 @@ union ndk_held_wr {
 /**
  * struct ndk_qp - an NDK_QP
  * @ndk: the public object
- * @obj: lifetime state; successor of its PD and of both CQs
+ * @obj: lifetime state; successor of its PD and of both CQs, which are
+ *	its first two @obj.extra antecedents, the receive CQ first
  * @ibqp: the verbs RC QP
  * @context: the consumer's QPContext, returned in every result
- * @rcq: receive CQ
- * @icq: initiator CQ
  * @srq: SRQ that replaces the receive queue, or NULL
  * @conn: the connector using the QP, if any
  * @connected: the connection is established; sends may be posted
  * @max_rsge: SGEs per receive, as the consumer asked
  * @max_isge: SGEs per initiator request, as the consumer asked
- * @inline_size: inline bytes per request, as the consumer asked
+ * @inline_size: inline bytes per request, as the consumer asked (the
+ *	adapter's MaxInlineDataSize bounds it to 16 bits)
  * @rsge: receive SGE array; the consumer serializes the receive queue
  * @max_held: deferred requests held at most: NDK_DEFER_MAX, or the
  *	initiator queue's depth if smaller (a chain cannot be longer)
@@ -595,18 +595,16 @@ struct ndk_qp {
 	struct ndk_obj obj;
 	struct ib_qp *ibqp;
 	PVOID context;
-	struct ndk_cq *rcq;
-	struct ndk_cq *icq;
 	struct ndk_srq *srq;
 	struct ndk_connector *conn;
 	bool connected;
+	u16 inline_size;
 	u32 max_rsge;
 	u32 max_isge;
-	u32 inline_size;
+	u32 max_held;
 	struct ib_sge *rsge;
 	struct ib_sge *isge;
 	union ndk_held_wr *held;
-	u32 max_held;
 	u32 nheld;
 	atomic_t held_owner;
 	struct ndk_wr_ring sq;

@@ -62,12 +62,15 @@ static NTSTATUS ndk_qp_create(struct ndk_obj *obj)
 {
 	struct ndk_qp *qp = container_of(obj, struct ndk_qp, obj);
 	struct ndk_pd *pd = container_of(obj->parent, struct ndk_pd, obj);
+	/* ndk_qp_new() adds the receive CQ, then the initiator CQ. */
+	struct ndk_cq *rcq = container_of(obj->extra[0], struct ndk_cq, obj);
+	struct ndk_cq *icq = container_of(obj->extra[1], struct ndk_cq, obj);
 	struct ib_qp_init_attr init = {
 		.qp_type = IB_QPT_RC,
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.qp_context = qp,
-		.send_cq = qp->icq->ibcq,
-		.recv_cq = qp->rcq->ibcq,
+		.send_cq = icq->ibcq,
+		.recv_cq = rcq->ibcq,
 		.srq = qp->srq ? qp->srq->ibsrq : NULL,
 		.cap = {
 			.max_send_wr = qp->sq.depth,
@@ -1034,8 +1037,6 @@ static NTSTATUS ndk_qp_new(struct ndk_pd *pd, NDK_CQ *pReceiveCq,
 		return STATUS_INSUFFICIENT_RESOURCES;
 	qp->ndk.Dispatch = &ndk_qp_dispatch;
 	qp->context = QPContext;
-	qp->rcq = rcq;
-	qp->icq = icq;
 	qp->srq = srq;
 	qp->rq.depth = ReceiveQueueDepth;
 	qp->sq.depth = InitiatorQueueDepth;
@@ -1045,6 +1046,7 @@ static NTSTATUS ndk_qp_new(struct ndk_pd *pd, NDK_CQ *pReceiveCq,
 	INIT_WORK(&qp->flush_work, ndk_qp_flush_work);
 	ndk_obj_init(&qp->obj, &qp->ndk.Header, NdkObjectTypeQp, &ndk_qp_ops,
 		     &pd->obj);
+	/* In this order: ndk_qp_create() finds them there. */
 	ndk_obj_add_antecedent(&qp->obj, &rcq->obj);
 	ndk_obj_add_antecedent(&qp->obj, &icq->obj);
 	if (srq)
