@@ -434,8 +434,8 @@ NTSTATUS ndk_cq_moderation(ULONG interval, ULONG count, ULONG depth,
  * @ctx: RequestContext of each slot
  * @type: NDK_OPERATION_TYPE of each slot; every type a request is posted
  *	as fits a byte (ReceiveAndInvalidate is only reported, never posted)
- * @state: NDK_SLOT_* of each slot; the poster fills a free slot, the
- *	poller frees it once it has read it
+ * @state: NDK_SLOT_* of each slot, in the block of @type behind it; the
+ *	poster fills a free slot, the poller frees it once it has read it
  * @mask: slots - 1; there are twice as many slots as the queue holds
  *	requests, so a slot is free long before the sequence comes back
  * @depth: requests a QP's queue holds, as the consumer asked (an SRQ's
@@ -491,8 +491,7 @@ struct ndk_wr_ring {
 #define NDK_WR_ID_SHIFT		32
 #define NDK_WR_ID_MASK		((1U << (NDK_WR_KIND_SHIFT - NDK_WR_ID_SHIFT)) - 1)
 
-int ndk_ring_init(struct ndk_wr_ring *ring, u32 depth,
-		  struct ndk_wr_ring *ring2, u32 depth2);
+int ndk_ring_init(struct ndk_wr_ring *ring, u32 depth);
 void ndk_ring_free(struct ndk_wr_ring *ring);
 void ndk_ring_retire(struct ndk_wr_ring *ring, u32 seq);
 int ndk_wr_owner_add(struct ndk_obj *obj, struct ndk_wr_ring *ring);
@@ -568,19 +567,18 @@ union ndk_held_wr {
  * @max_isge: SGEs per initiator request, as the consumer asked
  * @inline_size: inline bytes per request, as the consumer asked (the
  *	adapter's MaxInlineDataSize bounds it to 16 bits)
- * @rsge: receive SGE array; the consumer serializes the receive queue
+ * @rsge: receive SGE array, in the block of @isge behind its arrays; the
+ *	consumer serializes the receive queue
  * @max_held: deferred requests held at most: NDK_DEFER_MAX, or the
  *	initiator queue's depth if smaller (a chain cannot be longer)
  * @isge: @max_held + 1 initiator SGE arrays of max(@max_isge, 1)
  *	entries: one per held request, the last for a request posted while
  *	ndk_qp_set_error() hands the held ones over; the consumer
  *	serializes the initiator queue
- * @held: @max_held deferred requests not posted yet, chained in order;
- *	one allocation with @isge and @rsge behind it
+ * @held: @max_held deferred requests not posted yet, chained in order
  * @nheld: how many; only the poster raises it
  * @held_owner: 1 while the poster or ndk_qp_set_error() works on @held
- * @sq: slots of the initiator queue, which sit in one allocation with
- *	those of @rq
+ * @sq: slots of the initiator queue
  * @rq: slots of the receive queue, with an SRQ none; its depth is the
  *	receive queue's, as the consumer asked, from creation on
  * @flush_work: moves the QP to the error state for NdkFlush

@@ -36,24 +36,23 @@ static int ndk_qp_to_init(struct ndk_qp *qp)
 
 /*
  * The DEFER batch and the SGE arrays, allocated once here so that posting
- * allocates nothing: one block, the held requests first (their alignment
- * suits the SGEs behind them), each array sized exactly.
+ * allocates nothing. Both SGE arrays share one block: 64 bytes for
+ * conn_scale's QPs (depth 2, one SGE each), which one kmalloc size class
+ * holds exactly where two took 80.
  */
 static int ndk_qp_alloc_held(struct ndk_qp *qp)
 {
-	size_t nisge, nsge;
+	size_t nisge;
 
 	qp->max_held = clamp(qp->sq.depth, 1U, (u32)NDK_DEFER_MAX);
 	nisge = (size_t)(qp->max_held + 1) * max(qp->max_isge, 1U);
-	nsge = nisge + max(qp->max_rsge, 1U);
-	qp->held = NDK_FI_NULL(kvzalloc(size_add(array_size(qp->max_held,
-							    sizeof(*qp->held)),
-						array_size(nsge,
-							   sizeof(*qp->isge))),
+	qp->held = NDK_FI_NULL(kvcalloc(qp->max_held, sizeof(*qp->held),
 					GFP_KERNEL));
-	if (!qp->held)
+	qp->isge = NDK_FI_NULL(kvcalloc(size_add(nisge,
+						 max(qp->max_rsge, 1U)),
+					sizeof(*qp->isge), GFP_KERNEL));
+	if (!qp->held || !qp->isge)
 		return -ENOMEM;
-	qp->isge = (struct ib_sge *)(qp->held + qp->max_held);
 	qp->rsge = qp->isge + nisge;
 	return 0;
 }
@@ -89,8 +88,8 @@ static NTSTATUS ndk_qp_create(struct ndk_obj *obj)
 	 * The depths the consumer asked for, not what the device granted
 	 * (often more): every device refuses the same request.
 	 */
-	if (ndk_ring_init(&qp->sq, qp->sq.depth, qp->srq ? NULL : &qp->rq,
-			  qp->rq.depth))
+	if (ndk_ring_init(&qp->sq, qp->sq.depth) ||
+	    (!qp->srq && ndk_ring_init(&qp->rq, qp->rq.depth)))
 		return STATUS_INSUFFICIENT_RESOURCES;
 	ibqp = NDK_FI_PTR(ib_create_qp(pd->ibpd, &init));
 	if (IS_ERR(ibqp))
@@ -158,70 +157,45 @@ struct ndk_obj *ndk_wr_owner(u64 wr_id)
 		       (wr_id >> NDK_WR_ID_SHIFT) & NDK_WR_ID_MASK);
 }
 
-/* Slots of a queue of @depth requests; see ndk_ring_init(). */
-static u32 ndk_ring_slots(u32 depth)
-{
-	return roundup_pow_of_two(2 * max(depth, 1U));
-}
-
-/* Point @ring at its @n slots in the arrays at @ctx, @type and @state. */
-static void ndk_ring_place(struct ndk_wr_ring *ring, u32 depth, u32 n,
-			   void **ctx, u8 *type, u8 *state)
-{
-	ring->ctx = ctx;
-	ring->type = type;
-	ring->state = state;
-	ring->mask = n - 1;
-	ring->depth = depth;
-}
-
 /**
- * ndk_ring_init() - allocate the slots of one or two work queues
+ * ndk_ring_init() - allocate the slots of a work queue
  * @ring: the ring
- * @depth: how many requests its queue holds
- * @ring2: a second ring sharing the allocation (a QP's receive queue), or
- *	NULL
- * @depth2: how many requests the queue of @ring2 holds
+ * @depth: how many requests the queue holds
  *
  * Twice as many slots as requests: a read that siw completes late keeps
  * its slot while the requests behind it come and go, and the queue still
  * takes its depth unless more than @depth of those pass it.
  *
- * One allocation holds every array of both rings, the contexts first so
- * that none needs padding: a kmalloc size class rounds up once, not six
- * times. ndk_ring_free() of @ring frees both.
+ * Two arrays, each a power of two in bytes that a kmalloc size class
+ * holds exactly: the contexts, and the types followed by the states.
+ * One block for all three would be 10 bytes a slot, rounded up to 16.
  *
  * Return: 0 or -ENOMEM.
  */
-int ndk_ring_init(struct ndk_wr_ring *ring, u32 depth,
-		  struct ndk_wr_ring *ring2, u32 depth2)
+int ndk_ring_init(struct ndk_wr_ring *ring, u32 depth)
 {
-	u32 n = ndk_ring_slots(depth), n2 = ring2 ? ndk_ring_slots(depth2) : 0;
-	size_t slots = (size_t)n + n2;
-	void **ctx;
-	u8 *type;
+	u32 n = roundup_pow_of_two(2 * max(depth, 1U));
 
-	ctx = NDK_FI_NULL(kvzalloc(array_size(slots, sizeof(*ctx) +
-					      sizeof(*ring->type) +
-					      sizeof(*ring->state)),
-				   GFP_KERNEL));
-	if (!ctx)
+	ring->ctx = NDK_FI_NULL(kvcalloc(n, sizeof(*ring->ctx), GFP_KERNEL));
+	ring->type = NDK_FI_NULL(kvcalloc(n, sizeof(*ring->type) +
+					     sizeof(*ring->state),
+					  GFP_KERNEL));
+	if (!ring->ctx || !ring->type)
 		return -ENOMEM;
-	type = (u8 *)(ctx + slots);
-	ndk_ring_place(ring, depth, n, ctx, type, type + slots);
-	if (ring2)
-		ndk_ring_place(ring2, depth2, n2, ctx + n, type + n,
-			       type + slots + n);
+	ring->state = ring->type + n;
+	ring->mask = n - 1;
+	ring->depth = depth;
 	return 0;
 }
 
 /**
  * ndk_ring_free() - free the slots ndk_ring_init() allocated
- * @ring: the first ring it was given
+ * @ring: the ring, allocated or not
  */
 void ndk_ring_free(struct ndk_wr_ring *ring)
 {
 	kvfree(ring->ctx);
+	kvfree(ring->type);
 }
 
 /* Free a slot the poller is done with; the poster may refill it then. */
@@ -278,7 +252,9 @@ static void ndk_qp_free_rcu(struct rcu_head *rcu)
 	struct ndk_qp *qp = container_of(rcu, struct ndk_qp, rcu);
 
 	ndk_ring_free(&qp->sq);
+	ndk_ring_free(&qp->rq);
 	kvfree(qp->held);
+	kvfree(qp->isge);
 	kmem_cache_free(ndk_qp_cache, qp);
 }
 

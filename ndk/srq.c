@@ -81,8 +81,7 @@ static NTSTATUS ndk_srq_create(struct ndk_obj *obj)
 				       sizeof(*srq->sge), GFP_KERNEL));
 	if (!srq->sge)
 		return STATUS_INSUFFICIENT_RESOURCES;
-	if (ndk_ring_init(&srq->ring, srq->obj.adapter->info.MaxSrqDepth,
-			  NULL, 0))
+	if (ndk_ring_init(&srq->ring, srq->obj.adapter->info.MaxSrqDepth))
 		return STATUS_INSUFFICIENT_RESOURCES;
 	err = ndk_wr_owner_add(obj, &srq->ring);
 	if (err)

@@ -19,12 +19,13 @@ static size_t perf_alloc(const void *p, size_t asked)
 	return is_vmalloc_addr(p) ? PAGE_ALIGN(asked) : ksize(p);
 }
 
-/* Slots of a ring, each a context, a type and a state. */
-static size_t perf_slots(const struct ndk_wr_ring *ring)
+static size_t perf_ring(const struct ndk_wr_ring *ring)
 {
-	return ring->ctx ? (ring->mask + 1) * (sizeof(*ring->ctx) +
-					       sizeof(*ring->type) +
-					       sizeof(*ring->state)) : 0;
+	size_t n = ring->ctx ? ring->mask + 1 : 0;
+
+	return perf_alloc(ring->ctx, n * sizeof(*ring->ctx)) +
+	       perf_alloc(ring->type, n * (sizeof(*ring->type) +
+					   sizeof(*ring->state)));
 }
 
 static void perf_print_conn(const char *name, NDK_CONNECTOR *conn)
@@ -45,20 +46,20 @@ void perf_print_sizes(NDK_PD *pd, NDK_CQ *cq, NDK_QP *qp, NDK_MR *mr,
 	struct ndk_cq *c = container_of(cq, struct ndk_cq, ndk);
 	struct ndk_qp *q = container_of(qp, struct ndk_qp, ndk);
 	struct ndk_mr *m = container_of(mr, struct ndk_mr, ndk);
-	/* One block of both rings' slots, one of the DEFER batch and SGEs */
-	size_t rings = perf_alloc(q->sq.ctx, perf_slots(&q->sq) +
-				  perf_slots(&q->rq));
-	size_t held = perf_alloc(q->held, (u8 *)(q->rsge +
-						max(q->max_rsge, 1U)) -
-				 (u8 *)q->held);
+	size_t rings = perf_ring(&q->sq) + perf_ring(&q->rq);
+	/* The initiator SGE arrays, then the receive one, in one block */
+	size_t sge = perf_alloc(q->isge, (u8 *)(q->rsge +
+					       max(q->max_rsge, 1U)) -
+				(u8 *)q->isge);
+	size_t held = perf_alloc(q->held, q->max_held * sizeof(*q->held));
 
 	pr_info("size object=pd struct=%zu alloc=%zu extra=0\n",
 		sizeof(*p), perf_alloc(p, sizeof(*p)));
 	pr_info("size object=cq struct=%zu alloc=%zu extra=0 poll_buffer=%zu\n",
 		sizeof(*c), perf_alloc(c, sizeof(*c)), sizeof(c->wc));
-	pr_info("size object=qp struct=%zu alloc=%zu extra=%zu defer=%zu rings=%zu sq_slots=%u rq_slots=%u\n",
-		sizeof(*q), perf_alloc(q, sizeof(*q)), held + rings, held,
-		rings, q->sq.mask + 1, q->rq.mask + 1);
+	pr_info("size object=qp struct=%zu alloc=%zu extra=%zu held=%zu sge=%zu rings=%zu sq_slots=%u rq_slots=%u\n",
+		sizeof(*q), perf_alloc(q, sizeof(*q)), held + sge + rings,
+		held, sge, rings, q->sq.mask + 1, q->rq.mask + 1);
 	pr_info("size object=mr struct=%zu alloc=%zu extra=%zu\n",
 		sizeof(*m), perf_alloc(m, sizeof(*m)),
 		perf_alloc(m->sgt.sgl,
