@@ -60,7 +60,9 @@ static u32 ndk_probe_max_inline(struct ib_device *ibdev)
 		qp = ib_create_qp(pd, &attr);
 		if (IS_ERR(qp))
 			continue;
-		found = max(attr.cap.max_inline_data, sizes[i]);
+		/* A QP keeps its inline size in 16 bits. */
+		found = min_t(u32, max(attr.cap.max_inline_data, sizes[i]),
+			      U16_MAX);
 		ib_destroy_qp(qp);
 	}
 	ib_free_cq(cq);
@@ -99,8 +101,9 @@ static void ndk_fill_info(struct ndk_adapter *adapter, u32 max_inline)
 	 */
 	info->MaxWindowSize = info->MaxRegistrationSize;
 	info->FRMRPageCount = a->max_fast_reg_page_list_len;
-	info->MaxInitiatorRequestSge = a->max_send_sge;
-	info->MaxReceiveRequestSge = a->max_recv_sge;
+	/* A QP keeps its SGE counts in 16 bits; no device comes near. */
+	info->MaxInitiatorRequestSge = min_t(u32, a->max_send_sge, U16_MAX);
+	info->MaxReceiveRequestSge = min_t(u32, a->max_recv_sge, U16_MAX);
 	info->MaxReadRequestSge = a->max_sge_rd ? a->max_sge_rd : 1;
 	info->MaxTransferLength = max_msg;
 	info->MaxInlineDataSize = max_inline;

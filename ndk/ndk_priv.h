@@ -444,9 +444,10 @@ NTSTATUS ndk_cq_moderation(ULONG interval, ULONG count, ULONG depth,
 /**
  * struct ndk_wr_ring - the requests of one work queue, until polled
  * @ctx: RequestContext of each slot
- * @type: NDK_OPERATION_TYPE of each slot
- * @state: NDK_SLOT_* of each slot; the poster fills a free slot, the
- *	poller frees it once it has read it
+ * @type: NDK_OPERATION_TYPE of each slot; every type a request is posted
+ *	as fits a byte (ReceiveAndInvalidate is only reported, never posted)
+ * @state: NDK_SLOT_* of each slot, in the block of @type behind it; the
+ *	poster fills a free slot, the poller frees it once it has read it
  * @mask: slots - 1; there are twice as many slots as the queue holds
  *	requests, so a slot is free long before the sequence comes back
  * @depth: requests a QP's queue holds, as the consumer asked (an SRQ's
@@ -468,7 +469,7 @@ NTSTATUS ndk_cq_moderation(ULONG interval, ULONG count, ULONG depth,
  */
 struct ndk_wr_ring {
 	void **ctx;
-	u16 *type;
+	u8 *type;
 	u8 *state;
 	u32 mask;
 	u32 depth;
@@ -589,19 +590,19 @@ union ndk_held_wr {
 /**
  * struct ndk_qp - an NDK_QP
  * @ndk: the public object
- * @obj: lifetime state; successor of its PD and of both CQs
+ * @obj: lifetime state; successor of its PD and of both CQs, which are
+ *	its first two @obj.extra antecedents, the receive CQ first
  * @ibqp: the verbs RC QP
  * @context: the consumer's QPContext, returned in every result
- * @rcq: receive CQ
- * @icq: initiator CQ
  * @srq: SRQ that replaces the receive queue, or NULL
- * @cap: the queues' sizes, as asked for and validated, then as the device
- *	granted them
  * @conn: the connector using the QP, if any
  * @connected: the connection is established; sends may be posted
- * @max_rsge: SGEs per receive, as the consumer asked
- * @max_isge: SGEs per initiator request, as the consumer asked
- * @inline_size: inline bytes per request, as the consumer asked
+ * @max_rsge: SGEs per receive, as the consumer asked (the adapter's
+ *	MaxReceiveRequestSge bounds it to 16 bits)
+ * @max_isge: SGEs per initiator request, as the consumer asked (16 bits,
+ *	as @max_rsge)
+ * @inline_size: inline bytes per request, as the consumer asked (the
+ *	adapter's MaxInlineDataSize bounds it to 16 bits)
  * @max_xfer: the adapter's MaxTransferLength, at hand for the post path
  * @stats: the device's counters, at hand for the post path
  * @max_held: deferred requests held at most: NDK_DEFER_MAX, or the
@@ -612,37 +613,38 @@ union ndk_held_wr {
  * @nheld: how many; only the poster raises it
  * @held_owner: 1 while the poster or ndk_qp_set_error() works on @held
  * @sq: slots of the initiator queue
- * @rq: slots of the receive queue (unused with an SRQ)
+ * @rq: slots of the receive queue, with an SRQ none; its depth is the
+ *	receive queue's, as the consumer asked, from creation on
  * @flush_work: moves the QP to the error state for NdkFlush
  * @srq_node: entry in the SRQ's @qps
- * @free_work: frees the QP after a grace period, for the poll path
+ * @rcu: frees the QP after a grace period, for the poll path
+ *
+ * The depths and SGE counts the device granted are not kept: ndk checks
+ * requests against what the consumer asked for, as every device would.
  */
 struct ndk_qp {
 	NDK_QP ndk;
 	struct ndk_obj obj;
 	struct ib_qp *ibqp;
 	PVOID context;
-	struct ndk_cq *rcq;
-	struct ndk_cq *icq;
 	struct ndk_srq *srq;
-	struct ib_qp_cap cap;
 	struct ndk_connector *conn;
 	bool connected;
-	u32 max_rsge;
-	u32 max_isge;
-	u32 inline_size;
+	u16 inline_size;
+	u16 max_rsge;
+	u16 max_isge;
+	u32 max_held;
 	u32 max_xfer;
 	struct ndk_stats __percpu *stats;
 	struct ib_sge *isge;
 	union ndk_held_wr *held;
-	u32 max_held;
 	u32 nheld;
 	atomic_t held_owner;
 	struct ndk_wr_ring sq;
 	struct ndk_wr_ring rq;
 	struct work_struct flush_work;
 	struct hlist_node srq_node;
-	struct rcu_work free_work;
+	struct rcu_head rcu;
 };
 
 /**

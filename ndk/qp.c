@@ -34,41 +34,59 @@ static int ndk_qp_to_init(struct ndk_qp *qp)
 			    IB_QP_PORT | IB_QP_ACCESS_FLAGS));
 }
 
+/*
+ * The DEFER batch and its SGE arrays, one per request it holds, allocated
+ * once here so that posting allocates nothing. Requests that go to the
+ * device at once use the consumer's SGEs and need neither.
+ */
+static int ndk_qp_alloc_held(struct ndk_qp *qp)
+{
+	qp->max_held = clamp(qp->sq.depth, 1U, (u32)NDK_DEFER_MAX);
+	qp->held = NDK_FI_NULL(kvcalloc(qp->max_held, sizeof(*qp->held),
+					GFP_KERNEL));
+	qp->isge = NDK_FI_NULL(kvcalloc(qp->max_held, max(qp->max_isge, 1U) *
+					sizeof(*qp->isge), GFP_KERNEL));
+	return qp->held && qp->isge ? 0 : -ENOMEM;
+}
+
 static NTSTATUS ndk_qp_create(struct ndk_obj *obj)
 {
 	struct ndk_qp *qp = container_of(obj, struct ndk_qp, obj);
 	struct ndk_pd *pd = container_of(obj->parent, struct ndk_pd, obj);
+	/* ndk_qp_new() adds the receive CQ, then the initiator CQ. */
+	struct ndk_cq *rcq = container_of(obj->extra[0], struct ndk_cq, obj);
+	struct ndk_cq *icq = container_of(obj->extra[1], struct ndk_cq, obj);
 	struct ib_qp_init_attr init = {
 		.qp_type = IB_QPT_RC,
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.qp_context = qp,
-		.send_cq = qp->icq->ibcq,
-		.recv_cq = qp->rcq->ibcq,
+		.send_cq = icq->ibcq,
+		.recv_cq = rcq->ibcq,
 		.srq = qp->srq ? qp->srq->ibsrq : NULL,
-		.cap = qp->cap,
+		.cap = {
+			.max_send_wr = qp->sq.depth,
+			.max_recv_wr = qp->rq.depth,
+			.max_send_sge = qp->max_isge,
+			.max_recv_sge = qp->max_rsge,
+			.max_inline_data = qp->inline_size,
+		},
 	};
 	struct ib_qp *ibqp;
 	int err;
 
-	qp->max_held = clamp(qp->cap.max_send_wr, 1U, (u32)NDK_DEFER_MAX);
-	qp->isge = NDK_FI_NULL(kcalloc(qp->max_held * max(qp->max_isge, 1U),
-				       sizeof(*qp->isge), GFP_KERNEL));
-	qp->held = NDK_FI_NULL(kcalloc(qp->max_held, sizeof(*qp->held),
-				       GFP_KERNEL));
-	if (!qp->isge || !qp->held)
+	if (ndk_qp_alloc_held(qp))
 		return STATUS_INSUFFICIENT_RESOURCES;
 	/*
 	 * The depths the consumer asked for, not what the device granted
 	 * (often more): every device refuses the same request.
 	 */
-	if (ndk_ring_init(&qp->sq, qp->cap.max_send_wr) ||
-	    (!qp->srq && ndk_ring_init(&qp->rq, qp->cap.max_recv_wr)))
+	if (ndk_ring_init(&qp->sq, qp->sq.depth) ||
+	    (!qp->srq && ndk_ring_init(&qp->rq, qp->rq.depth)))
 		return STATUS_INSUFFICIENT_RESOURCES;
 	ibqp = NDK_FI_PTR(ib_create_qp(pd->ibpd, &init));
 	if (IS_ERR(ibqp))
 		return ndk_status_from_errno(PTR_ERR(ibqp));
 	qp->ibqp = ibqp;
-	qp->cap = init.cap;
 	err = ndk_wr_owner_add(obj, &qp->sq);
 	if (err)
 		return ndk_status_from_errno(err);
@@ -126,6 +144,10 @@ void ndk_wr_owner_del(struct ndk_obj *obj)
  * its slot while the requests behind it come and go, and the queue still
  * takes its depth unless more than @depth of those pass it.
  *
+ * Two arrays, each a power of two in bytes that a kmalloc size class
+ * holds exactly: the contexts, and the types followed by the states.
+ * One block for all three would be 10 bytes a slot, rounded up to 16.
+ *
  * Return: 0 or -ENOMEM.
  */
 int ndk_ring_init(struct ndk_wr_ring *ring, u32 depth)
@@ -133,19 +155,25 @@ int ndk_ring_init(struct ndk_wr_ring *ring, u32 depth)
 	u32 n = roundup_pow_of_two(2 * max(depth, 1U));
 
 	ring->ctx = NDK_FI_NULL(kvcalloc(n, sizeof(*ring->ctx), GFP_KERNEL));
-	ring->type = NDK_FI_NULL(kvcalloc(n, sizeof(*ring->type), GFP_KERNEL));
-	ring->state = NDK_FI_NULL(kvcalloc(n, sizeof(*ring->state),
-					   GFP_KERNEL));
+	ring->type = NDK_FI_NULL(kvcalloc(n, sizeof(*ring->type) +
+					     sizeof(*ring->state),
+					  GFP_KERNEL));
+	if (!ring->ctx || !ring->type)
+		return -ENOMEM;
+	ring->state = ring->type + n;
 	ring->mask = n - 1;
 	ring->depth = depth;
-	return ring->ctx && ring->type && ring->state ? 0 : -ENOMEM;
+	return 0;
 }
 
+/**
+ * ndk_ring_free() - free the slots ndk_ring_init() allocated
+ * @ring: the ring, allocated or not
+ */
 void ndk_ring_free(struct ndk_wr_ring *ring)
 {
 	kvfree(ring->ctx);
 	kvfree(ring->type);
-	kvfree(ring->state);
 }
 
 static void ndk_qp_destroy(struct ndk_obj *obj)
@@ -162,25 +190,27 @@ static void ndk_qp_destroy(struct ndk_obj *obj)
 		ib_destroy_qp(qp->ibqp);
 }
 
-static void ndk_qp_free_work(struct work_struct *work)
+/* kvfree() defers a vmalloc()ed block itself from softirq context. */
+static void ndk_qp_free_rcu(struct rcu_head *rcu)
 {
-	struct ndk_qp *qp = container_of(to_rcu_work(work), struct ndk_qp,
-					 free_work);
+	struct ndk_qp *qp = container_of(rcu, struct ndk_qp, rcu);
 
 	ndk_ring_free(&qp->sq);
 	ndk_ring_free(&qp->rq);
-	kfree(qp->isge);
-	kfree(qp->held);
+	kvfree(qp->held);
+	kvfree(qp->isge);
 	kmem_cache_free(ndk_qp_cache, qp);
 }
 
-/* A poll that found the QP before it was dropped may still read it. */
+/*
+ * A poll that found the QP before it was dropped may still read it.
+ * Module exit waits for the callback with rcu_barrier().
+ */
 static void ndk_qp_free(struct ndk_obj *obj)
 {
 	struct ndk_qp *qp = container_of(obj, struct ndk_qp, obj);
 
-	INIT_RCU_WORK(&qp->free_work, ndk_qp_free_work);
-	queue_rcu_work(ndk_wq, &qp->free_work);
+	call_rcu(&qp->rcu, ndk_qp_free_rcu);
 }
 
 /*
@@ -903,14 +933,9 @@ static NTSTATUS ndk_qp_new(struct ndk_pd *pd, NDK_CQ *pReceiveCq,
 		return STATUS_INSUFFICIENT_RESOURCES;
 	qp->ndk.Dispatch = &ndk_qp_dispatch;
 	qp->context = QPContext;
-	qp->rcq = rcq;
-	qp->icq = icq;
 	qp->srq = srq;
-	qp->cap.max_recv_wr = ReceiveQueueDepth;
-	qp->cap.max_send_wr = InitiatorQueueDepth;
-	qp->cap.max_recv_sge = MaxReceiveRequestSge;
-	qp->cap.max_send_sge = MaxInitiatorRequestSge;
-	qp->cap.max_inline_data = InlineDataSize;
+	qp->rq.depth = ReceiveQueueDepth;
+	qp->sq.depth = InitiatorQueueDepth;
 	qp->max_rsge = MaxReceiveRequestSge;
 	qp->max_isge = MaxInitiatorRequestSge;
 	qp->inline_size = InlineDataSize;
@@ -919,6 +944,7 @@ static NTSTATUS ndk_qp_new(struct ndk_pd *pd, NDK_CQ *pReceiveCq,
 	INIT_WORK(&qp->flush_work, ndk_qp_flush_work);
 	ndk_obj_init(&qp->obj, &qp->ndk.Header, NdkObjectTypeQp, &ndk_qp_ops,
 		     &pd->obj);
+	/* In this order: ndk_qp_create() finds them there. */
 	ndk_obj_add_antecedent(&qp->obj, &rcq->obj);
 	ndk_obj_add_antecedent(&qp->obj, &icq->obj);
 	if (srq)

@@ -91,10 +91,16 @@ static void ndk_qp_create_close_test(struct kunit *test)
 	struct ndk_qp_env *e = test->priv;
 	NDK_QP *qp = ndk_qp_make(test, e);
 	struct ndk_qp *p = container_of(qp, struct ndk_qp, ndk);
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
 
 	KUNIT_EXPECT_EQ(test, p->ibqp->qp_type, IB_QPT_RC);
-	KUNIT_EXPECT_GE(test, p->cap.max_recv_wr, 16U);
-	KUNIT_EXPECT_GE(test, p->cap.max_send_wr, 16U);
+	/* The device granted the depths; ndk checks against those asked. */
+	KUNIT_ASSERT_EQ(test, ib_query_qp(p->ibqp, &attr, 0, &init), 0);
+	KUNIT_EXPECT_GE(test, init.cap.max_recv_wr, 16U);
+	KUNIT_EXPECT_GE(test, init.cap.max_send_wr, 16U);
+	KUNIT_EXPECT_EQ(test, p->rq.depth, 16U);
+	KUNIT_EXPECT_EQ(test, p->sq.depth, 16U);
 	/* Completions of this QP carry the consumer's QPContext. */
 	KUNIT_EXPECT_PTR_EQ(test, ndk_qp_context(p->ibqp), (void *)0x1234);
 	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);

@@ -24,8 +24,8 @@ static size_t perf_ring(const struct ndk_wr_ring *ring)
 	size_t n = ring->ctx ? ring->mask + 1 : 0;
 
 	return perf_alloc(ring->ctx, n * sizeof(*ring->ctx)) +
-	       perf_alloc(ring->type, n * sizeof(*ring->type)) +
-	       perf_alloc(ring->state, n * sizeof(*ring->state));
+	       perf_alloc(ring->type, n * (sizeof(*ring->type) +
+					   sizeof(*ring->state)));
 }
 
 static void perf_print_conn(const char *name, NDK_CONNECTOR *conn)
@@ -46,18 +46,19 @@ void perf_print_sizes(NDK_PD *pd, NDK_CQ *cq, NDK_QP *qp, NDK_MR *mr,
 	struct ndk_cq *c = container_of(cq, struct ndk_cq, ndk);
 	struct ndk_qp *q = container_of(qp, struct ndk_qp, ndk);
 	struct ndk_mr *m = container_of(mr, struct ndk_mr, ndk);
+	size_t rings = perf_ring(&q->sq) + perf_ring(&q->rq);
+	/* The SGE arrays of the held DEFER requests, in one block */
+	size_t sge = perf_alloc(q->isge, q->max_held * max(q->max_isge, 1U) *
+				sizeof(*q->isge));
+	size_t held = perf_alloc(q->held, q->max_held * sizeof(*q->held));
 
 	pr_info("size object=pd struct=%zu alloc=%zu extra=0\n",
 		sizeof(*p), perf_alloc(p, sizeof(*p)));
 	pr_info("size object=cq struct=%zu alloc=%zu extra=0 poll_buffer=%zu\n",
 		sizeof(*c), perf_alloc(c, sizeof(*c)), sizeof(c->wc));
-	pr_info("size object=qp struct=%zu alloc=%zu extra=%zu sge=%zu rings=%zu sq_slots=%u rq_slots=%u\n",
-		sizeof(*q), perf_alloc(q, sizeof(*q)),
-		perf_alloc(q->isge, sizeof(*q->isge)) +
-		perf_ring(&q->sq) + perf_ring(&q->rq),
-		perf_alloc(q->isge, sizeof(*q->isge)),
-		perf_ring(&q->sq) + perf_ring(&q->rq),
-		q->sq.mask + 1, q->rq.mask + 1);
+	pr_info("size object=qp struct=%zu alloc=%zu extra=%zu held=%zu sge=%zu rings=%zu sq_slots=%u rq_slots=%u\n",
+		sizeof(*q), perf_alloc(q, sizeof(*q)), held + sge + rings,
+		held, sge, rings, q->sq.mask + 1, q->rq.mask + 1);
 	pr_info("size object=mr struct=%zu alloc=%zu extra=%zu\n",
 		sizeof(*m), perf_alloc(m, sizeof(*m)),
 		perf_alloc(m->sgt.sgl,
