@@ -445,11 +445,15 @@ static void rp_core_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct rp_ring *r = c->ring;
 	u32 head = r->head;
 
-	/* Never with depth outstanding; ndk would report an overrun. */
+	/*
+	 * Acquire: the consumer is done with the entries before its tail.
+	 * Never full with depth outstanding; ndk would report an overrun.
+	 */
 	if (WARN_ON_ONCE(head - smp_load_acquire(&r->tail) > r->mask))
 		return;
 	r->ent[head & r->mask] = (struct perf_wc) { .kind = c->kind,
 						    .status = wc->status };
+	/* Release: the entry is written before the consumer sees it. */
 	smp_store_release(&r->head, head + 1);
 	/*
 	 * Pairs with rp_core_arm(): either this sees the arm or the poll
@@ -683,11 +687,14 @@ static void rp_arm(void *st, int side)
 static int rp_core_poll(void *st, int side, struct perf_wc *wc, int n)
 {
 	struct rp_ring *r = ((struct rp *)st)->ring[side];
-	u32 tail = r->tail, head = smp_load_acquire(&r->head);
+	u32 tail = r->tail, head;
 	int i;
 
+	/* Acquire: the entries before head are written; see rp_core_done(). */
+	head = smp_load_acquire(&r->head);
 	for (i = 0; i < n && tail != head; i++, tail++)
 		wc[i] = r->ent[tail & r->mask];
+	/* Release: the entries are read before ->done may reuse them. */
 	smp_store_release(&r->tail, tail);
 	return i;
 }
