@@ -5,7 +5,9 @@
  * Loading the module runs one workload once, over NDK (mode=ndk),
  * directly over ib_core and rdma_cm (mode=raw) or both (mode=both), between
  * two QPs of the same adapter connected over its own address, and prints
- * one line per mode:
+ * one line per mode. For notify_lat, mode=core is raw verbs with ndk's
+ * dispatch rebuilt on the core CQ API (see raw_mode.c), and mode=all runs
+ * NDK, raw and core:
  *
  *   ndkperf: result workload=W mode=M size=S depth=D iters=N ns=T post_ns=P round=R
  *
@@ -19,9 +21,9 @@
  * and how many of them ndk.ko made; conn_scale adds the time of its three
  * phases and the memory the open connections took. The workload
  * loops below are shared, so both modes pay the same harness costs and
- * differ only in what struct perf_ops calls. With mode=both the two are
- * set up side by side and the timed iterations alternate between them in
- * PERF_CHUNKS chunks, so that both see the same load of the machine;
+ * differ only in what struct perf_ops calls. With mode=both (or all) the
+ * modes are set up side by side and the timed iterations alternate between
+ * them in PERF_CHUNKS chunks, so that all see the same load of the machine;
  * tools/vm/bench.sh loads the module so once per workload and round.
  */
 #define pr_fmt(fmt) "ndkperf: " fmt
@@ -46,7 +48,7 @@ module_param(workload, charp, 0444);
 MODULE_PARM_DESC(workload, "send_lat, write_lat, send_bw, write_bw, read_bw, reg_mr, conn, poll_empty, notify_lat, send_bw_2cpu or conn_scale");
 static char *mode = "ndk";
 module_param(mode, charp, 0444);
-MODULE_PARM_DESC(mode, "ndk, raw or both (alternating chunks)");
+MODULE_PARM_DESC(mode, "ndk, raw, both (alternating chunks); for notify_lat also core or all (ndk, raw and core)");
 static unsigned int size = 8;
 module_param(size, uint, 0444);
 MODULE_PARM_DESC(size, "message, transfer or region size in bytes");
@@ -83,8 +85,10 @@ static const char * const perf_names[] = {
 	[PERF_CONN_SCALE] = "conn_scale",
 };
 
-/* mode=both: NDK and raw take turns this many times each. */
+/* mode=both or all: the modes take turns this many times each. */
 #define PERF_CHUNKS	10
+/* mode=all: NDK, raw and core */
+#define PERF_MODES	3
 
 /* A stuck peer must not hang insmod forever. */
 #define PERF_TIMEOUT	(60 * HZ)
@@ -138,8 +142,8 @@ struct perf_site {
 static struct perf_allocs {
 	raw_spinlock_t lock;	/* the probes run in any context */
 	int mode;		/* counting for this mode; -1: not counting */
-	struct perf_site site[2][PERF_SITES];
-	u64 other[2];		/* allocations of sites beyond PERF_SITES */
+	struct perf_site site[PERF_MODES][PERF_SITES];
+	u64 other[PERF_MODES];	/* allocations of sites beyond PERF_SITES */
 } perf_allocs = {
 	.lock = __RAW_SPIN_LOCK_UNLOCKED(perf_allocs.lock),
 	.mode = -1,
@@ -668,11 +672,11 @@ out:
 }
 
 /* Too large for the stack with lockdep's completions; one run per load. */
-static struct perf_run perf_runs[2];
+static struct perf_run perf_runs[PERF_MODES];
 
 /*
- * Run @n modes (1 or 2) for cfg[0].iters iterations each; with two, in
- * alternating chunks.
+ * Run @n modes (1 to PERF_MODES) for cfg[0].iters iterations each; with
+ * more than one, in alternating chunks.
  */
 static int perf_run(const struct perf_ops **ops, struct perf_cfg *cfg,
 		    int n)
@@ -680,7 +684,7 @@ static int perf_run(const struct perf_ops **ops, struct perf_cfg *cfg,
 	struct perf_run *r = perf_runs;
 	u32 chunk = n > 1 ? max(cfg[0].iters / PERF_CHUNKS, 1U) : cfg[0].iters;
 	u32 done = 0, k;
-	u64 ns[2] = { }, one;
+	u64 ns[PERF_MODES] = { }, one;
 	int err = 0, m, i, c, started;
 
 	memset(perf_runs, 0, sizeof(perf_runs));
@@ -697,7 +701,7 @@ static int perf_run(const struct perf_ops **ops, struct perf_cfg *cfg,
 		k = min(chunk, cfg[0].iters - done);
 		for (i = 0; i < n && !err; i++) {
 			/*
-			 * Every other chunk in the other order (A B B A ...),
+			 * Every other chunk in the other order (A B C C B A),
 			 * so that neither mode always runs right after the
 			 * other's work, with the caches and the host's load
 			 * that leaves.
@@ -856,13 +860,14 @@ static int perf_run_cpus(const struct perf_ops **ops,
 
 static int __init perf_init(void)
 {
-	struct perf_cfg cfg[2] = {
+	struct perf_cfg cfg[PERF_MODES] = {
 		{ .size = size, .iters = iters, .depth = depth,
 		  .port = PERF_PORT, .conns = conns },
 	};
-	const struct perf_ops *ops[2] = { &perf_ndk_ops, &perf_raw_ops };
+	const struct perf_ops *ops[PERF_MODES] = { &perf_ndk_ops, &perf_raw_ops,
+						   &perf_core_ops };
 	struct net_device *ndev;
-	int err, n = 1;
+	int err, n = 1, m;
 
 	cfg[0].wl = match_string(perf_names, ARRAY_SIZE(perf_names), workload);
 	if ((int)cfg[0].wl < 0 || !iters || depth < 2 || depth > 1024 ||
@@ -872,10 +877,19 @@ static int __init perf_init(void)
 	}
 	if (!strcmp(mode, "both"))
 		n = 2;
+	else if (!strcmp(mode, "all"))
+		n = 3;
 	else if (!strcmp(mode, "raw"))
 		ops[0] = &perf_raw_ops;
+	else if (!strcmp(mode, "core"))
+		ops[0] = &perf_core_ops;
 	else if (strcmp(mode, "ndk"))
 		return -EINVAL;
+	if ((n == 3 || ops[0] == &perf_core_ops) &&
+	    cfg[0].wl != PERF_NOTIFY_LAT) {
+		pr_err("mode=%s runs notify_lat only\n", mode);
+		return -EINVAL;
+	}
 
 	ndev = dev_get_by_name(&init_net, netdev);
 	if (!ndev)
@@ -883,8 +897,10 @@ static int __init perf_init(void)
 	cfg[0].ifindex = ndev->ifindex;
 	cfg[0].addr = inet_select_addr(ndev, 0, RT_SCOPE_UNIVERSE);
 	dev_put(ndev);
-	cfg[1] = cfg[0];
-	cfg[1].port = PERF_PORT + 1;
+	for (m = 1; m < n; m++) {
+		cfg[m] = cfg[0];
+		cfg[m].port = PERF_PORT + m;
+	}
 
 	err = register_trace_kmalloc(perf_kmalloc, NULL);
 	if (err)

@@ -113,6 +113,7 @@ struct perf_ops {
 
 extern const struct perf_ops perf_ndk_ops;
 extern const struct perf_ops perf_raw_ops;
+extern const struct perf_ops perf_core_ops;
 
 void perf_print_sizes(NDK_PD *pd, NDK_CQ *cq, NDK_QP *qp, NDK_MR *mr,
 		      NDK_CONNECTOR *active, NDK_CONNECTOR *passive);

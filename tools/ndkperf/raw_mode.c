@@ -4,13 +4,23 @@
  * ib_core and rdma_cm would write for the same workloads: QPs created on
  * the rdma_cm ids, the request accepted from the event handler, memory
  * registered with IB_WR_REG_MR posted on the data QP.
+ *
+ * mode=core prototypes ndk on the core CQ API instead, for notify_lat:
+ * each side's CQ comes from ib_alloc_cq(IB_POLL_SOFTIRQ), whose softirq
+ * polls it and hands every completion to an ib_cqe's ->done, which copies
+ * it into a ring of the side's own, the one the consumer polls, and
+ * wakes the waiter if the ring is armed. The core CQ may not be polled by
+ * its user and knows no solicited-only arming, so the ring and its arming
+ * rule are what ndk would have to add.
  */
 #define pr_fmt(fmt) "ndkperf: " fmt
 
 #include <linux/atomic.h>
+#include <linux/cache.h>
 #include <linux/completion.h>
 #include <linux/err.h>
 #include <linux/ktime.h>
+#include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/wait.h>
@@ -43,8 +53,34 @@ struct rp_mr {
 	bool mapped;
 };
 
+/* mode=core: a request's ib_cqe, one per side and kind (0: REG_MR). */
+struct rp_cqe {
+	struct ib_cqe cqe;
+	struct rp_ring *ring;
+	u64 kind;
+};
+
+/*
+ * mode=core: the completions ->done copies for the consumer, sized like
+ * the CQ. One producer, the CQ's softirq (irq_poll runs an instance on
+ * one CPU at a time), and one consumer, so the indices need no lock;
+ * each on the cache line of the side that writes it.
+ */
+struct rp_ring {
+	struct rp_cqe cqe[PERF_K_READ + 1];
+	struct perf_wc *ent;
+	u32 mask;
+	struct perf_notify *notify;
+	u32 tail ____cacheline_aligned_in_smp;
+	int armed;
+	u32 head ____cacheline_aligned_in_smp;
+};
+
 struct rp {
 	const struct perf_cfg *cfg;
+	/* mode=core: the CQs are the core API's, polled through the rings */
+	bool core;
+	struct rp_ring *ring[2];
 	wait_queue_head_t wq;
 	struct rdma_cm_id *listen;
 	struct rp_conn lconn;
@@ -258,19 +294,29 @@ static void rp_dereg(struct rp *p, struct rp_mr *m)
 	memset(m, 0, sizeof(*m));
 }
 
+static int rp_poll(void *st, int side, struct perf_wc *wc, int n);
+static int rp_core_poll(void *st, int side, struct perf_wc *wc, int n);
+
 /* Wait for the one completion of a REG_MR, polling side 0's CQ. */
 static int rp_reg_wait(struct rp *p)
 {
 	unsigned long end = jiffies + RP_WAIT;
-	struct ib_wc wc;
+	struct perf_wc wc;
 	int n;
 
-	while (!(n = ib_poll_cq(p->cq[0], 1, &wc))) {
+	while (!(n = p->core ? rp_core_poll(p, 0, &wc, 1) :
+			       rp_poll(p, 0, &wc, 1))) {
 		cond_resched();
 		if (time_after(jiffies, end))
 			return -ETIMEDOUT;
 	}
 	return n < 0 || wc.status ? -EIO : 0;
+}
+
+/* mode=core: the ib_cqe that replaces a request's kind as its wr_id. */
+static struct ib_cqe *rp_cqe(struct rp *p, int side, u64 kind)
+{
+	return &p->ring[side]->cqe[kind].cqe;
 }
 
 /*
@@ -323,6 +369,8 @@ static int rp_reg(struct rp *p, void *buf, u32 len, struct rp_mr *m,
 	t2 = ktime_get();
 	wr.mr = m->mr;
 	wr.key = m->mr->rkey;
+	if (p->core)
+		wr.wr.wr_cqe = rp_cqe(p, 0, 0);
 	err = ib_post_send(p->conn[0]->id->qp, &wr.wr, NULL);
 	if (!err)
 		err = rp_reg_wait(p);
@@ -358,8 +406,14 @@ static void rp_teardown(void *st)
 	if (!IS_ERR_OR_NULL(p->listen))
 		rdma_destroy_id(p->listen);
 	for (s = 1; s >= 0; s--) {
-		if (!IS_ERR_OR_NULL(p->cq[s]))
+		if (!IS_ERR_OR_NULL(p->cq[s]) && p->core)
+			ib_free_cq(p->cq[s]);
+		else if (!IS_ERR_OR_NULL(p->cq[s]))
 			ib_destroy_cq(p->cq[s]);
+		/* After ib_free_cq(): the last flushes went through ->done. */
+		if (p->ring[s])
+			kfree(p->ring[s]->ent);
+		kfree(p->ring[s]);
 		if (!IS_ERR_OR_NULL(p->scq[s][0]))
 			ib_destroy_cq(p->scq[s][0]);
 		if (!IS_ERR_OR_NULL(p->scq[s][1]))
@@ -377,6 +431,60 @@ static void rp_teardown(void *st)
 static void rp_comp(struct ib_cq *cq, void *ctx)
 {
 	perf_notified(ctx);
+}
+
+/*
+ * mode=core: what ndk's ->done would do for every completion, in the
+ * core's softirq: copy it into the ring and, if the consumer armed the
+ * ring, disarm it and notify. There is no call at the end of a batch, so
+ * the arm is checked per completion.
+ */
+static void rp_core_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rp_cqe *c = container_of(wc->wr_cqe, struct rp_cqe, cqe);
+	struct rp_ring *r = c->ring;
+	u32 head = r->head;
+
+	/*
+	 * Acquire: the consumer is done with the entries before its tail.
+	 * Never full with depth outstanding; ndk would report an overrun.
+	 */
+	if (WARN_ON_ONCE(head - smp_load_acquire(&r->tail) > r->mask))
+		return;
+	r->ent[head & r->mask] = (struct perf_wc) { .kind = c->kind,
+						    .status = wc->status };
+	/* Release: the entry is written before the consumer sees it. */
+	smp_store_release(&r->head, head + 1);
+	/*
+	 * Pairs with rp_core_arm(): either this sees the arm or the poll
+	 * that follows the arm sees this completion.
+	 */
+	smp_mb();
+	if (READ_ONCE(r->armed) && xchg(&r->armed, 0))
+		perf_notified(r->notify);
+}
+
+static struct rp_ring *rp_ring_alloc(u32 cqe, struct perf_notify *notify)
+{
+	struct rp_ring *r = kzalloc(sizeof(*r), GFP_KERNEL);
+	u32 n = roundup_pow_of_two(cqe);
+	int k;
+
+	if (!r)
+		return NULL;
+	r->ent = kcalloc(n, sizeof(*r->ent), GFP_KERNEL);
+	if (!r->ent) {
+		kfree(r);
+		return NULL;
+	}
+	r->mask = n - 1;
+	r->notify = notify;
+	for (k = 0; k < ARRAY_SIZE(r->cqe); k++) {
+		r->cqe[k].cqe.done = rp_core_done;
+		r->cqe[k].ring = r;
+		r->cqe[k].kind = k;
+	}
+	return r;
 }
 
 static int rp_setup_objects(struct rp *p)
@@ -409,11 +517,23 @@ static int rp_setup_objects(struct rp *p)
 	for (s = 0; s < 2; s++) {
 		/*
 		 * Polled, or in notify_lat with the completion handler of a
-		 * ULP that wakes its thread from the driver's context.
+		 * ULP that wakes its thread from the driver's context; in
+		 * mode=core (notify_lat only) the core's CQ and a ring.
 		 */
-		p->cq[s] = ib_create_cq(dev, p->cfg->notify ? rp_comp : NULL,
-					NULL, p->cfg->notify ?
-					&p->cfg->notify[s] : (void *)p, &attr);
+		if (p->core) {
+			p->ring[s] = rp_ring_alloc(attr.cqe,
+						   &p->cfg->notify[s]);
+			if (!p->ring[s])
+				return -ENOMEM;
+			p->cq[s] = ib_alloc_cq(dev, NULL, attr.cqe, 0,
+					       IB_POLL_SOFTIRQ);
+		} else {
+			p->cq[s] = ib_create_cq(dev, p->cfg->notify ?
+						rp_comp : NULL, NULL,
+						p->cfg->notify ?
+						&p->cfg->notify[s] : (void *)p,
+						&attr);
+		}
 		if (IS_ERR(p->cq[s]))
 			return PTR_ERR(p->cq[s]);
 		p->buf[s] = kzalloc(len, GFP_KERNEL);
@@ -445,7 +565,7 @@ static int rp_setup_objects(struct rp *p)
 	return err;
 }
 
-static void *rp_setup(const struct perf_cfg *cfg)
+static void *rp_setup_mode(const struct perf_cfg *cfg, bool core)
 {
 	struct rp *p = kzalloc(sizeof(*p), GFP_KERNEL);
 	int err;
@@ -453,6 +573,7 @@ static void *rp_setup(const struct perf_cfg *cfg)
 	if (!p)
 		return ERR_PTR(-ENOMEM);
 	p->cfg = cfg;
+	p->core = core;
 	init_waitqueue_head(&p->wq);
 	init_completion(&p->sc_done);
 	err = rp_setup_objects(p);
@@ -461,6 +582,16 @@ static void *rp_setup(const struct perf_cfg *cfg)
 		return ERR_PTR(err);
 	}
 	return p;
+}
+
+static void *rp_setup(const struct perf_cfg *cfg)
+{
+	return rp_setup_mode(cfg, false);
+}
+
+static void *rp_core_setup(const struct perf_cfg *cfg)
+{
+	return rp_setup_mode(cfg, true);
 }
 
 static u8 *rp_buf(void *st, int side)
@@ -480,6 +611,8 @@ static int rp_post(struct rp *p, int side, struct ib_send_wr *wr, u32 off,
 	struct ib_sge sge = { .addr = rp_addr(p, side, off), .length = len,
 			      .lkey = p->mr[side].mr->lkey };
 
+	if (p->core)
+		wr->wr_cqe = rp_cqe(p, side, wr->wr_id);
 	wr->sg_list = &sge;
 	wr->num_sge = 1;
 	wr->send_flags = IB_SEND_SIGNALED;
@@ -501,6 +634,8 @@ static int rp_recv(void *st, int side, u32 len)
 	struct ib_recv_wr wr = { .wr_id = PERF_K_RECV, .sg_list = &sge,
 				 .num_sge = 1 };
 
+	if (p->core)
+		wr.wr_cqe = rp_cqe(p, side, PERF_K_RECV);
 	return ib_post_recv(p->conn[side]->id->qp, &wr, NULL);
 }
 
@@ -546,6 +681,33 @@ static int rp_poll(void *st, int side, struct perf_wc *wc, int n)
 static void rp_arm(void *st, int side)
 {
 	ib_req_notify_cq(((struct rp *)st)->cq[side], IB_CQ_NEXT_COMP);
+}
+
+/* mode=core: NdkGetCqResults would read the ring, not the CQ. */
+static int rp_core_poll(void *st, int side, struct perf_wc *wc, int n)
+{
+	struct rp_ring *r = ((struct rp *)st)->ring[side];
+	u32 tail = r->tail, head;
+	int i;
+
+	/* Acquire: the entries before head are written; see rp_core_done(). */
+	head = smp_load_acquire(&r->head);
+	for (i = 0; i < n && tail != head; i++, tail++)
+		wc[i] = r->ent[tail & r->mask];
+	/* Release: the entries are read before ->done may reuse them. */
+	smp_store_release(&r->tail, tail);
+	return i;
+}
+
+/*
+ * mode=core: the arm is only the ring's, ndk's rule; the core CQ is
+ * always armed by its softirq. ndk would also notify at once for a ring
+ * that is not empty; the harness polls after arming and finds those.
+ */
+static void rp_core_arm(void *st, int side)
+{
+	/* Ordered before the poll after the arm; see rp_core_done(). */
+	smp_store_mb(((struct rp *)st)->ring[side]->armed, 1);
 }
 
 /* Timed: the registration until its completion; deregistered untimed. */
@@ -855,4 +1017,18 @@ const struct perf_ops perf_raw_ops = {
 	.scale_open = rp_scale_open,
 	.scale_send = rp_scale_send,
 	.scale_close = rp_scale_close,
+};
+
+/* notify_lat only: the other workloads poll, or need no CQ. */
+const struct perf_ops perf_core_ops = {
+	.name = "core",
+	.setup = rp_core_setup,
+	.teardown = rp_teardown,
+	.buf = rp_buf,
+	.send = rp_send,
+	.recv = rp_recv,
+	.write = rp_write,
+	.read = rp_read,
+	.poll = rp_core_poll,
+	.arm = rp_core_arm,
 };

@@ -8,7 +8,9 @@ Reads the "ndkperf: result", "ndkperf: scale", "ndkperf: detail",
 "ndkperf: size" and "NDK-PERFTEST:" lines. For each workload, size and metric it takes the
 median over the rounds of the NDK and of the raw value, and the median,
 minimum and maximum of the per-round ratio NDK/raw (each round runs NDK
-and raw back to back, so the pair shares the machine's load).
+and raw back to back, so the pair shares the machine's load). Where a
+round ran mode=core too (notify_lat), a second table gives core against
+raw and against NDK the same way.
 """
 
 import csv
@@ -181,20 +183,27 @@ def summarise(results, perftest):
     rows = []
     for (wl, size), rounds in runs.items():
         for metric, fn, _ in METRICS[wl]:
-            ndk, raw, ratio = [], [], []
+            ndk, raw, ratio, core, core_raw, core_ndk = [], [], [], [], [], []
             for pair in rounds.values():
-                n = fn(pair['ndk']) if 'ndk' in pair else None
-                w = fn(pair['raw']) if 'raw' in pair else None
+                n, w, c = (fn(pair[m]) if m in pair else None
+                           for m in ('ndk', 'raw', 'core'))
                 if n is not None:
                     ndk.append(n)
                 if w is not None:
                     raw.append(w)
+                if c is not None:
+                    core.append(c)
                 if n is not None and w:
                     ratio.append(n / w)
-            if not ndk and not raw:
+                if c is not None and w:
+                    core_raw.append(c / w)
+                if c is not None and n:
+                    core_ndk.append(c / n)
+            if not ndk and not raw and not core:
                 continue
             rows.append((wl, size, metric, {
-                'ndk': ndk, 'raw': raw, 'ratio': ratio,
+                'ndk': ndk, 'raw': raw, 'ratio': ratio, 'core': core,
+                'core_raw': core_raw, 'core_ndk': core_ndk,
                 'perftest': perftest_value(perftest, wl, size, metric)}))
     return rows
 
@@ -219,17 +228,18 @@ def write_csv(path, rows, details, sizes):
     with open(path, 'w', newline='') as f:
         w = csv.writer(f)
         w.writerow(['workload', 'size', 'metric', 'ndk', 'raw', 'ratio',
-                    'perftest'])
+                    'perftest', 'core', 'core_raw', 'core_ndk'])
         for wl, size, metric, s in rows:
             w.writerow([wl, size, metric, fmt(med(s['ndk']), 5),
                         fmt(med(s['raw']), 5), fmt(med(s['ratio']), 5),
-                        fmt(s['perftest'], 5)])
+                        fmt(s['perftest'], 5)] +
+                       [fmt(med(s[k]), 5) for k in CORE_KEYS])
             for agg in (min, max):
-                w.writerow([wl, size, f'{metric}_{agg.__name__}',
-                            fmt(agg(s['ndk']), 5) if s['ndk'] else '',
-                            fmt(agg(s['raw']), 5) if s['raw'] else '',
-                            fmt(agg(s['ratio']), 5) if s['ratio'] else '',
-                            ''])
+                w.writerow([wl, size, f'{metric}_{agg.__name__}'] +
+                           [fmt(agg(s[k]), 5) if s[k] else ''
+                            for k in ('ndk', 'raw', 'ratio')] + [''] +
+                           [fmt(agg(s[k]), 5) if s[k] else ''
+                            for k in CORE_KEYS])
         for (wl, mode), keys in details.items():
             for k, v in keys.items():
                 w.writerow([wl, '', f'split_{k}',
@@ -240,6 +250,27 @@ def write_csv(path, rows, details, sizes):
                 if k != 'object':
                     w.writerow(['memory', '', f"{s['object']}_{k}", v,
                                 '', '', ''])
+
+
+# mode=core: its value, and its per-round ratios to raw and to NDK.
+CORE_KEYS = ('core', 'core_raw', 'core_ndk')
+
+
+def core_table(rows):
+    """notify_lat with ndk's dispatch on the core CQ API (mode=core)."""
+    lines = []
+    hdr = (f"{'workload':<10} {'size':>8} {'metric':<12} "
+           f"{'core median (min-max)':<26} {'core/raw (min-max)':<24} "
+           f"{'core/NDK (min-max)'}")
+    for wl, size, metric, s in rows:
+        if not s['core'] or metric == 'ndk_allocs':
+            continue
+        if not lines:
+            lines += [hdr, '-' * len(hdr)]
+        lines.append(f"{wl:<10} {size:>8} {metric:<12} "
+                     f"{spread(s['core']):<26} {spread(s['core_raw']):<24} "
+                     f"{spread(s['core_ndk'])}")
+    return lines
 
 
 def table(rows):
@@ -296,11 +327,15 @@ def chart(outdir, rows):
     nratio = 0
     with open(ratio_dat, 'w') as f:
         for wl, size, metric, s in rows:
-            if s['ratio'] and metric not in ('post_ns', 'poll_ns', 'bw_mibps',
-                                              'allocs_per_op', 'ndk_allocs'):
-                nratio += 1
-                f.write(f'"{wl} {size} {metric}" {med(s["ratio"]):.4f} '
-                        f'{min(s["ratio"]):.4f} {max(s["ratio"]):.4f}\n')
+            if metric in ('post_ns', 'poll_ns', 'bw_mibps', 'allocs_per_op',
+                          'ndk_allocs'):
+                continue
+            for key, label in (('ratio', ''), ('core_raw', ' core/raw')):
+                v = s[key]
+                if v:
+                    nratio += 1
+                    f.write(f'"{wl} {size} {metric}{label}" {med(v):.4f} '
+                            f'{min(v):.4f} {max(v):.4f}\n')
     with open(lat_dat, 'w') as f:
         for wl, size, metric, s in rows:
             if metric == 'lat_us':
@@ -311,7 +346,7 @@ def chart(outdir, rows):
 set terminal pngcairo size 1400,560 font "sans,10" noenhanced
 set output "{png}"
 set multiplot layout 1,2
-set title "NDK/raw, median of rounds (bars: min-max)"
+set title "NDK/raw (and core/raw), median of rounds (bars: min-max)"
 set style data histogram
 set style fill solid 0.6 border -1
 set xtics rotate by -35 scale 0 font ",9"
@@ -349,6 +384,12 @@ def main():
         sys.exit('bench: no ndkperf results in ' + log)
     rows = summarise(results, perftest)
     out = table(rows)
+    core = core_table(rows)
+    if core:
+        out.append('')
+        out.append('ndk\'s dispatch on the core CQ API (mode=core), '
+                   'median of rounds (min-max):')
+        out.extend(core)
     out.append('')
     out.append('where the time goes, ns per operation (median of rounds):')
     for (wl, mode), keys in details.items():

@@ -21,7 +21,8 @@ insmod /ndk/ndk.ko
 echo "NDK-BENCH: setup $(rdma link show)"
 
 # ROUNDS, and SPECS: one "workload size iterations depth [param=value...]"
-# per line, the optional parameters passed to ndkperf as they are.
+# per line, the optional parameters passed to ndkperf as they are, after
+# the defaults, which they override (mode=all).
 . /ndk/bench.conf
 
 perf() {

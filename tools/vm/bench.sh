@@ -33,7 +33,7 @@ read_bw 65536 400 16
 reg_mr 65536 500 16
 conn 8 50 16
 poll_empty 8 50000 16
-notify_lat 8 2000 16
+notify_lat 8 2000 16 mode=all
 send_bw_2cpu 64 4000 32
 conn_scale 8 2 2 conns=1000
 '
