@@ -142,7 +142,10 @@ def parse(path):
         for line in f:
             line = line.rstrip()
             if m := RESULT.search(line):
-                results.append(fields(m.group(1)))
+                d = fields(m.group(1))
+                # Round 0 is bench-init.sh's warm-up load, not a round.
+                if d.get('round', 0):
+                    results.append(d)
             elif m := SCALE.search(line):
                 d = fields(m.group(1))
                 scale[(d['workload'], d['mode'], d['round'])] = d
