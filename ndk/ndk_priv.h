@@ -12,6 +12,7 @@
 #include <linux/irq_work.h>
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/refcount.h>
@@ -274,6 +275,20 @@ void ndk_obj_untrack(struct ndk_obj *obj);
 static inline bool ndk_adapter_dead(struct ndk_adapter *adapter)
 {
 	return READ_ONCE(adapter->dev->dead);
+}
+
+/*
+ * The module of @ibdev's driver is being unloaded. siw stops its transmit
+ * threads before it unregisters its devices, so a send it accepts on a
+ * connected QP from then on takes a QP reference nothing drops, and
+ * destroying that QP never returns (see deviations.rst): ndk hands such
+ * a QP no initiator request from then on.
+ */
+static inline bool ndk_driver_going(const struct ib_device *ibdev)
+{
+	struct module *owner = ibdev->ops.owner;
+
+	return owner && !module_is_live(owner);
 }
 
 /* Count @n events of @stat on this CPU: no lock, no allocation. */
@@ -565,6 +580,7 @@ union ndk_held_wr {
  *	granted them
  * @conn: the connector using the QP, if any
  * @connected: the connection is established; sends may be posted
+ * @in_error: ndk_qp_set_error() moved the QP to the error state
  * @max_rsge: SGEs per receive, as the consumer asked
  * @max_isge: SGEs per initiator request, as the consumer asked
  * @inline_size: inline bytes per request, as the consumer asked
@@ -595,6 +611,7 @@ struct ndk_qp {
 	struct ib_qp_cap cap;
 	struct ndk_connector *conn;
 	bool connected;
+	bool in_error;
 	u32 max_rsge;
 	u32 max_isge;
 	u32 inline_size;
