@@ -296,7 +296,10 @@ static NTSTATUS ndk_reg_post(struct ndk_pd *pd, struct ib_send_wr *wr)
 
 	wr->send_flags = IB_SEND_SIGNALED;
 	mutex_lock(&reg->lock);
-	if (!reg->loop.qp)
+	/* The registration QP is connected: see ndk_driver_going(). */
+	if (ndk_driver_going(pd->ibpd->device))
+		err = -ENODEV;
+	else if (!reg->loop.qp)
 		err = ndk_reg_setup(pd);
 	if (!err)
 		err = NDK_FI_ERR(ib_post_send(reg->loop.qp, wr, NULL));

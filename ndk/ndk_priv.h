@@ -12,6 +12,7 @@
 #include <linux/irq_work.h>
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/refcount.h>
@@ -274,6 +275,20 @@ void ndk_obj_untrack(struct ndk_obj *obj);
 static inline bool ndk_adapter_dead(struct ndk_adapter *adapter)
 {
 	return READ_ONCE(adapter->dev->dead);
+}
+
+/*
+ * The module of @ibdev's driver is being unloaded. siw stops its transmit
+ * threads before it unregisters its devices, so a send it accepts on a
+ * connected QP from then on takes a QP reference nothing drops, and
+ * destroying that QP never returns (see deviations.rst): ndk hands such
+ * a QP no initiator request from then on.
+ */
+static inline bool ndk_driver_going(const struct ib_device *ibdev)
+{
+	struct module *owner = ibdev->ops.owner;
+
+	return owner && !module_is_live(owner);
 }
 
 /* Count @n events of @stat on this CPU: no lock, no allocation. */
@@ -597,6 +612,7 @@ union ndk_held_wr {
  * @srq: SRQ that replaces the receive queue, or NULL
  * @conn: the connector using the QP, if any
  * @connected: the connection is established; sends may be posted
+ * @in_error: ndk_qp_set_error() moved the QP to the error state
  * @max_rsge: SGEs per receive, as the consumer asked (the adapter's
  *	MaxReceiveRequestSge bounds it to 16 bits)
  * @max_isge: SGEs per initiator request, as the consumer asked (16 bits,
@@ -630,6 +646,7 @@ struct ndk_qp {
 	struct ndk_srq *srq;
 	struct ndk_connector *conn;
 	bool connected;
+	bool in_error;
 	u16 inline_size;
 	u16 max_rsge;
 	u16 max_isge;

@@ -305,6 +305,8 @@ static __always_inline NTSTATUS ndk_qp_post_wr(struct ndk_qp *qp,
 
 	if (unlikely(!ndk_ring_room(&qp->sq)))
 		return STATUS_INSUFFICIENT_RESOURCES;
+	if (unlikely(ndk_driver_going(qp->ibqp->device)))
+		return STATUS_DEVICE_REMOVED;
 	ndk_qp_prepare(qp, wr, Flags, type);
 	err = ib_post_send(qp->ibqp, wr, NULL);
 	if (unlikely(err)) {
@@ -321,7 +323,9 @@ static __always_inline NTSTATUS ndk_qp_post_wr(struct ndk_qp *qp,
  * unless it is NULL. The held requests were accepted already, so any the
  * device refuses (its queue is full) stay held, in order, for the next
  * attempt; the ones before the refused one were posted and complete.
- * The caller owns @qp->held.
+ * While the driver is being unloaded only a QP in the error state gets
+ * them (see ndk_driver_going()): ndk_qp_set_error() hands them over once
+ * it is. The caller owns @qp->held.
  *
  * Return: 0, or the errno for which @last was not posted.
  */
@@ -336,6 +340,10 @@ static int ndk_qp_post_held(struct ndk_qp *qp, struct ib_send_wr *last)
 	first = n ? &held[0].wr : last;
 	if (!first)
 		return 0;
+	/* Ordered by the claims: see ndk_qp_set_error(). */
+	if (unlikely(!READ_ONCE(qp->in_error) &&
+		     ndk_driver_going(qp->ibqp->device)))
+		return -ENODEV;
 	if (n)
 		held[n - 1].wr.next = last;
 	/* A driver that fails without naming the request posted none. */
@@ -556,7 +564,15 @@ void ndk_qp_set_error(struct ndk_qp *qp)
 	WRITE_ONCE(qp->connected, false);
 	ndk_qp_drain(qp);
 	ib_modify_qp(qp->ibqp, &attr, IB_QP_STATE);
-	/* The device may have refused some while its queue was full. */
+	/*
+	 * Before the claim: a poster that kept the held requests from the
+	 * claim below posts them on its release, and sees this.
+	 */
+	WRITE_ONCE(qp->in_error, true);
+	/*
+	 * The device may have refused some while its queue was full, or
+	 * ndk kept them back while the driver is being unloaded.
+	 */
 	ndk_qp_drain(qp);
 }
 

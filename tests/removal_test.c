@@ -324,13 +324,6 @@ static void ndk_removal_posting_test(struct kunit *test)
 	void *buf;
 
 	KUNIT_ASSERT_NOT_NULL(test, rm);
-	/*
-	 * Open bug: on siw the unload then never finishes: closing the
-	 * passive QP waits in siw_destroy_qp() for a QP reference siw never
-	 * drops (testing.rst, ndk_removal).
-	 */
-	if (ndk_test_iwarp())
-		kunit_skip(test, "open bug: siw's unload hangs under a poster");
 	m = kunit_kzalloc(test, sizeof(*m), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, m);
 	m->seen = kunit_kzalloc(test, BITS_TO_LONGS(NDK_RMP_MAX) *
