@@ -13,7 +13,7 @@ outdir=$NDK_TOP/build/bench
 mkdir -p "$outdir"
 rounds=${NDK_BENCH_ROUNDS:-15}
 # NDK_BENCH_ONLY: an extended regex of the workloads to run (all by default).
-only=${NDK_BENCH_ONLY:-.}
+only=${NDK_BENCH_ONLY:-[a-z0-9_]+}
 
 "$NDK_VM_DIR/install-deps.sh"
 install_missing perftest gnuplot-nox
