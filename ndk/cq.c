@@ -322,15 +322,19 @@ static __always_inline int ndk_cq_poll(struct ndk_cq *cq, int ask)
 }
 
 /*
- * Fill @Results from the @n completions in @cq->wc, polled for the first
- * batch of @nResults, and go on polling while the device returns all it
- * is asked for. The RCU read section keeps a closed QP's rings readable.
+ * Fill @Results (NDK_RESULT_EX if @ex, else NDK_RESULT) from the @n
+ * completions in @cq->wc, polled for the first batch of @nResults, and go
+ * on polling while the device returns all it is asked for. The RCU read
+ * section keeps a closed QP's rings readable.
  */
-static noinline ULONG ndk_cq_results(struct ndk_cq *cq, NDK_RESULT Results[],
-				     ULONG nResults, int n)
+static __always_inline ULONG ndk_cq_fill(struct ndk_cq *cq, void *Results,
+					 ULONG nResults, int n, bool ex)
 {
+	size_t size = ex ? sizeof(NDK_RESULT_EX) : sizeof(NDK_RESULT);
 	int ask = min_t(ULONG, nResults, NDK_CQ_POLL_BATCH);
 	NDK_OPERATION_TYPE type;
+	const struct ib_wc *wc;
+	NDK_RESULT_EX *rx;
 	ULONG done = 0;
 	int i;
 
@@ -338,10 +342,20 @@ static noinline ULONG ndk_cq_results(struct ndk_cq *cq, NDK_RESULT Results[],
 	for (;;) {
 		ndk_stat_add_to(cq->stats, NDK_STAT_COMPLETED, n);
 		for (i = 0; i < n; i++) {
-			if (unlikely(cq->wc[i].status != IB_WC_SUCCESS))
-				ndk_cq_count_error(cq, cq->wc[i].status);
-			done += ndk_wc_to_result(&cq->wc[i], &Results[done],
-						 &type);
+			wc = &cq->wc[i];
+			if (unlikely(wc->status != IB_WC_SUCCESS))
+				ndk_cq_count_error(cq, wc->status);
+			rx = Results + done * size;
+			if (!ndk_wc_to_result(wc, (NDK_RESULT *)rx, &type))
+				continue;
+			if (ex) {
+				rx->Type = type;
+				rx->ProviderErrorCode = wc->vendor_err;
+				rx->TypeSpecificCompletionOutput =
+					type == NdkOperationTypeReceiveAndInvalidate ?
+					wc->ex.invalidate_rkey : 0;
+			}
+			done++;
 		}
 		if (n < ask || done == nResults)
 			break;
@@ -354,44 +368,17 @@ static noinline ULONG ndk_cq_results(struct ndk_cq *cq, NDK_RESULT Results[],
 	return done;
 }
 
-/* ndk_cq_results() with the fields of NDK_RESULT_EX. */
+static noinline ULONG ndk_cq_results(struct ndk_cq *cq, NDK_RESULT Results[],
+				     ULONG nResults, int n)
+{
+	return ndk_cq_fill(cq, Results, nResults, n, false);
+}
+
 static noinline ULONG ndk_cq_results_ex(struct ndk_cq *cq,
 					NDK_RESULT_EX Results[],
 					ULONG nResults, int n)
 {
-	int ask = min_t(ULONG, nResults, NDK_CQ_POLL_BATCH);
-	NDK_OPERATION_TYPE type;
-	const struct ib_wc *wc;
-	ULONG done = 0;
-	NDK_RESULT_EX *r;
-	int i;
-
-	rcu_read_lock();
-	for (;;) {
-		ndk_stat_add_to(cq->stats, NDK_STAT_COMPLETED, n);
-		for (i = 0; i < n; i++) {
-			wc = &cq->wc[i];
-			if (unlikely(wc->status != IB_WC_SUCCESS))
-				ndk_cq_count_error(cq, wc->status);
-			r = &Results[done];
-			if (!ndk_wc_to_result(wc, (NDK_RESULT *)r, &type))
-				continue;
-			r->Type = type;
-			r->ProviderErrorCode = wc->vendor_err;
-			r->TypeSpecificCompletionOutput =
-				type == NdkOperationTypeReceiveAndInvalidate ?
-				wc->ex.invalidate_rkey : 0;
-			done++;
-		}
-		if (n < ask || done == nResults)
-			break;
-		ask = min_t(ULONG, nResults - done, NDK_CQ_POLL_BATCH);
-		n = ndk_cq_poll(cq, ask);
-		if (n <= 0)
-			break;
-	}
-	rcu_read_unlock();
-	return done;
+	return ndk_cq_fill(cq, Results, nResults, n, true);
 }
 
 /* An empty poll is one call into the driver, and nothing else. */
