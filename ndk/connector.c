@@ -12,9 +12,11 @@
  * established when NdkConnect completes and NdkCompleteConnect only
  * confirms it.
  *
- * Each request runs its sleeping part on ndk_wq and finishes from the
- * rdma_cm event handler or the work item; the connector holds a reference
- * on itself while a request is pending. Consumer callbacks run without
+ * Each request runs its sleeping part in the consumer's call where that
+ * may sleep, else on ndk_wq, and finishes there or from the rdma_cm event
+ * handler; the connector holds a reference on itself while a request is
+ * pending. A request that finishes in the consumer's call returns its
+ * status instead of calling back. Consumer callbacks run without
  * any ndk lock held. rdma_destroy_id() runs only from the close work.
  * Whatever may sleep and can run in the event handler runs there, such as
  * the answer to the peer's disconnect, instead of costing one more trip
@@ -52,6 +54,36 @@ static unsigned int ndk_accept_timeout_ms = 20000;
 module_param_named(accept_timeout_ms, ndk_accept_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(accept_timeout_ms,
 		 "ms NdkAccept waits for the peer's NdkCompleteConnect after sending the reply, then fails with STATUS_IO_TIMEOUT; 0: rdma_cm's own timeout (default 20000)");
+
+/*
+ * Tasks inside ndk_cm_handler(), where rdma_cm holds the id's handler
+ * lock (for a connect request the listener's too). A consumer called
+ * from there must not have its request run inline: accepting takes that
+ * lock, and taking any id's lock there nests two of one lock class.
+ */
+struct ndk_cm_caller {
+	struct list_head node;
+	struct task_struct *task;
+};
+
+static LIST_HEAD(ndk_cm_callers);
+static DEFINE_SPINLOCK(ndk_cm_callers_lock);
+
+static bool ndk_in_cm_handler(void)
+{
+	struct ndk_cm_caller *c;
+	bool found = false;
+
+	spin_lock(&ndk_cm_callers_lock);
+	list_for_each_entry(c, &ndk_cm_callers, node) {
+		if (c->task == current) {
+			found = true;
+			break;
+		}
+	}
+	spin_unlock(&ndk_cm_callers_lock);
+	return found;
+}
 
 static struct ndk_connector *to_conn(NDK_CONNECTOR *c)
 {
@@ -227,22 +259,41 @@ static NTSTATUS ndk_conn_begin(struct ndk_connector *conn,
 	return STATUS_PENDING;
 }
 
-/*
- * Finish the pending request with @status, moving to @state. The
- * consumer may close the connector inside its callback; the request's
- * reference keeps it intact until the callback has returned.
+/**
+ * ndk_connector_called() - a consumer callback about @conn has returned
+ * @conn: the connector, whose count of running callbacks the caller
+ *	raised under its lock
+ *
+ * While the count is not 0, closing @conn may not wait for its event
+ * handler and work items: they may be running that consumer code, which
+ * may wait for the closing caller.
  */
-static void ndk_conn_finish(struct ndk_connector *conn,
-			    enum ndk_conn_state state, NTSTATUS status)
+void ndk_connector_called(struct ndk_connector *conn)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	conn->callbacks--;
+	spin_unlock_irqrestore(&conn->lock, flags);
+}
+
+/*
+ * Settle the pending request with @status, moving to @state; @calls: its
+ * completion is about to be called (see ndk_conn_called()). Return: the
+ * completion, with @ctx, or NULL if nothing was pending.
+ */
+static NDK_FN_REQUEST_COMPLETION ndk_conn_settle(struct ndk_connector *conn,
+						 enum ndk_conn_state state,
+						 NTSTATUS status, void **ctx,
+						 bool calls)
 {
 	NDK_FN_REQUEST_COMPLETION cb;
 	enum ndk_conn_state was;
 	unsigned long flags;
-	void *ctx;
 
 	spin_lock_irqsave(&conn->lock, flags);
 	cb = conn->req_cb;
-	ctx = conn->req_ctx;
+	*ctx = conn->req_ctx;
 	was = conn->state;
 	conn->req_cb = NULL;
 	/* A failure with nothing pending still ends the connection. */
@@ -253,18 +304,60 @@ static void ndk_conn_finish(struct ndk_connector *conn,
 		conn->bound = NDK_BOUND_NONE;
 		timer_delete(&conn->timer);
 	}
+	if (cb && calls)
+		conn->callbacks++;
 	spin_unlock_irqrestore(&conn->lock, flags);
-	if (!cb)
-		return;
 	/* A consumer that closed the connector did not see a failure. */
-	if (status && status != STATUS_CANCELLED &&
+	if (cb && status && status != STATUS_CANCELLED &&
 	    (was == NDK_CONN_CONNECTING || was == NDK_CONN_COMPLETING ||
 	     was == NDK_CONN_ACCEPTING))
 		ndk_stat_inc(conn->obj.adapter, NDK_STAT_CONNECT_FAILURES);
+	return cb;
+}
+
+/*
+ * Finish the pending request with @status, moving to @state. The
+ * consumer may close the connector inside its callback; the request's
+ * reference keeps it intact until the callback has returned.
+ */
+static void ndk_conn_finish(struct ndk_connector *conn,
+			    enum ndk_conn_state state, NTSTATUS status)
+{
+	NDK_FN_REQUEST_COMPLETION cb;
+	void *ctx;
+
+	cb = ndk_conn_settle(conn, state, status, &ctx, true);
+	if (!cb)
+		return;
 	trace_ndk_callback(NDK_CB_REQUEST, NdkObjectTypeConnector, conn->obj.id,
 			   status);
 	cb(ctx, status);
+	ndk_connector_called(conn);
 	ndk_obj_put(&conn->obj);
+}
+
+/*
+ * Finish the pending request as ndk_conn_finish() does, the callback
+ * replaced by the return value when the request ran in its caller
+ * (@in_caller). Return: what the consumer's call returns: @status, or
+ * STATUS_PENDING if the request goes on, or if an event or the bound
+ * settled it first and reported to the callback.
+ */
+static NTSTATUS ndk_conn_end(struct ndk_connector *conn,
+			     enum ndk_conn_state state, NTSTATUS status,
+			     bool in_caller)
+{
+	void *ctx;
+
+	if (!in_caller) {
+		ndk_conn_finish(conn, state, status);
+		return STATUS_PENDING;
+	}
+	if (!ndk_conn_settle(conn, state, status, &ctx, false))
+		return STATUS_PENDING;
+	/* The caller holds a reference of its own. */
+	ndk_obj_put(&conn->obj);
+	return status;
 }
 
 /*
@@ -441,6 +534,8 @@ static void ndk_conn_disconnected(struct ndk_connector *conn)
 		cb = conn->disc_cb;
 		cb_ex = conn->disc_cb_ex;
 		conn->state = NDK_CONN_DONE;
+		if (cb || cb_ex)
+			conn->callbacks++;
 	}
 	ctx = conn->disc_ctx;
 	spin_unlock_irqrestore(&conn->lock, flags);
@@ -467,6 +562,8 @@ static void ndk_conn_disconnected(struct ndk_connector *conn)
 		cb_ex(ctx, 0);
 	else if (cb)
 		cb(ctx);
+	if (cb_ex || cb)
+		ndk_connector_called(conn);
 }
 
 /* Events ndk_conn_event() acts on; any other leaves a bound armed. */
@@ -611,27 +708,37 @@ static void ndk_conn_event(struct ndk_connector *conn, struct rdma_cm_id *id,
  */
 int ndk_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
+	struct ndk_cm_caller me = { .task = current };
 	NDK_OBJECT_HEADER *hdr = id->context;
+	int ret = 0;
 
 	trace_ndk_cm_event(ndk_obj_of(hdr), ev);
-	if (hdr->ObjectType == NdkObjectTypeListener)
-		return ev->event == RDMA_CM_EVENT_CONNECT_REQUEST ?
-		       ndk_listener_request(id->context, id, ev) : 0;
-	if (hdr->ObjectType != NdkObjectTypeConnector)
-		return 0;
-	/* The local port is known now; note it before the consumer hears. */
-	if (ev->event == RDMA_CM_EVENT_CONNECT_RESPONSE ||
-	    ev->event == RDMA_CM_EVENT_ESTABLISHED)
-		ndk_conn_note_addrs(id->context, id);
-	ndk_conn_event(id->context, id, ev);
-	return 0;
+	spin_lock(&ndk_cm_callers_lock);
+	list_add(&me.node, &ndk_cm_callers);
+	spin_unlock(&ndk_cm_callers_lock);
+	if (hdr->ObjectType == NdkObjectTypeListener) {
+		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+			ret = ndk_listener_request(id->context, id, ev);
+	} else if (hdr->ObjectType == NdkObjectTypeConnector) {
+		/* The local port is known now; note it before the consumer hears. */
+		if (ev->event == RDMA_CM_EVENT_CONNECT_RESPONSE ||
+		    ev->event == RDMA_CM_EVENT_ESTABLISHED)
+			ndk_conn_note_addrs(id->context, id);
+		ndk_conn_event(id->context, id, ev);
+	}
+	spin_lock(&ndk_cm_callers_lock);
+	list_del(&me.node);
+	spin_unlock(&ndk_cm_callers_lock);
+	return ret;
 }
 
-/* The sleeping part of whatever request is pending. */
-static void ndk_conn_work(struct work_struct *work)
+/*
+ * The sleeping part of whatever request is pending, in the consumer's
+ * call (@in_caller) or on ndk_wq. Return: what the consumer's call
+ * returns, see ndk_conn_end().
+ */
+static NTSTATUS ndk_conn_step(struct ndk_connector *conn, bool in_caller)
 {
-	struct ndk_connector *conn = container_of(work, struct ndk_connector,
-						  work);
 	int err = 0;
 
 	switch (READ_ONCE(conn->state)) {
@@ -646,11 +753,11 @@ static void ndk_conn_work(struct work_struct *work)
 							   (struct sockaddr *)&conn->src,
 							   (struct sockaddr *)&conn->dst,
 							   NDK_CM_TIMEOUT_MS));
-		if (err)
-			ndk_conn_finish(conn, NDK_CONN_DONE,
-					ndk_bind_status((struct sockaddr *)&conn->src,
-							err));
-		return;
+		if (!err)
+			return STATUS_PENDING;
+		return ndk_conn_end(conn, NDK_CONN_DONE,
+				    ndk_bind_status((struct sockaddr *)&conn->src,
+						    err), in_caller);
 	case NDK_CONN_COMPLETING:
 		if (!conn->iwarp) {
 			/*
@@ -671,24 +778,30 @@ static void ndk_conn_work(struct work_struct *work)
 			}
 		}
 		WRITE_ONCE(conn->qp->connected, !err);
-		ndk_conn_finish(conn, err ? NDK_CONN_DONE : NDK_CONN_ESTABLISHED,
-				ndk_status_from_errno(err));
-		return;
+		return ndk_conn_end(conn, err ? NDK_CONN_DONE :
+				    NDK_CONN_ESTABLISHED,
+				    ndk_status_from_errno(err), in_caller);
 	case NDK_CONN_ACCEPTING:
 		err = ndk_conn_modify_qp(conn, IB_QPS_INIT);
 		if (!err && !conn->iwarp)
 			err = ndk_conn_modify_qp(conn, IB_QPS_RTR);
-		if (err) {
-			ndk_conn_finish(conn, NDK_CONN_DONE,
-					ndk_status_from_errno(err));
-			return;
-		}
+		if (err)
+			return ndk_conn_end(conn, NDK_CONN_DONE,
+					    ndk_status_from_errno(err),
+					    in_caller);
 		rdma_lock_handler(conn->id);
 		err = NDK_FI_ERR(rdma_accept(conn->id, &conn->param));
-		/* ESTABLISHED waits for the handler lock held here. */
-		if (!err)
-			ndk_conn_arm(conn, READ_ONCE(ndk_accept_timeout_ms));
 		rdma_unlock_handler(conn->id);
+		/*
+		 * Armed once the handler lock is dropped: an expiry destroys
+		 * the id, whose lock must not be in use by then. An event
+		 * that settled the request first leaves nothing to arm (see
+		 * ndk_conn_arm()), one settling it now disarms.
+		 */
+		if (!err) {
+			ndk_conn_arm(conn, READ_ONCE(ndk_accept_timeout_ms));
+			return STATUS_PENDING;
+		}
 		/*
 		 * The request was checked when it came and the accept's
 		 * arguments by NdkAccept: a failure here means the peer
@@ -698,26 +811,48 @@ static void ndk_conn_work(struct work_struct *work)
 		 * state to reply, and rdma_accept() says -EINVAL.
 		 */
 		if (err == -ECONNRESET || err == -EPIPE || err == -EINVAL)
-			ndk_conn_finish(conn, NDK_CONN_DONE,
-					STATUS_CONNECTION_ABORTED);
-		else if (err)
-			ndk_conn_finish(conn, NDK_CONN_DONE,
-					ndk_status_from_errno(err));
-		return;
+			return ndk_conn_end(conn, NDK_CONN_DONE,
+					    STATUS_CONNECTION_ABORTED,
+					    in_caller);
+		return ndk_conn_end(conn, NDK_CONN_DONE,
+				    ndk_status_from_errno(err), in_caller);
 	case NDK_CONN_REJECTING:
 		rdma_reject(conn->id, conn->pdata, conn->param.private_data_len,
 			    IB_CM_REJ_CONSUMER_DEFINED);
 		WRITE_ONCE(conn->state, NDK_CONN_DONE);
 		ndk_obj_put(&conn->obj);
-		return;
+		return STATUS_SUCCESS;
 	case NDK_CONN_DISCONNECTING:
-		err = rdma_disconnect(conn->id);
-		if (err)
-			ndk_conn_disconnected(conn);
-		return;
+		if (!rdma_disconnect(conn->id))
+			return STATUS_PENDING;
+		/* Nothing left to disconnect: the disconnect is over. */
+		ndk_conn_flush_qp(conn);
+		return ndk_conn_end(conn, NDK_CONN_DONE, STATUS_SUCCESS,
+				    in_caller);
 	default:
-		return;
+		return STATUS_PENDING;
 	}
+}
+
+static void ndk_conn_work(struct work_struct *work)
+{
+	ndk_conn_step(container_of(work, struct ndk_connector, work), false);
+}
+
+/*
+ * Run a request that ndk_conn_begin() started: in the consumer's call
+ * where it may sleep and holds no rdma_cm handler lock, which spares a
+ * trip through ndk_wq and, when it ends there, the callback; else on
+ * ndk_wq. The caller holds a reference on the connector. Return: what
+ * the consumer's call returns.
+ */
+static NTSTATUS ndk_conn_run(struct ndk_connector *conn)
+{
+	if (!ndk_caller_may_sleep() || ndk_in_cm_handler()) {
+		queue_work(ndk_wq, &conn->work);
+		return STATUS_PENDING;
+	}
+	return ndk_conn_step(conn, true);
 }
 
 /* Common checks of Connect and Accept: QP, limits, private data. */
@@ -770,18 +905,6 @@ static void ndk_conn_take_qp(struct ndk_connector *conn, NDK_QP *pNdkQp)
 	ndk_obj_get(&conn->qp->obj);
 }
 
-/*
- * Count a connect or accept that is under way. The traced entry points
- * hold a reference across the call: the request may finish, and the
- * consumer close the connector, before they count and trace it.
- */
-static void ndk_conn_count(struct ndk_connector *conn, enum ndk_stat stat,
-			   NTSTATUS status)
-{
-	if (status == STATUS_PENDING)
-		ndk_stat_inc(conn->obj.adapter, stat);
-}
-
 /* Start the active side: bind @src, then resolve, route and connect. */
 static NTSTATUS ndk_connect_start(struct ndk_connector *conn, NDK_QP *pNdkQp,
 				  const struct sockaddr *src, ULONG slen,
@@ -824,8 +947,8 @@ static NTSTATUS ndk_connect_start(struct ndk_connector *conn, NDK_QP *pNdkQp,
 	if (sep)
 		ndk_obj_add_antecedent(&conn->obj, &sep->obj);
 	ndk_conn_take_qp(conn, pNdkQp);
-	queue_work(ndk_wq, &conn->work);
-	return STATUS_PENDING;
+	ndk_stat_inc(conn->obj.adapter, NDK_STAT_CONNECTS);
+	return ndk_conn_run(conn);
 }
 
 static NTSTATUS ndk_connect_common(struct ndk_connector *conn, NDK_QP *pNdkQp,
@@ -846,7 +969,6 @@ static NTSTATUS ndk_connect_common(struct ndk_connector *conn, NDK_QP *pNdkQp,
 				   DestAddressLength, ird, ord, pdata,
 				   pdata_len, sep, RequestCompletion,
 				   RequestContext);
-	ndk_conn_count(conn, NDK_STAT_CONNECTS, status);
 	trace_ndk_connect(conn, status);
 	ndk_obj_put(&conn->obj);
 	return status;
@@ -915,7 +1037,7 @@ static NTSTATUS ndk_complete_connect_common(struct ndk_connector *conn,
 		conn->disc_cb = cb;
 		conn->disc_cb_ex = cb_ex;
 		conn->disc_ctx = ctx;
-		queue_work(ndk_wq, &conn->work);
+		status = ndk_conn_run(conn);
 	}
 	trace_ndk_complete_connect(conn, status);
 	ndk_obj_put(&conn->obj);
@@ -979,8 +1101,8 @@ static NTSTATUS ndk_accept_start(struct ndk_connector *conn, NDK_QP *pNdkQp,
 	conn->disc_cb_ex = cb_ex;
 	conn->disc_ctx = ctx;
 	ndk_conn_take_qp(conn, pNdkQp);
-	queue_work(ndk_wq, &conn->work);
-	return STATUS_PENDING;
+	ndk_stat_inc(conn->obj.adapter, NDK_STAT_ACCEPTS);
+	return ndk_conn_run(conn);
 }
 
 static NTSTATUS ndk_accept_common(struct ndk_connector *conn, NDK_QP *pNdkQp,
@@ -1000,7 +1122,6 @@ static NTSTATUS ndk_accept_common(struct ndk_connector *conn, NDK_QP *pNdkQp,
 	status = ndk_accept_start(conn, pNdkQp, ird, ord, pdata, pdata_len,
 				  cb, cb_ex, ctx, RequestCompletion,
 				  RequestContext);
-	ndk_conn_count(conn, NDK_STAT_ACCEPTS, status);
 	trace_ndk_accept(conn, status);
 	ndk_obj_put(&conn->obj);
 	return status;
@@ -1149,7 +1270,7 @@ static NTSTATUS ndk_disconnect(NDK_CONNECTOR *pNdkConnector,
 				NDK_CONN_DISCONNECTING, RequestCompletion,
 				RequestContext);
 	if (status == STATUS_PENDING)
-		queue_work(ndk_wq, &conn->work);
+		status = ndk_conn_run(conn);
 	return status;
 }
 
@@ -1247,12 +1368,6 @@ static void ndk_conn_timed_out(struct ndk_connector *conn)
 	struct rdma_cm_id *id;
 	unsigned long flags;
 
-	/*
-	 * The accept's work armed the bound and may still be letting go of
-	 * the id's handler lock; cancel_work_sync() only waits here, as
-	 * nothing queues that work while a request is pending.
-	 */
-	cancel_work_sync(&conn->work);
 	ndk_stat_inc(conn->obj.adapter, NDK_STAT_CONNECT_FAILURES);
 	trace_ndk_callback(NDK_CB_REQUEST, NdkObjectTypeConnector, conn->obj.id,
 			   STATUS_IO_TIMEOUT);
@@ -1285,10 +1400,8 @@ static void ndk_conn_timeout_work(struct work_struct *work)
  * request then completes as cancelled and the QP is flushed. The close
  * completes once that request's reference is gone too.
  */
-static void ndk_conn_cancel_work(struct work_struct *work)
+static void ndk_conn_cancel(struct ndk_connector *conn)
 {
-	struct ndk_connector *conn = container_of(work, struct ndk_connector,
-						  cancel_work);
 	bool rejecting = READ_ONCE(conn->state) == NDK_CONN_REJECTING;
 
 	/*
@@ -1319,15 +1432,55 @@ static void ndk_conn_cancel_work(struct work_struct *work)
 	if (!conn->flushed)
 		ndk_conn_flush_qp(conn);
 	ndk_conn_finish(conn, NDK_CONN_DONE, STATUS_CANCELLED);
+}
+
+static void ndk_conn_cancel_work(struct work_struct *work)
+{
+	struct ndk_connector *conn = container_of(work, struct ndk_connector,
+						  cancel_work);
+
+	ndk_conn_cancel(conn);
 	/* Usually the last reference: finish the close here, not in one more work item. */
 	ndk_obj_put_may_sleep(&conn->obj);
 }
 
+/*
+ * True if the close may wait for the connector's event handler and work
+ * items in the caller: it may sleep, is no rdma_cm handler (whose lock
+ * the id's destruction takes), and no consumer code about the connector
+ * runs or can start any more. A connection that is over, or never began,
+ * calls nothing back: no request is pending, no bound has expired, and
+ * the disconnect event has been delivered.
+ */
+static bool ndk_conn_quiet(struct ndk_connector *conn)
+{
+	unsigned long flags;
+	bool quiet;
+
+	if (!ndk_caller_may_sleep() || ndk_in_cm_handler())
+		return false;
+	spin_lock_irqsave(&conn->lock, flags);
+	quiet = (conn->state == NDK_CONN_DONE ||
+		 conn->state == NDK_CONN_IDLE) && !conn->req_cb &&
+		!conn->callbacks && conn->bound != NDK_BOUND_EXPIRED;
+	spin_unlock_irqrestore(&conn->lock, flags);
+	return quiet;
+}
+
+/*
+ * Cancel in the caller where that cannot wait for consumer code (see
+ * ndk_obj_close(), which then finishes the close inline), else in the
+ * cancel work, which holds a reference.
+ */
 static void ndk_conn_close(struct ndk_obj *obj)
 {
 	struct ndk_connector *conn = container_of(obj, struct ndk_connector,
 						  obj);
 
+	if (ndk_conn_quiet(conn)) {
+		ndk_conn_cancel(conn);
+		return;
+	}
 	ndk_obj_get(obj);
 	queue_work(ndk_wq, &conn->cancel_work);
 }
@@ -1363,6 +1516,7 @@ static const struct ndk_obj_ops ndk_conn_ops = {
 	.create = ndk_conn_create,
 	.destroy = ndk_conn_destroy,
 	.free = ndk_conn_free,
+	.close_inline = true,
 };
 
 /**
@@ -1468,5 +1622,7 @@ void ndk_connector_adopt(struct ndk_connector *conn, struct rdma_cm_id *id,
 	conn->ord = min_t(u32, ev->param.conn.initiator_depth,
 			  info->MaxOutboundReadLimit);
 	conn->state = NDK_CONN_REQUESTED;
+	/* The listener's connect event, see ndk_listener_request(). */
+	conn->callbacks = 1;
 	conn->obj.state = NDK_OBJ_LIVE;
 }

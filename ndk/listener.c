@@ -60,8 +60,13 @@ int ndk_listener_request(struct ndk_listener *listener,
 				listener->obj.id, STATUS_SUCCESS);
 	trace_ndk_callback(NDK_CB_CONNECT_EVENT, NdkObjectTypeListener,
 			   listener->obj.id, STATUS_SUCCESS);
-	/* The consumer owns the connector from here and may close it. */
+	/*
+	 * The consumer owns the connector from here and may close it; its
+	 * memory stays until the close's rdma_destroy_id(), which waits for
+	 * this handler.
+	 */
 	listener->event_cb(listener->event_ctx, &conn->ndk);
+	ndk_connector_called(conn);
 	return 0;
 }
 

@@ -149,6 +149,7 @@ struct ndk_obj {
 	struct list_head dev_node;
 };
 
+bool ndk_caller_may_sleep(void);
 void ndk_obj_init(struct ndk_obj *obj, NDK_OBJECT_HEADER *hdr,
 		  NDK_OBJECT_TYPE type, const struct ndk_obj_ops *ops,
 		  struct ndk_obj *parent);
@@ -959,6 +960,8 @@ union ndk_sockaddr {
  *	while there is none
  * @ird: effective inbound read limit
  * @ord: effective outbound read limit
+ * @callbacks: consumer callbacks about the connector that are running,
+ *	under @lock (see ndk_connector_called())
  * @peer_pdata: private data the peer sent with request, reply or reject,
  *	allocated to its size
  * @rds: size of @peer_pdata the transport delivered
@@ -979,6 +982,7 @@ struct ndk_connector {
 	bool flushed;
 	u8 ird;
 	u8 ord;
+	u8 callbacks;
 	spinlock_t lock; /* see above */
 	enum ndk_conn_state state;
 	enum ndk_conn_bound bound;
@@ -1075,6 +1079,7 @@ struct ndk_connector *ndk_connector_alloc(struct ndk_adapter *adapter,
 					  gfp_t gfp);
 void ndk_connector_adopt(struct ndk_connector *conn, struct rdma_cm_id *id,
 			 struct rdma_cm_event *ev);
+void ndk_connector_called(struct ndk_connector *conn);
 int ndk_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 NTSTATUS ndk_cm_create_id(void *ctx, struct rdma_cm_id **idp);
 NTSTATUS ndk_bind_status(const struct sockaddr *addr, int err);

@@ -131,13 +131,16 @@ void ndk_obj_put(struct ndk_obj *obj)
 	queue_work(ndk_wq, &obj->work);
 }
 
-/*
- * True only where the caller may sleep for certain. Without PREEMPT_COUNT
- * a spinlock leaves no trace, and preemptible() is always false there:
- * every caller counts as atomic. Under preemptible RCU a read-side section
- * does not show in the preempt count, so it is checked on its own.
+/**
+ * ndk_caller_may_sleep() - whether a request may finish in its caller
+ *
+ * Return: true only where the caller may sleep for certain. Without
+ * PREEMPT_COUNT a spinlock leaves no trace, and preemptible() is always
+ * false there: every caller counts as atomic. Under preemptible RCU a
+ * read-side section does not show in the preempt count, so it is checked
+ * on its own.
  */
-static bool ndk_caller_may_sleep(void)
+bool ndk_caller_may_sleep(void)
 {
 	return preemptible() && !rcu_preempt_depth();
 }

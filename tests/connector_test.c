@@ -78,6 +78,7 @@ static void ndk_conn_connect_accept_test(struct kunit *test)
 	ULONG ird = 0, ord = 0, len;
 	NDK_CONNECTOR *in;
 	u8 *pdata = kunit_kzalloc(test, 256, GFP_KERNEL);
+	NTSTATUS st;
 
 	ndk_wait_init(&cw);
 	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c, aqp, NDK_TEST_PORT,
@@ -123,13 +124,12 @@ static void ndk_conn_connect_accept_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ord, ndk_test_iwarp() ? 4U : 2U);
 	KUNIT_EXPECT_EQ(test, ird, 4U);
 
+	/* From a thread the confirmation completes in the call. */
 	ndk_wait_init(&ccw);
-	KUNIT_ASSERT_EQ(test, c->Dispatch->NdkCompleteConnect(c, NULL, NULL,
-							      ndk_test_request_cb,
-							      &ccw),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&ccw));
-	KUNIT_EXPECT_EQ(test, ccw.status, STATUS_SUCCESS);
+	st = c->Dispatch->NdkCompleteConnect(c, NULL, NULL, ndk_test_request_cb,
+					     &ccw);
+	KUNIT_ASSERT_EQ(test, st, NDK_TEST_INLINE);
+	KUNIT_ASSERT_EQ(test, ndk_test_outcome(test, &ccw, st), STATUS_SUCCESS);
 	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&aw));
 	KUNIT_EXPECT_EQ(test, aw.status, STATUS_SUCCESS);
 
@@ -157,6 +157,7 @@ static void ndk_conn_connect_accept_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, dw.status, STATUS_SUCCESS);
 	msleep(200);
 	KUNIT_EXPECT_EQ(test, e->disconnects, 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ccw.calls), st == STATUS_PENDING);
 
 	ndk_close_all(test, in, pqp);
 	ndk_close_all(test, c, aqp);
@@ -659,11 +660,7 @@ static void ndk_conn_status_test(struct kunit *test)
 	status = ndk_connect_to(c, qp, (struct sockaddr *)&src,
 				(struct sockaddr *)&dst, sizeof(src), false,
 				&w);
-	if (status == STATUS_PENDING) {
-		KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
-		status = w.status;
-	}
-	KUNIT_EXPECT_EQ(test, status, sc->status);
+	KUNIT_EXPECT_EQ(test, ndk_test_outcome(test, &w, status), sc->status);
 	ndk_close_all(test, c, qp);
 }
 
@@ -993,6 +990,141 @@ static void ndk_conn_accept_timeout_test(struct kunit *test)
 		ndk_mute_free(&m);
 }
 
+/* NdkConnect's completion confirms at once, as ndk_conn_chain_test's. */
+struct ndk_chain {
+	NDK_CONNECTOR *c;
+	struct ndk_wait ccw;
+	NTSTATUS connected;
+	NTSTATUS complete;
+	struct completion done;
+};
+
+static void ndk_chain_connected(PVOID Context, NTSTATUS Status)
+{
+	struct ndk_chain *ch = Context;
+
+	ch->connected = Status;
+	if (!Status)
+		ch->complete = ch->c->Dispatch->NdkCompleteConnect(ch->c, NULL,
+								   NULL,
+								   ndk_test_request_cb,
+								   &ch->ccw);
+	complete(&ch->done);
+}
+
+/*
+ * The handshake driven from the callbacks, as a consumer opening many
+ * connections writes it: the connect event accepts, NdkConnect's
+ * completion confirms. Both callbacks run inside rdma_cm's event handler,
+ * whose lock the accept and the confirmation take: there they pend
+ * rather than run inline, where they would deadlock.
+ */
+static void ndk_conn_chain_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_QP *aqp = ndk_cenv_qp(test, e), *pqp = ndk_cenv_qp(test, e);
+	struct sockaddr_in dst = e->addr;
+	struct ndk_chain ch = {};
+	struct ndk_wait aw;
+	NTSTATUS st;
+
+	ch.c = ndk_cenv_connector(test, e);
+	init_completion(&ch.done);
+	ndk_wait_init(&ch.ccw);
+	ndk_wait_init(&aw);
+	e->accept_qp = pqp;
+	e->accept_w = &aw;
+	reinit_completion(&e->incoming_done);
+	dst.sin_port = htons(NDK_TEST_PORT);
+	st = ch.c->Dispatch->NdkConnect(ch.c, aqp, (struct sockaddr *)&e->addr,
+					sizeof(e->addr), (struct sockaddr *)&dst,
+					sizeof(dst), 4, 4, NULL, 0,
+					ndk_chain_connected, &ch);
+	KUNIT_ASSERT_EQ(test, st, STATUS_PENDING);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&e->incoming_done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	e->accept_qp = NULL;
+	KUNIT_EXPECT_EQ(test, e->accept_st, STATUS_PENDING);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&ch.done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	KUNIT_ASSERT_EQ(test, ch.connected, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ch.complete, STATUS_PENDING);
+	KUNIT_EXPECT_EQ(test, ndk_test_outcome(test, &ch.ccw, ch.complete),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_test_outcome(test, &aw, e->accept_st),
+			STATUS_SUCCESS);
+	ndk_conn_traffic(test, e, aqp, pqp);
+	ndk_close_all(test, ch.c, aqp);
+	ndk_close_all(test, e->incoming, pqp);
+}
+
+/* A disconnect event callback that waits until the test lets it go. */
+struct ndk_held_cb {
+	struct completion entered;
+	struct completion release;
+};
+
+static void ndk_held_disc_cb(PVOID DisconnectEventContext)
+{
+	struct ndk_held_cb *h = DisconnectEventContext;
+
+	complete(&h->entered);
+	wait_for_completion_timeout(&h->release, NDK_TEST_TIMEOUT);
+}
+
+/*
+ * A connector whose connection is over closes inline from a thread: no
+ * callback of it can run any more. One whose disconnect event callback is
+ * still running closes later instead, so that the close never waits for
+ * consumer code, which may be waiting for the closing thread.
+ */
+static void ndk_conn_close_inline_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct sockaddr_in dst;
+	struct ndk_held_cb h;
+	struct ndk_wait dw, cw;
+	struct ndk_pair p;
+	NTSTATUS st;
+
+	init_completion(&h.entered);
+	init_completion(&h.release);
+	ndk_pair_init(test, e, &p);
+	ndk_listen_addr(e, &dst);
+	ndk_establish_pair_disc(test, e, &p, (struct sockaddr *)&e->addr,
+				(struct sockaddr *)&dst, sizeof(dst), false,
+				ndk_held_disc_cb, &h);
+	ndk_wait_init(&dw);
+	KUNIT_ASSERT_EQ(test, p.c->Dispatch->NdkDisconnect(p.c,
+							   ndk_test_request_cb,
+							   &dw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&h.entered,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	ndk_wait_init(&cw);
+	st = p.in->Dispatch->NdkCloseConnector(&p.in->Header,
+					       ndk_test_close_cb, &cw);
+	KUNIT_EXPECT_EQ(test, st, STATUS_PENDING);
+	complete(&h.release);
+	KUNIT_EXPECT_TRUE(test, ndk_test_outcome(test, &cw, st) ==
+			  STATUS_SUCCESS);
+
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&dw));
+	KUNIT_EXPECT_EQ(test, dw.status, STATUS_SUCCESS);
+	/* Let the completion's handler return. */
+	msleep(200);
+	ndk_wait_init(&cw);
+	st = p.c->Dispatch->NdkCloseConnector(&p.c->Header, ndk_test_close_cb,
+					      &cw);
+	KUNIT_EXPECT_EQ(test, st, NDK_TEST_INLINE);
+	KUNIT_EXPECT_EQ(test, ndk_test_outcome(test, &cw, st), STATUS_SUCCESS);
+	ndk_close_all(test, NULL, p.aqp);
+	ndk_close_all(test, NULL, p.pqp);
+}
+
 #define NDK_CYCLES	100
 
 /* Many full connection lifetimes in a row; kmemleak checks the rest. */
@@ -1210,8 +1342,8 @@ static void ndk_endpoint_shared_test(struct kunit *test)
 		ndk_wait_init(&ccw);
 		status = d->NdkCompleteConnect(p[i].c, NULL, NULL,
 					       ndk_test_request_cb, &ccw);
-		KUNIT_ASSERT_EQ(test, status, STATUS_PENDING);
-		KUNIT_ASSERT_TRUE(test, ndk_wait_for(&ccw));
+		KUNIT_ASSERT_EQ(test, ndk_test_outcome(test, &ccw, status),
+				STATUS_SUCCESS);
 		KUNIT_ASSERT_TRUE(test, ndk_wait_for(&aw));
 		len = sizeof(local);
 		status = d->NdkGetLocalAddress(p[i].c,
@@ -1653,14 +1785,11 @@ static void ndk_tmo_complete_withheld_test(struct kunit *test)
 		KUNIT_EXPECT_TRUE(test, ndk_wait_for(&aw));
 		KUNIT_EXPECT_EQ(test, aw.status, STATUS_SUCCESS);
 		msleep(NDK_TMO_MS + 500);
-		KUNIT_EXPECT_EQ(test, p.c->Dispatch->NdkCompleteConnect(p.c,
-									NULL,
-									NULL,
-									ndk_test_request_cb,
-									&ccw),
-				STATUS_PENDING);
-		KUNIT_EXPECT_TRUE(test, ndk_wait_for(&ccw));
-		KUNIT_EXPECT_EQ(test, ccw.status, STATUS_SUCCESS);
+		st = p.c->Dispatch->NdkCompleteConnect(p.c, NULL, NULL,
+						       ndk_test_request_cb,
+						       &ccw);
+		KUNIT_EXPECT_EQ(test, ndk_test_outcome(test, &ccw, st),
+				STATUS_SUCCESS);
 		ndk_conn_traffic(test, e, p.aqp, p.pqp);
 		ndk_conn_traffic(test, e, p.pqp, p.aqp);
 	} else if (ndk_tmo_expect(test, &aw, start, NDK_TMO_MS)) {
@@ -1862,6 +1991,8 @@ static struct kunit_case ndk_connector_cases[] = {
 	KUNIT_CASE(nd_large_private_data),
 	KUNIT_CASE(ndk_conn_close_in_connect_test),
 	KUNIT_CASE(ndk_conn_atomic_test),
+	KUNIT_CASE(ndk_conn_chain_test),
+	KUNIT_CASE(ndk_conn_close_inline_test),
 	KUNIT_CASE(nd_dual_connection),
 	KUNIT_CASE(ndk_conn_ipv6_test),
 	KUNIT_CASE(ndk_conn_disconnect_flush_test),

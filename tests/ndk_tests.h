@@ -56,6 +56,14 @@ struct ndk_wait {
 
 void ndk_wait_init(struct ndk_wait *w);
 bool ndk_wait_for(struct ndk_wait *w);
+NTSTATUS ndk_test_outcome(struct kunit *test, struct ndk_wait *w,
+			  NTSTATUS st);
+/*
+ * What a request that can finish in its caller returns to a test thread:
+ * only a kernel that counts preemption can tell that the thread may sleep.
+ */
+#define NDK_TEST_INLINE	\
+	(IS_ENABLED(CONFIG_PREEMPT_COUNT) ? STATUS_SUCCESS : STATUS_PENDING)
 void ndk_test_create_cb(PVOID Context, NTSTATUS Status,
 			NDK_OBJECT_HEADER *pNdkObject);
 void ndk_test_close_cb(PVOID Context);
@@ -123,6 +131,10 @@ struct ndk_cenv {
 	struct completion incoming_done;
 	/* what the connect event callback does with the request */
 	bool reject;
+	/* if set, it accepts on this QP, reporting to accept_w */
+	NDK_QP *accept_qp;
+	struct ndk_wait *accept_w;
+	NTSTATUS accept_st;
 	int disconnects;
 };
 

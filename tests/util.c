@@ -22,6 +22,21 @@ bool ndk_wait_for(struct ndk_wait *w)
 	return wait_for_completion_timeout(&w->done, NDK_TEST_TIMEOUT) != 0;
 }
 
+/*
+ * The outcome of a request whose call returned @st: its callback's
+ * status if it pended, else @st, in which case no callback may come.
+ */
+NTSTATUS ndk_test_outcome(struct kunit *test, struct ndk_wait *w,
+			  NTSTATUS st)
+{
+	if (st == STATUS_PENDING) {
+		KUNIT_EXPECT_TRUE(test, ndk_wait_for(w));
+		return w->status;
+	}
+	KUNIT_EXPECT_EQ(test, atomic_read(&w->calls), 0);
+	return st;
+}
+
 void ndk_test_create_cb(PVOID Context, NTSTATUS Status,
 			NDK_OBJECT_HEADER *pNdkObject)
 {
