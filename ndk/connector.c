@@ -56,33 +56,37 @@ MODULE_PARM_DESC(accept_timeout_ms,
 		 "ms NdkAccept waits for the peer's NdkCompleteConnect after sending the reply, then fails with STATUS_IO_TIMEOUT; 0: rdma_cm's own timeout (default 20000)");
 
 /*
- * Tasks inside ndk_cm_handler(), where rdma_cm holds the id's handler
- * lock (for a connect request the listener's too). A consumer called
- * from there must not have its request run inline: accepting takes that
- * lock, and taking any id's lock there nests two of one lock class.
+ * Tasks inside ndk_cm_handler(), with the id whose handler lock rdma_cm
+ * holds there (for a connect request, the new id's; the listener's is
+ * held too). A consumer called from there may have a request of that
+ * id's connector run inline without the lock, as a ULP calls
+ * rdma_accept() in its handler; any other id's lock would nest two locks
+ * of one class, and its request pends instead.
  */
 struct ndk_cm_caller {
 	struct list_head node;
 	struct task_struct *task;
+	struct rdma_cm_id *id;
 };
 
 static LIST_HEAD(ndk_cm_callers);
 static DEFINE_SPINLOCK(ndk_cm_callers_lock);
 
-static bool ndk_in_cm_handler(void)
+/* The id whose handler the current task runs; NULL outside one. */
+static struct rdma_cm_id *ndk_cm_handler_id(void)
 {
+	struct rdma_cm_id *id = NULL;
 	struct ndk_cm_caller *c;
-	bool found = false;
 
 	spin_lock(&ndk_cm_callers_lock);
 	list_for_each_entry(c, &ndk_cm_callers, node) {
 		if (c->task == current) {
-			found = true;
+			id = c->id;
 			break;
 		}
 	}
 	spin_unlock(&ndk_cm_callers_lock);
-	return found;
+	return id;
 }
 
 static struct ndk_connector *to_conn(NDK_CONNECTOR *c)
@@ -708,7 +712,7 @@ static void ndk_conn_event(struct ndk_connector *conn, struct rdma_cm_id *id,
  */
 int ndk_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
-	struct ndk_cm_caller me = { .task = current };
+	struct ndk_cm_caller me = { .task = current, .id = id };
 	NDK_OBJECT_HEADER *hdr = id->context;
 	int ret = 0;
 
@@ -734,10 +738,12 @@ int ndk_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 
 /*
  * The sleeping part of whatever request is pending, in the consumer's
- * call (@in_caller) or on ndk_wq. Return: what the consumer's call
- * returns, see ndk_conn_end().
+ * call (@in_caller) or on ndk_wq; @locked: the caller runs in the id's
+ * event handler, which holds the id's handler lock. Return: what the
+ * consumer's call returns, see ndk_conn_end().
  */
-static NTSTATUS ndk_conn_step(struct ndk_connector *conn, bool in_caller)
+static NTSTATUS ndk_conn_step(struct ndk_connector *conn, bool in_caller,
+			      bool locked)
 {
 	int err = 0;
 
@@ -772,9 +778,11 @@ static NTSTATUS ndk_conn_step(struct ndk_connector *conn, bool in_caller)
 			if (!err)
 				err = ndk_conn_modify_qp(conn, IB_QPS_RTS);
 			if (!err) {
-				rdma_lock_handler(conn->id);
+				if (!locked)
+					rdma_lock_handler(conn->id);
 				err = NDK_FI_ERR(rdma_accept(conn->id, NULL));
-				rdma_unlock_handler(conn->id);
+				if (!locked)
+					rdma_unlock_handler(conn->id);
 			}
 		}
 		WRITE_ONCE(conn->qp->connected, !err);
@@ -789,14 +797,17 @@ static NTSTATUS ndk_conn_step(struct ndk_connector *conn, bool in_caller)
 			return ndk_conn_end(conn, NDK_CONN_DONE,
 					    ndk_status_from_errno(err),
 					    in_caller);
-		rdma_lock_handler(conn->id);
+		if (!locked)
+			rdma_lock_handler(conn->id);
 		err = NDK_FI_ERR(rdma_accept(conn->id, &conn->param));
-		rdma_unlock_handler(conn->id);
+		if (!locked)
+			rdma_unlock_handler(conn->id);
 		/*
-		 * Armed once the handler lock is dropped: an expiry destroys
-		 * the id, whose lock must not be in use by then. An event
-		 * that settled the request first leaves nothing to arm (see
-		 * ndk_conn_arm()), one settling it now disarms.
+		 * Armed once this thread's own handler lock is dropped: an
+		 * expiry destroys the id, whose lock must not be in use by
+		 * then (one held by rdma_cm for its handler, it waits for).
+		 * An event that settled the request first leaves nothing to
+		 * arm (see ndk_conn_arm()), one settling it now disarms.
 		 */
 		if (!err) {
 			ndk_conn_arm(conn, READ_ONCE(ndk_accept_timeout_ms));
@@ -836,23 +847,26 @@ static NTSTATUS ndk_conn_step(struct ndk_connector *conn, bool in_caller)
 
 static void ndk_conn_work(struct work_struct *work)
 {
-	ndk_conn_step(container_of(work, struct ndk_connector, work), false);
+	ndk_conn_step(container_of(work, struct ndk_connector, work), false,
+		      false);
 }
 
 /*
  * Run a request that ndk_conn_begin() started: in the consumer's call
- * where it may sleep and holds no rdma_cm handler lock, which spares a
- * trip through ndk_wq and, when it ends there, the callback; else on
- * ndk_wq. The caller holds a reference on the connector. Return: what
- * the consumer's call returns.
+ * where it may sleep and holds no rdma_cm handler lock but its own id's,
+ * which spares a trip through ndk_wq and, when it ends there, the
+ * callback; else on ndk_wq. The caller holds a reference on the
+ * connector. Return: what the consumer's call returns.
  */
 static NTSTATUS ndk_conn_run(struct ndk_connector *conn)
 {
-	if (!ndk_caller_may_sleep() || ndk_in_cm_handler()) {
+	struct rdma_cm_id *in = ndk_cm_handler_id();
+
+	if (!ndk_caller_may_sleep() || (in && in != conn->id)) {
 		queue_work(ndk_wq, &conn->work);
 		return STATUS_PENDING;
 	}
-	return ndk_conn_step(conn, true);
+	return ndk_conn_step(conn, true, !!in);
 }
 
 /* Common checks of Connect and Accept: QP, limits, private data. */
@@ -1457,7 +1471,7 @@ static bool ndk_conn_quiet(struct ndk_connector *conn)
 	unsigned long flags;
 	bool quiet;
 
-	if (!ndk_caller_may_sleep() || ndk_in_cm_handler())
+	if (!ndk_caller_may_sleep() || ndk_cm_handler_id())
 		return false;
 	spin_lock_irqsave(&conn->lock, flags);
 	quiet = (conn->state == NDK_CONN_DONE ||
