@@ -8,7 +8,8 @@
  * request on the PD's own registration QP, an RC QP connected to itself
  * that the first registration creates, and waits for its completion.
  * NdkDeregisterMr invalidates the verbs MR, which kills both tokens at
- * once, and keeps it for the next registration. Fast-register MRs are
+ * once, and keeps it for the next registration. These requests run in
+ * the caller when it may sleep, else on ndk_wq. Fast-register MRs are
  * filled by the consumer's own NdkFastRegister requests instead (qp.c).
  *
  * A LAM is the device address of each page of an MDL, mapped page by
@@ -520,8 +521,49 @@ static NTSTATUS ndk_mr_do_register(struct ndk_mr *mr)
 	return ndk_reg_post(mr->pd, &wr.wr);
 }
 
-static void ndk_mr_complete(struct ndk_mr *mr, NTSTATUS status)
+static NTSTATUS ndk_mr_init_fast(struct ndk_mr *mr)
 {
+	struct ib_mr *ibmr;
+
+	ndk_mr_release(mr);
+	mr->frsg = NDK_FI_NULL(kcalloc(mr->max_pages, sizeof(*mr->frsg), GFP_KERNEL));
+	if (!mr->frsg)
+		return STATUS_INSUFFICIENT_RESOURCES;
+	sg_init_table(mr->frsg, mr->max_pages);
+	ibmr = NDK_FI_PTR(ib_alloc_mr(mr->pd->ibpd, IB_MR_TYPE_MEM_REG, mr->max_pages));
+	if (IS_ERR(ibmr))
+		return ndk_status_from_errno(PTR_ERR(ibmr));
+	mr->ibmr = ibmr;
+	return STATUS_SUCCESS;
+}
+
+/* The part of the MR's request that may sleep; its final status. */
+static NTSTATUS ndk_mr_run(struct ndk_mr *mr)
+{
+	NTSTATUS status;
+
+	switch (mr->op) {
+	case NDK_MR_REGISTER:
+		status = ndk_mr_do_register(mr);
+		break;
+	case NDK_MR_DEREGISTER:
+		ndk_mr_unregister(mr);
+		return STATUS_SUCCESS;
+	default:
+		status = ndk_mr_init_fast(mr);
+		break;
+	}
+	/* A failure leaves nothing registered or initialized. */
+	if (status)
+		ndk_mr_release(mr);
+	return status;
+}
+
+/* A request that pended: run it, then report it to the consumer. */
+static void ndk_mr_work(struct work_struct *work)
+{
+	struct ndk_mr *mr = container_of(work, struct ndk_mr, work);
+	NTSTATUS status = ndk_mr_run(mr);
 	NDK_FN_REQUEST_COMPLETION cb = mr->cb;
 	void *ctx = mr->ctx;
 
@@ -531,64 +573,44 @@ static void ndk_mr_complete(struct ndk_mr *mr, NTSTATUS status)
 	ndk_obj_put(&mr->obj);
 }
 
-static void ndk_mr_register_work(struct work_struct *work)
-{
-	struct ndk_mr *mr = container_of(work, struct ndk_mr, work);
-	NTSTATUS status = ndk_mr_do_register(mr);
-
-	if (status)
-		ndk_mr_release(mr);
-	ndk_mr_complete(mr, status);
-}
-
-static void ndk_mr_deregister_work(struct work_struct *work)
-{
-	struct ndk_mr *mr = container_of(work, struct ndk_mr, work);
-
-	ndk_mr_unregister(mr);
-	ndk_mr_complete(mr, STATUS_SUCCESS);
-}
-
-static void ndk_mr_init_fast_work(struct work_struct *work)
-{
-	struct ndk_mr *mr = container_of(work, struct ndk_mr, work);
-	NTSTATUS status = STATUS_SUCCESS;
-	struct ib_mr *ibmr;
-
-	ndk_mr_release(mr);
-	mr->frsg = NDK_FI_NULL(kcalloc(mr->max_pages, sizeof(*mr->frsg), GFP_KERNEL));
-	if (!mr->frsg) {
-		status = STATUS_INSUFFICIENT_RESOURCES;
-		goto out;
-	}
-	sg_init_table(mr->frsg, mr->max_pages);
-	ibmr = NDK_FI_PTR(ib_alloc_mr(mr->pd->ibpd, IB_MR_TYPE_MEM_REG, mr->max_pages));
-	if (IS_ERR(ibmr)) {
-		status = ndk_status_from_errno(PTR_ERR(ibmr));
-		goto out;
-	}
-	mr->ibmr = ibmr;
-out:
-	if (status)
-		ndk_mr_release(mr);
-	ndk_mr_complete(mr, status);
-}
-
 /* Take the MR for one request; the consumer must not overlap them. */
 static bool ndk_mr_claim(struct ndk_mr *mr)
 {
 	return !atomic_cmpxchg(&mr->busy, 0, 1);
 }
 
-static NTSTATUS ndk_mr_queue(struct ndk_mr *mr, work_func_t fn,
-			     NDK_FN_REQUEST_COMPLETION cb, void *ctx)
+/*
+ * Run request @op, which claimed the MR. Where the caller may sleep it
+ * runs right here and returns its final status, with no completion call
+ * as NDKPI allows: that spares the work item's wakeup and then the
+ * consumer's. Elsewhere it pends on ndk_wq and @cb reports it. Either
+ * way it holds a reference on the MR while it runs, which a close waits
+ * for, and frees the MR for the next request when it is over.
+ *
+ * On iWARP the registration QP is connected and torn down through
+ * rdma_cm ids under the PD's registration mutex; a consumer calling from
+ * an rdma_cm handler (its connector's callbacks) would nest that mutex in
+ * the handler's, and wait for iw_cm's ordered workqueue from inside it.
+ * There register and deregister always pend.
+ */
+static NTSTATUS ndk_mr_request(struct ndk_mr *mr, enum ndk_mr_op op,
+			       NDK_FN_REQUEST_COMPLETION cb, void *ctx)
 {
-	mr->cb = cb;
-	mr->ctx = ctx;
-	INIT_WORK(&mr->work, fn);
+	bool iwarp = mr->obj.adapter->info.RdmaTechnology == NdkiWarp;
+	NTSTATUS status;
+
+	mr->op = op;
 	ndk_obj_get(&mr->obj);
-	queue_work(ndk_wq, &mr->work);
-	return STATUS_PENDING;
+	if ((iwarp && op != NDK_MR_INIT_FAST) || !ndk_caller_may_sleep()) {
+		mr->cb = cb;
+		mr->ctx = ctx;
+		queue_work(ndk_wq, &mr->work);
+		return STATUS_PENDING;
+	}
+	status = ndk_mr_run(mr);
+	atomic_set(&mr->busy, 0);
+	ndk_obj_put(&mr->obj);
+	return status;
 }
 
 /* NDK_MR_FLAG_* to IB access rights; -1 for unknown flags. */
@@ -619,7 +641,8 @@ static int ndk_mr_access(ULONG flags, bool iwarp)
 
 /*
  * NdkRegisterMr: the region's address is the first MDL's virtual
- * address; the work maps and registers. Callable from atomic context.
+ * address; ndk_mr_run() maps and registers, inline or on ndk_wq (see
+ * ndk_mr_request()). Callable from atomic context.
  */
 static NTSTATUS ndk_register_mr(NDK_MR *pNdkMr, MDL *Mdl, SIZE_T Length,
 				ULONG Flags,
@@ -645,8 +668,8 @@ static NTSTATUS ndk_register_mr(NDK_MR *pNdkMr, MDL *Mdl, SIZE_T Length,
 	mr->mdl = Mdl;
 	mr->length = Length;
 	mr->access = access;
-	return ndk_mr_queue(mr, ndk_mr_register_work, RequestCompletion,
-			    RequestContext);
+	return ndk_mr_request(mr, NDK_MR_REGISTER, RequestCompletion,
+			      RequestContext);
 }
 
 static NTSTATUS ndk_deregister_mr(NDK_MR *pNdkMr,
@@ -663,8 +686,8 @@ static NTSTATUS ndk_deregister_mr(NDK_MR *pNdkMr,
 		atomic_set(&mr->busy, 0);
 		return STATUS_INVALID_DEVICE_STATE;
 	}
-	return ndk_mr_queue(mr, ndk_mr_deregister_work, RequestCompletion,
-			    RequestContext);
+	return ndk_mr_request(mr, NDK_MR_DEREGISTER, RequestCompletion,
+			      RequestContext);
 }
 
 static NTSTATUS
@@ -684,8 +707,8 @@ ndk_initialize_fast_register_mr(NDK_MR *pNdkMr, ULONG AdapterPageCount,
 		return STATUS_INVALID_DEVICE_STATE;
 	mr->max_pages = AdapterPageCount;
 	mr->remote = RemoteAccess;
-	return ndk_mr_queue(mr, ndk_mr_init_fast_work, RequestCompletion,
-			    RequestContext);
+	return ndk_mr_request(mr, NDK_MR_INIT_FAST, RequestCompletion,
+			      RequestContext);
 }
 
 /*
@@ -752,7 +775,7 @@ static NTSTATUS ndk_mr_create(struct ndk_obj *obj)
 	return STATUS_SUCCESS;
 }
 
-/* The close waits for a pending request (its reference) first. */
+/* The close waits for a running request (its reference) first. */
 static void ndk_mr_destroy(struct ndk_obj *obj)
 {
 	struct ndk_mr *mr = container_of(obj, struct ndk_mr, obj);
@@ -804,6 +827,7 @@ NTSTATUS ndk_create_mr(NDK_PD *pNdkPd, BOOLEAN FastRegister,
 	mr->ndk.Dispatch = &ndk_mr_dispatch;
 	mr->pd = pd;
 	mr->fast = FastRegister;
+	INIT_WORK(&mr->work, ndk_mr_work);
 	ndk_obj_init(&mr->obj, &mr->ndk.Header, NdkObjectTypeMr, &ndk_mr_ops,
 		     &pd->obj);
 	return ndk_obj_create_async(&mr->obj, CreateCompletion,

@@ -665,13 +665,21 @@ struct ndk_qp {
 	struct rcu_head rcu;
 };
 
+/* The requests of an NDK_MR, which run one at a time. */
+enum ndk_mr_op {
+	NDK_MR_REGISTER,
+	NDK_MR_DEREGISTER,
+	NDK_MR_INIT_FAST,
+};
+
 /**
  * struct ndk_mr - an NDK_MR
  * @ndk: the public object
  * @obj: lifetime state
  * @pd: its PD
  * @fast: created for fast registration
- * @busy: a register, deregister or initialize request is pending
+ * @op: the request that claimed the MR (enum ndk_mr_op)
+ * @busy: a register, deregister or initialize request is running
  * @ibmr: the verbs region: registered memory, or the fast-register MR
  * @sgt: the pages of registered memory, DMA-mapped
  * @mapped: @sgt is mapped
@@ -681,7 +689,7 @@ struct ndk_qp {
  * @spare: the invalidated verbs MR of the last registration, kept for the
  *	next one
  * @frsg: @max_pages entries the fast-register posting path fills
- * @work: runs the pending request
+ * @work: runs a request that pends
  * @cb: its completion
  * @ctx: and its context
  * @mdl: register: the memory
@@ -693,6 +701,7 @@ struct ndk_mr {
 	struct ndk_obj obj;
 	struct ndk_pd *pd;
 	bool fast;
+	u8 op;
 	atomic_t busy;
 	struct ib_mr *ibmr;
 	struct sg_table sgt;

@@ -412,11 +412,15 @@ static void ndk_lt_pair(struct kunit *test, struct ndk_lt *t)
 	t->p.pqp = ndk_cenv_qp(test, t->e);
 }
 
-/* NdkRegisterMr's completion closes the MR. */
+/*
+ * NdkRegisterMr's completion closes the MR. From atomic context, so that
+ * the registration pends rather than completing inline.
+ */
 static void ndk_lt_register_mr(struct kunit *test, struct ndk_lt *t,
 			       struct ndk_closer *c)
 {
 	NDK_MR *unused = NULL, *mr;
+	unsigned long flags;
 	struct ndk_mdl mdl;
 	struct ndk_wait w;
 	NTSTATUS st;
@@ -430,12 +434,13 @@ static void ndk_lt_register_mr(struct kunit *test, struct ndk_lt *t,
 					     ndk_test_create_cb, &w, &unused);
 	mr = container_of(ndk_create_with(test, st, &w), NDK_MR, Header);
 	ndk_closer_add(c, &mr->Header);
-	KUNIT_ASSERT_EQ(test,
-			mr->Dispatch->NdkRegisterMr(mr, &mdl, PAGE_SIZE,
-					NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
-					NDK_MR_FLAG_ALLOW_REMOTE_WRITE,
-					ndk_lt_request_cb, c),
-			STATUS_PENDING);
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	st = mr->Dispatch->NdkRegisterMr(mr, &mdl, PAGE_SIZE,
+					 NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
+					 NDK_MR_FLAG_ALLOW_REMOTE_WRITE,
+					 ndk_lt_request_cb, c);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	KUNIT_ASSERT_EQ(test, st, STATUS_PENDING);
 	ndk_closer_check(test, c);
 	KUNIT_EXPECT_EQ(test, c->cb_status, STATUS_SUCCESS);
 }
