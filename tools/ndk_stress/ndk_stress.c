@@ -511,13 +511,18 @@ static struct st_req *st_req(struct st_cycle *c, enum st_req_id id,
 	return r;
 }
 
-/* True if the request pends; otherwise it is accounted here. */
+/*
+ * True if the request pends; otherwise it is accounted here, and the
+ * close its completion would have made follows, as in st_req_done().
+ */
 static bool st_issued(struct st_cycle *c, struct st_req *r, NTSTATUS status)
 {
 	if (status == STATUS_PENDING)
 		return true;
 	r->status = status;
 	WRITE_ONCE(r->done, true);
+	if (r->close)
+		st_close(r->close, false);
 	st_account(c, status, r->allow, r->what);
 	return false;
 }
