@@ -62,14 +62,18 @@ static void ndk_fi_close(struct kunit *test, NDK_OBJECT_HEADER *hdr)
 	ndk_test_close(test, hdr, ndk_close_object);
 }
 
-/* One step of a path: its final status; an inline failure called back? */
+/*
+ * One step of a path: its final status. A call that did not pend, failed
+ * or (a request completing inline) succeeded, must not call back.
+ */
 static NTSTATUS ndk_fi_step(struct kunit *test, NTSTATUS st,
 			    struct ndk_wait *w)
 {
+	bool done = st != STATUS_PENDING;
 	bool inline_fail = false;
 
 	st = ndk_fi_wait(test, st, w, &inline_fail);
-	ndk_fi_no_callback(test, inline_fail, w);
+	ndk_fi_no_callback(test, done, w);
 	return st;
 }
 

@@ -7,6 +7,7 @@
  * invalidation (local and remote) go through the consumer's QPs, logical
  * address mappings through the privileged token.
  */
+#include <linux/delay.h>
 #include <linux/highmem.h>
 #include <linux/scatterlist.h>
 #include <linux/vmalloc.h>
@@ -157,37 +158,31 @@ static NDK_MR *ndk_test_mr(struct kunit *test, struct ndk_cenv *e, bool fast)
 	return container_of(ndk_create_with(test, st, &w), NDK_MR, Header);
 }
 
-/* NdkRegisterMr from atomic context, waited for; the final status. */
-static NTSTATUS ndk_test_register(NDK_MR *mr, struct ndk_mem *m, u64 len,
-				  ULONG flags)
+/*
+ * NdkRegisterMr from the test's thread, which may sleep: the final
+ * status, whether the request completed inline or through its callback
+ * (ndk_test_outcome()). ndk_mr_atomic_test() covers atomic callers.
+ */
+static NTSTATUS ndk_test_register(struct kunit *test, NDK_MR *mr,
+				  struct ndk_mem *m, u64 len, ULONG flags)
 {
-	unsigned long irq;
 	struct ndk_wait w;
 	NTSTATUS st;
 
 	ndk_wait_init(&w);
-	spin_lock_irqsave(&ndk_test_lock, irq);
 	st = mr->Dispatch->NdkRegisterMr(mr, m->mdl, len, flags,
 					 ndk_test_request_cb, &w);
-	spin_unlock_irqrestore(&ndk_test_lock, irq);
-	if (st == STATUS_PENDING)
-		st = ndk_wait_for(&w) ? w.status : STATUS_IO_TIMEOUT;
-	return st;
+	return ndk_test_outcome(test, &w, st);
 }
 
-static NTSTATUS ndk_test_deregister(NDK_MR *mr)
+static NTSTATUS ndk_test_deregister(struct kunit *test, NDK_MR *mr)
 {
-	unsigned long irq;
 	struct ndk_wait w;
 	NTSTATUS st;
 
 	ndk_wait_init(&w);
-	spin_lock_irqsave(&ndk_test_lock, irq);
 	st = mr->Dispatch->NdkDeregisterMr(mr, ndk_test_request_cb, &w);
-	spin_unlock_irqrestore(&ndk_test_lock, irq);
-	if (st == STATUS_PENDING)
-		st = ndk_wait_for(&w) ? w.status : STATUS_IO_TIMEOUT;
-	return st;
+	return ndk_test_outcome(test, &w, st);
 }
 
 static void ndk_test_close_mr(struct kunit *test, NDK_MR *mr)
@@ -271,7 +266,7 @@ static void ndk_menv_init(struct kunit *test, struct ndk_cenv *e,
 	ndk_mem_init(test, &me->lmem, NDK_MDL_KVA, false, false, 0,
 		     NDK_MEM_PAGES * PAGE_SIZE);
 	me->lmr = ndk_test_mr(test, e, false);
-	KUNIT_ASSERT_EQ(test, ndk_test_register(me->lmr, &me->lmem,
+	KUNIT_ASSERT_EQ(test, ndk_test_register(test, me->lmr, &me->lmem,
 						me->lmem.len,
 						NDK_MR_FLAG_ALLOW_LOCAL_WRITE),
 			STATUS_SUCCESS);
@@ -384,7 +379,7 @@ static void ndk_mr_rdma_test(struct kunit *test)
 		     NDK_REGION_OFF, len);
 	mr = ndk_test_mr(test, e, false);
 	KUNIT_EXPECT_EQ(test, mr->Dispatch->NdkGetRemoteTokenFromMr(mr), 0U);
-	KUNIT_ASSERT_EQ(test, ndk_test_register(mr, t, len,
+	KUNIT_ASSERT_EQ(test, ndk_test_register(test, mr, t, len,
 						NDK_MR_FLAG_ALLOW_REMOTE_READ |
 						NDK_MR_FLAG_ALLOW_REMOTE_WRITE),
 			STATUS_SUCCESS);
@@ -404,13 +399,164 @@ static void ndk_mr_rdma_test(struct kunit *test)
 			STATUS_SUCCESS);
 	KUNIT_EXPECT_TRUE(test, ndk_mem_check(&me->lmem, 0, len, 9));
 
-	KUNIT_EXPECT_EQ(test, ndk_test_deregister(mr), STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_test_deregister(test, mr), STATUS_SUCCESS);
 	KUNIT_EXPECT_EQ(test, mr->Dispatch->NdkGetRemoteTokenFromMr(mr), 0U);
 	ndk_mem_fill(&me->lmem, 0, 64, 50);
 	KUNIT_EXPECT_NE(test, ndk_menv_rdma(test, e, me, true, ndk_mem_va(t),
 					    rkey, 64),
 			STATUS_SUCCESS);
 	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, len, 9));
+	ndk_test_close_mr(test, mr);
+	ndk_mem_free(t);
+	ndk_menv_free(test, me);
+}
+
+/* The region's bytes written by the peer through @rkey, or not. */
+static NTSTATUS ndk_mr_write_to(struct kunit *test, struct ndk_cenv *e,
+				struct ndk_menv *me, struct ndk_mem *t,
+				u32 rkey, u8 seed)
+{
+	ndk_mem_fill(&me->lmem, 0, t->len, seed);
+	return ndk_menv_rdma(test, e, me, true, ndk_mem_va(t), rkey, t->len);
+}
+
+/*
+ * From the test's thread, which may sleep, NdkRegisterMr,
+ * NdkDeregisterMr and NdkInitializeFastRegisterMr complete inline:
+ * STATUS_SUCCESS, and their callbacks never run. The region works in
+ * between and its token is dead after. On iWARP registering and
+ * deregistering pend instead (ndk_mr_request()): one callback each.
+ */
+static void ndk_mr_inline_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_menv *me = ndk_kzalloc_test(test, sizeof(*me));
+	struct ndk_mem *t = ndk_kzalloc_test(test, sizeof(*t));
+	bool pend = ndk_test_iwarp();
+	struct ndk_wait rw, dw, fw;
+	NDK_MR *mr, *fast;
+	NTSTATUS st;
+	u32 rkey;
+
+	if (!IS_ENABLED(CONFIG_PREEMPT_COUNT))
+		kunit_skip(test, "no PREEMPT_COUNT: every caller counts as atomic");
+	ndk_menv_init(test, e, me);
+	ndk_mem_init(test, t, NDK_MDL_KVA, false, false, NDK_REGION_OFF,
+		     NDK_REGION_LEN);
+	mr = ndk_test_mr(test, e, false);
+	ndk_wait_init(&rw);
+	st = mr->Dispatch->NdkRegisterMr(mr, t->mdl, t->len,
+					 NDK_MR_FLAG_ALLOW_REMOTE_WRITE,
+					 ndk_test_request_cb, &rw);
+	KUNIT_ASSERT_EQ(test, st, pend ? STATUS_PENDING : STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, ndk_test_outcome(test, &rw, st), STATUS_SUCCESS);
+	rkey = mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
+	KUNIT_EXPECT_NE(test, rkey, 0U);
+	KUNIT_EXPECT_EQ(test, ndk_mr_write_to(test, e, me, t, rkey, 3),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, t->len, 3));
+
+	ndk_wait_init(&dw);
+	st = mr->Dispatch->NdkDeregisterMr(mr, ndk_test_request_cb, &dw);
+	KUNIT_EXPECT_EQ(test, st, pend ? STATUS_PENDING : STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_test_outcome(test, &dw, st), STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, mr->Dispatch->NdkGetRemoteTokenFromMr(mr), 0U);
+	KUNIT_EXPECT_NE(test, ndk_mr_write_to(test, e, me, t, rkey, 4),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, t->len, 3));
+
+	fast = ndk_test_mr(test, e, true);
+	ndk_wait_init(&fw);
+	KUNIT_EXPECT_EQ(test,
+			fast->Dispatch->NdkInitializeFastRegisterMr(fast, 4, TRUE,
+								    ndk_test_request_cb,
+								    &fw),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_NE(test, fast->Dispatch->NdkGetRemoteTokenFromMr(fast),
+			0U);
+
+	/* A callback that came anyway would have come by now. */
+	msleep(50);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rw.calls), pend ? 1 : 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&dw.calls), pend ? 1 : 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&fw.calls), 0);
+	ndk_test_close_mr(test, fast);
+	ndk_test_close_mr(test, mr);
+	ndk_mem_free(t);
+	ndk_menv_free(test, me);
+}
+
+/*
+ * With a spinlock held and interrupts off the same requests pend and
+ * call back exactly once, from ndk_wq; a request on an MR that one is
+ * pending on is refused with STATUS_INVALID_DEVICE_STATE and never calls
+ * back. The region works in between and its token is dead after.
+ */
+static void ndk_mr_atomic_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_menv *me = ndk_kzalloc_test(test, sizeof(*me));
+	struct ndk_mem *t = ndk_kzalloc_test(test, sizeof(*t));
+	struct ndk_wait rw, dw, fw, xw;
+	NTSTATUS st, again, dereg;
+	NDK_MR *mr, *fast;
+	unsigned long irq;
+	u32 rkey;
+
+	ndk_menv_init(test, e, me);
+	ndk_mem_init(test, t, NDK_MDL_KVA, false, false, NDK_REGION_OFF,
+		     NDK_REGION_LEN);
+	mr = ndk_test_mr(test, e, false);
+	ndk_wait_init(&rw);
+	ndk_wait_init(&xw);
+	spin_lock_irqsave(&ndk_test_lock, irq);
+	st = mr->Dispatch->NdkRegisterMr(mr, t->mdl, t->len,
+					 NDK_MR_FLAG_ALLOW_REMOTE_WRITE,
+					 ndk_test_request_cb, &rw);
+	again = mr->Dispatch->NdkRegisterMr(mr, t->mdl, t->len,
+					    NDK_MR_FLAG_ALLOW_REMOTE_WRITE,
+					    ndk_test_request_cb, &xw);
+	dereg = mr->Dispatch->NdkDeregisterMr(mr, ndk_test_request_cb, &xw);
+	spin_unlock_irqrestore(&ndk_test_lock, irq);
+	KUNIT_EXPECT_EQ(test, again, STATUS_INVALID_DEVICE_STATE);
+	KUNIT_EXPECT_EQ(test, dereg, STATUS_INVALID_DEVICE_STATE);
+	KUNIT_ASSERT_EQ(test, st, STATUS_PENDING);
+	KUNIT_ASSERT_EQ(test, ndk_test_outcome(test, &rw, st), STATUS_SUCCESS);
+	rkey = mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
+	KUNIT_EXPECT_NE(test, rkey, 0U);
+	KUNIT_EXPECT_EQ(test, ndk_mr_write_to(test, e, me, t, rkey, 5),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, t->len, 5));
+
+	ndk_wait_init(&dw);
+	spin_lock_irqsave(&ndk_test_lock, irq);
+	st = mr->Dispatch->NdkDeregisterMr(mr, ndk_test_request_cb, &dw);
+	spin_unlock_irqrestore(&ndk_test_lock, irq);
+	KUNIT_EXPECT_EQ(test, st, STATUS_PENDING);
+	KUNIT_EXPECT_EQ(test, ndk_test_outcome(test, &dw, st), STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, mr->Dispatch->NdkGetRemoteTokenFromMr(mr), 0U);
+	KUNIT_EXPECT_NE(test, ndk_mr_write_to(test, e, me, t, rkey, 6),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, t->len, 5));
+
+	fast = ndk_test_mr(test, e, true);
+	ndk_wait_init(&fw);
+	spin_lock_irqsave(&ndk_test_lock, irq);
+	st = fast->Dispatch->NdkInitializeFastRegisterMr(fast, 4, TRUE,
+							 ndk_test_request_cb,
+							 &fw);
+	spin_unlock_irqrestore(&ndk_test_lock, irq);
+	KUNIT_EXPECT_EQ(test, st, STATUS_PENDING);
+	KUNIT_EXPECT_EQ(test, ndk_test_outcome(test, &fw, st), STATUS_SUCCESS);
+	KUNIT_EXPECT_NE(test, fast->Dispatch->NdkGetRemoteTokenFromMr(fast),
+			0U);
+
+	msleep(50);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rw.calls), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&dw.calls), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&fw.calls), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&xw.calls), 0);
+	ndk_test_close_mr(test, fast);
 	ndk_test_close_mr(test, mr);
 	ndk_mem_free(t);
 	ndk_menv_free(test, me);
@@ -436,7 +582,7 @@ static void ndk_mr_toward_active_test(struct kunit *test)
 	ndk_menv_init(test, e, me);
 	ndk_mem_init(test, t, NDK_MDL_KVA, false, false, NDK_REGION_OFF, 64);
 	mr = ndk_test_mr(test, e, false);
-	KUNIT_ASSERT_EQ(test, ndk_test_register(mr, t, 64,
+	KUNIT_ASSERT_EQ(test, ndk_test_register(test, mr, t, 64,
 						NDK_MR_FLAG_ALLOW_REMOTE_READ |
 						NDK_MR_FLAG_ALLOW_REMOTE_WRITE),
 			STATUS_SUCCESS);
@@ -455,7 +601,7 @@ static void ndk_mr_toward_active_test(struct kunit *test)
 			STATUS_SUCCESS);
 	KUNIT_EXPECT_TRUE(test, ndk_mem_check(&me->lmem, 0, 64, 8));
 
-	KUNIT_EXPECT_EQ(test, ndk_test_deregister(mr), STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_test_deregister(test, mr), STATUS_SUCCESS);
 	ndk_test_close_mr(test, mr);
 	ndk_mem_free(t);
 	ndk_menv_free(test, me);
@@ -505,7 +651,7 @@ static void ndk_mr_violation_run(struct kunit *test,
 	ndk_mem_init(test, t, NDK_MDL_KVA, false, false, NDK_REGION_OFF,
 		     NDK_REGION_LEN);
 	mr = ndk_test_mr(test, e, false);
-	KUNIT_ASSERT_EQ(test, ndk_test_register(mr, t, t->len, vc->flags),
+	KUNIT_ASSERT_EQ(test, ndk_test_register(test, mr, t, t->len, vc->flags),
 			STATUS_SUCCESS);
 	rkey = mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
 	if (vc->bad_token)
@@ -561,31 +707,31 @@ static void nd_mr_invalid_buffer(struct kunit *test)
 	struct ndk_mem *t = ndk_kzalloc_test(test, sizeof(*t));
 
 	ndk_mem_init(test, t, NDK_MDL_KVA, true, true, 100, 3 * PAGE_SIZE);
-	KUNIT_EXPECT_EQ(test, ndk_test_register(mr, t, 0, 0),
+	KUNIT_EXPECT_EQ(test, ndk_test_register(test, mr, t, 0, 0),
 			STATUS_INVALID_PARAMETER);
-	KUNIT_EXPECT_EQ(test, ndk_test_register(mr, t, t->len, 0x40),
+	KUNIT_EXPECT_EQ(test, ndk_test_register(test, mr, t, t->len, 0x40),
 			STATUS_INVALID_PARAMETER);
-	KUNIT_EXPECT_EQ(test, ndk_test_register(fast, t, t->len, 0),
+	KUNIT_EXPECT_EQ(test, ndk_test_register(test, fast, t, t->len, 0),
 			STATUS_INVALID_PARAMETER);
 	/* Longer than the chain describes. */
-	KUNIT_EXPECT_EQ(test, ndk_test_register(mr, t, t->len + 1, 0),
+	KUNIT_EXPECT_EQ(test, ndk_test_register(test, mr, t, t->len + 1, 0),
 			STATUS_INVALID_PARAMETER);
 	KUNIT_EXPECT_EQ(test,
-			ndk_test_register(mr, t,
+			ndk_test_register(test, mr, t,
 					  info->MaxRegistrationSize + 1, 0),
 			STATUS_INVALID_BUFFER_SIZE);
 	/* The address must sit where the memory sits in its page. */
 	t->mdl[0].va++;
-	KUNIT_EXPECT_EQ(test, ndk_test_register(mr, t, t->len, 0),
+	KUNIT_EXPECT_EQ(test, ndk_test_register(test, mr, t, t->len, 0),
 			STATUS_INVALID_PARAMETER);
 	t->mdl[0].va--;
 	/* A chain whose first piece ends inside a page is not contiguous. */
 	t->mdl[0].length -= 8;
-	KUNIT_EXPECT_EQ(test, ndk_test_register(mr, t, t->len - 8, 0),
+	KUNIT_EXPECT_EQ(test, ndk_test_register(test, mr, t, t->len - 8, 0),
 			STATUS_INVALID_PARAMETER);
 	KUNIT_EXPECT_EQ(test, mr->Dispatch->NdkGetLocalTokenFromMr(mr), 0U);
 	/* Deregistering what is not registered is refused. */
-	KUNIT_EXPECT_EQ(test, ndk_test_deregister(mr),
+	KUNIT_EXPECT_EQ(test, ndk_test_deregister(test, mr),
 			STATUS_INVALID_DEVICE_STATE);
 	ndk_test_close_mr(test, fast);
 	ndk_test_close_mr(test, mr);
@@ -609,9 +755,9 @@ static void ndk_mr_limit_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mr->Dispatch->NdkRegisterMr(mr, m.mdl, max, 0,
 							  NULL, NULL),
 			STATUS_INVALID_PARAMETER);
-	KUNIT_EXPECT_EQ(test, ndk_test_register(mr, &m, max, 0),
+	KUNIT_EXPECT_EQ(test, ndk_test_register(test, mr, &m, max, 0),
 			STATUS_SUCCESS);
-	KUNIT_EXPECT_EQ(test, ndk_test_deregister(mr), STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_test_deregister(test, mr), STATUS_SUCCESS);
 	ndk_test_close_mr(test, mr);
 	vfree(buf);
 }
@@ -668,17 +814,13 @@ static NDK_MR *ndk_test_fast_mr(struct kunit *test, struct ndk_cenv *e,
 				ULONG pages, BOOLEAN remote, NTSTATUS *st)
 {
 	NDK_MR *mr = ndk_test_mr(test, e, true);
-	unsigned long irq;
 	struct ndk_wait w;
 
 	ndk_wait_init(&w);
-	spin_lock_irqsave(&ndk_test_lock, irq);
 	*st = mr->Dispatch->NdkInitializeFastRegisterMr(mr, pages, remote,
 							ndk_test_request_cb,
 							&w);
-	spin_unlock_irqrestore(&ndk_test_lock, irq);
-	if (*st == STATUS_PENDING)
-		*st = ndk_wait_for(&w) ? w.status : STATUS_IO_TIMEOUT;
+	*st = ndk_test_outcome(test, &w, *st);
 	return mr;
 }
 
@@ -958,16 +1100,16 @@ static void ndk_mr_reregister_token_test(struct kunit *test)
 	ndk_mem_init(test, t, NDK_MDL_KVA, false, false, NDK_REGION_OFF,
 		     NDK_REGION_LEN);
 	mr = ndk_test_mr(test, e, false);
-	KUNIT_ASSERT_EQ(test, ndk_test_register(mr, t, t->len,
+	KUNIT_ASSERT_EQ(test, ndk_test_register(test, mr, t, t->len,
 						NDK_MR_FLAG_ALLOW_REMOTE_WRITE),
 			STATUS_SUCCESS);
 	first = mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
 	prev = first;
 	/* Once round the key byte and one more. */
 	for (i = 0; i < 257; i++) {
-		KUNIT_ASSERT_EQ(test, ndk_test_deregister(mr), STATUS_SUCCESS);
+		KUNIT_ASSERT_EQ(test, ndk_test_deregister(test, mr), STATUS_SUCCESS);
 		KUNIT_ASSERT_EQ(test,
-				ndk_test_register(mr, t, t->len,
+				ndk_test_register(test, mr, t, t->len,
 						  NDK_MR_FLAG_ALLOW_REMOTE_WRITE),
 				STATUS_SUCCESS);
 		rkey = mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
@@ -1036,7 +1178,7 @@ static void ndk_mr_read_invalidate_test(struct kunit *test)
 	ndk_mem_init(test, src, NDK_MDL_KVA, false, false, NDK_REGION_OFF, 64);
 	ndk_mem_fill(src, 0, 64, 31);
 	smr = ndk_test_mr(test, e, false);
-	KUNIT_ASSERT_EQ(test, ndk_test_register(smr, src, 64,
+	KUNIT_ASSERT_EQ(test, ndk_test_register(test, smr, src, 64,
 						NDK_MR_FLAG_ALLOW_REMOTE_READ),
 			STATUS_SUCCESS);
 	rkey = smr->Dispatch->NdkGetRemoteTokenFromMr(smr);
@@ -1081,7 +1223,7 @@ static void ndk_mr_read_invalidate_test(struct kunit *test)
 
 	ndk_test_close_mr(test, fmr);
 	e->a->Dispatch->NdkReleaseLAM(e->a, lam);
-	KUNIT_EXPECT_EQ(test, ndk_test_deregister(smr), STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_test_deregister(test, smr), STATUS_SUCCESS);
 	ndk_test_close_mr(test, smr);
 	ndk_mem_free(sink);
 	ndk_mem_free(src);
@@ -1142,6 +1284,8 @@ static void ndk_mr_failed_type_test(struct kunit *test)
 
 static struct kunit_case ndk_mr_cases[] = {
 	KUNIT_CASE_PARAM(ndk_mr_rdma_test, ndk_mr_rdma_gen_params),
+	KUNIT_CASE(ndk_mr_inline_test),
+	KUNIT_CASE(ndk_mr_atomic_test),
 	KUNIT_CASE_PARAM(ndk_mr_violation_test, ndk_mr_violation_gen_params),
 	KUNIT_CASE(ndk_mr_no_remote_read_test),
 	KUNIT_CASE(ndk_mr_toward_active_test),
@@ -1366,7 +1510,7 @@ static struct ndk_mwenv *ndk_mwenv_init(struct kunit *test,
 	ndk_mem_init(test, &w->t, NDK_MDL_KVA, true, false, 0,
 		     NDK_MEM_PAGES * PAGE_SIZE);
 	w->mr = ndk_test_mr(test, e, false);
-	KUNIT_ASSERT_EQ(test, ndk_test_register(w->mr, &w->t, w->t.len,
+	KUNIT_ASSERT_EQ(test, ndk_test_register(test, w->mr, &w->t, w->t.len,
 						NDK_MR_FLAG_ALLOW_LOCAL_WRITE),
 			STATUS_SUCCESS);
 	w->mw = ndk_test_mw(test, e);
@@ -1579,7 +1723,7 @@ static void ndk_mw_bind_refused_test(struct kunit *test)
 	/* A writable window needs a region the adapter may write. */
 	ndk_mem_init(test, ro, NDK_MDL_KVA, false, false, 0, PAGE_SIZE);
 	romr = ndk_test_mr(test, e, false);
-	KUNIT_ASSERT_EQ(test, ndk_test_register(romr, ro, ro->len,
+	KUNIT_ASSERT_EQ(test, ndk_test_register(test, romr, ro, ro->len,
 						NDK_MR_FLAG_ALLOW_REMOTE_READ),
 			STATUS_SUCCESS);
 	KUNIT_EXPECT_EQ(test, ndk_test_bind(test, e, &w->me, romr, w->mw,
@@ -1751,7 +1895,7 @@ static void ndk_mw_lifetime_test(struct kunit *test)
 		w->mr = NULL;
 		break;
 	case NDK_MW_DEREGISTER_MR:
-		KUNIT_EXPECT_EQ(test, ndk_test_deregister(w->mr),
+		KUNIT_EXPECT_EQ(test, ndk_test_deregister(test, w->mr),
 				STATUS_SUCCESS);
 		break;
 	}

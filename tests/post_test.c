@@ -644,9 +644,7 @@ static NDK_MR *ndk_post_fast_mr(struct kunit *test, struct ndk_cenv *e,
 	st = mr->Dispatch->NdkInitializeFastRegisterMr(mr, pages, FALSE,
 						       ndk_test_request_cb,
 						       &w);
-	if (st == STATUS_PENDING)
-		st = ndk_wait_for(&w) ? w.status : STATUS_IO_TIMEOUT;
-	KUNIT_EXPECT_EQ(test, st, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_test_outcome(test, &w, st), STATUS_SUCCESS);
 	return mr;
 }
 
@@ -760,9 +758,7 @@ static struct ndk_pmem *ndk_pmem_new(struct kunit *test, struct ndk_cenv *e,
 	ndk_wait_init(&w);
 	st = m->mr->Dispatch->NdkRegisterMr(m->mr, &m->mdl, NDK_PMEM_LEN, flags,
 					    ndk_test_request_cb, &w);
-	if (st == STATUS_PENDING)
-		st = ndk_wait_for(&w) ? w.status : STATUS_IO_TIMEOUT;
-	KUNIT_ASSERT_EQ(test, st, STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, ndk_test_outcome(test, &w, st), STATUS_SUCCESS);
 	return m;
 }
 
