@@ -272,27 +272,34 @@ fail:
 }
 
 /*
- * Empty polls of the registration CQ before ndk_reg_post() sleeps until
- * the CQ's completion handler wakes it: hardware completes a local
- * request within microseconds, siw inside ib_post_send() and 6.1's rxe
- * in tasklets that the poll loop runs. 6.12's rxe completes it in a work
- * item, which spinning here would only keep off this CPU.
+ * How long ndk_reg_post() polls the registration CQ before it sleeps
+ * until the CQ's completion handler wakes it. Hardware completes a local
+ * request within microseconds, siw inside ib_post_send(), 6.1's rxe in
+ * tasklets that the poll loop runs, 6.12's rxe in a work item, which
+ * cond_resched() in the loop lets run if it was queued on this CPU. The
+ * request mostly runs in the consumer's own thread, which waits for it
+ * anyway: polling finds the completion without a sleep and a wakeup.
+ * Under TCG on 6.12, 16 polls slept in 98 % of the requests, 1 ms of
+ * polling in 0.3 % (5 % on a loaded host), which halved a registration;
+ * 0.2 ms and 5 ms did as well as 1 ms on a quiet host, 0.1 ms still
+ * slept in 28 % of them on a loaded one (see
+ * Documentation/ndk/performance.rst). A device slower than this is
+ * waited for asleep.
  */
-#define NDK_REG_SPINS	16
+#define NDK_REG_SPIN_NS	(1000 * NSEC_PER_USEC)
 /* A wakeup that never came is noticed by polling again this often. */
 #define NDK_REG_WAIT	HZ
 
 /*
  * Post @wr (IB_WR_REG_MR or IB_WR_LOCAL_INV) on the PD's registration QP
- * and wait for its completion: a few polls first, which find what the
- * device completed at once without a sleep and a wakeup, then sleep
- * until the CQ's completion handler reports it. Sleeps.
+ * and wait for its completion: poll for up to NDK_REG_SPIN_NS, then
+ * sleep until the CQ's completion handler reports it. Sleeps.
  */
 static NTSTATUS ndk_reg_post(struct ndk_pd *pd, struct ib_send_wr *wr)
 {
 	struct ndk_reg *reg = &pd->reg;
 	struct ib_wc wc = { .status = IB_WC_SUCCESS };
-	unsigned int spins = 0;
+	u64 spin_end = 0;
 	int err = 0, n = 0, ret;
 
 	wr->send_flags = IB_SEND_SIGNALED;
@@ -302,14 +309,16 @@ static NTSTATUS ndk_reg_post(struct ndk_pd *pd, struct ib_send_wr *wr)
 		err = -ENODEV;
 	else if (!reg->loop.qp)
 		err = ndk_reg_setup(pd);
-	if (!err)
+	if (!err) {
 		err = NDK_FI_ERR(ib_post_send(reg->loop.qp, wr, NULL));
+		spin_end = ktime_get_ns() + NDK_REG_SPIN_NS;
+	}
 	/* The device completes the request, if only by flushing it. */
 	while (!err && !n) {
 		n = ib_poll_cq(reg->cq, 1, &wc);
 		if (n < 0) {
 			err = n;
-		} else if (!n && ++spins < NDK_REG_SPINS) {
+		} else if (!n && ktime_get_ns() < spin_end) {
 			/*
 			 * 6.1's rxe completes the request in tasklets that
 			 * ib_post_send() raised on this CPU: run them now
