@@ -786,8 +786,15 @@ static NTSTATUS ndk_conn_step(struct ndk_connector *conn, bool in_caller,
 			}
 		}
 		WRITE_ONCE(conn->qp->connected, !err);
+		/*
+		 * The reply was checked when it came: the CM id refusing the
+		 * transitions or the RTU (-EINVAL) means the peer gave up
+		 * meanwhile, before its reject's event reached us.
+		 */
 		return ndk_conn_end(conn, err ? NDK_CONN_DONE :
 				    NDK_CONN_ESTABLISHED,
+				    err == -EINVAL || err == -ECONNRESET ?
+				    STATUS_CONNECTION_ABORTED :
 				    ndk_status_from_errno(err), in_caller);
 	case NDK_CONN_ACCEPTING:
 		err = ndk_conn_modify_qp(conn, IB_QPS_INIT);
