@@ -563,10 +563,6 @@ static void ndk_mr_atomic_test(struct kunit *test)
 }
 
 /*
- * A failing access case: the region registered with @flags, then one
- * request; the request fails and the target memory stays as it was.
- */
-/*
  * The passive side writes to and reads from the active side's memory:
  * the connecting QP must grant remote access too, which rdma_cm gives it
  * only once its CM id exists.
