@@ -92,14 +92,17 @@ static NDK_OBJECT_HEADER *np_created(struct np_wait *w, NTSTATUS status,
 		__h ? container_of(__h, type, Header) : NULL;		\
 	})
 
-static void np_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_OBJECT close)
+/* Return: true if the close pended, rather than finish in the call. */
+static bool np_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_OBJECT close)
 {
 	struct np_wait w;
 
 	np_wait_init(&w);
-	if (close(obj, np_close_done, &w) == STATUS_PENDING &&
-	    !wait_for_completion_timeout(&w.done, NP_WAIT))
+	if (close(obj, np_close_done, &w) != STATUS_PENDING)
+		return false;
+	if (!wait_for_completion_timeout(&w.done, NP_WAIT))
 		pr_err("a close did not complete\n");
+	return true;
 }
 
 static void np_close_qp(NDK_QP *o)
@@ -108,10 +111,9 @@ static void np_close_qp(NDK_QP *o)
 		np_close(&o->Header, o->Dispatch->NdkCloseQp);
 }
 
-static void np_close_conn(NDK_CONNECTOR *o)
+static bool np_close_conn(NDK_CONNECTOR *o)
 {
-	if (o)
-		np_close(&o->Header, o->Dispatch->NdkCloseConnector);
+	return o && np_close(&o->Header, o->Dispatch->NdkCloseConnector);
 }
 
 static void np_close_mr(NDK_MR *o)
@@ -173,8 +175,8 @@ struct np {
 	struct ndk_mdl rmdl;
 	NDK_MR *rmr;
 	u64 reg_call_ns, reg_work_ns, reg_wake_ns, reg_n, reg_inline;
-	/* conn: QPs created, handshake, disconnect, closes */
-	u64 conn_ns[4], conn_n;
+	/* conn: QPs created, handshake, disconnect, closes; closes pended */
+	u64 conn_ns[4], conn_n, conn_pended[2];
 	NDK_RESULT res[NP_POLL_MAX];
 	/*
 	 * conn_scale: the CQs all connections share, [side][send, receive];
@@ -337,11 +339,12 @@ static void np_teardown(void *st)
 			div64_u64(p->reg_work_ns, p->reg_n),
 			div64_u64(p->reg_wake_ns, p->reg_n));
 	if (p->conn_n)
-		pr_info("detail workload=conn mode=ndk n=%llu qp_ns=%llu connect_ns=%llu disconnect_ns=%llu close_ns=%llu\n",
+		pr_info("detail workload=conn mode=ndk n=%llu qp_ns=%llu connect_ns=%llu disconnect_ns=%llu close_ns=%llu pended0=%llu pended1=%llu\n",
 			p->conn_n, div64_u64(p->conn_ns[0], p->conn_n),
 			div64_u64(p->conn_ns[1], p->conn_n),
 			div64_u64(p->conn_ns[2], p->conn_n),
-			div64_u64(p->conn_ns[3], p->conn_n));
+			div64_u64(p->conn_ns[3], p->conn_n),
+			p->conn_pended[0], p->conn_pended[1]);
 	if (p->sd[0].conn && p->sd[1].conn)
 		np_disconnect(p->sd[0].conn);
 	if (p->sd[0].wconn && p->sd[1].wconn)
@@ -640,7 +643,7 @@ static int np_conn_once(void *st)
 		np_disconnect(c[0]);
 	t[3] = ktime_get();
 	for (s = 1; s >= 0; s--)
-		np_close_conn(c[s]);
+		p->conn_pended[s] += np_close_conn(c[s]);
 	for (s = 1; s >= 0; s--)
 		np_close_qp(qp[s]);
 	t[4] = ktime_get();
