@@ -112,6 +112,25 @@ static int ndk_pdata_set(u8 **buf, const void *data, u32 len, gfp_t gfp)
 	return 0;
 }
 
+/*
+ * Keep @len bytes of private data from the peer as @conn's. IB and RoCE
+ * deliver their CM messages' whole private data field, padded with
+ * zeros: from a peer that sent none come only zeros, which need no copy
+ * (NdkGetConnectionData returns them from none). Return: as
+ * ndk_pdata_set().
+ */
+static int ndk_peer_pdata_set(struct ndk_connector *conn, const void *data,
+			      u32 len, gfp_t gfp)
+{
+	int err;
+
+	err = ndk_pdata_set(&conn->peer_pdata, data,
+			    data && memchr_inv(data, 0, len) ? len : 0, gfp);
+	if (!err)
+		conn->rds = len;
+	return err;
+}
+
 /**
  * ndk_addr_len() - size of a socket address, if it is a usable one
  * @addr: the address
@@ -489,9 +508,8 @@ static int ndk_conn_save_peer(struct ndk_connector *conn,
 					  NDK_PDATA_MAX) : 0;
 
 	/* The handler runs in process context. */
-	if (ndk_pdata_set(&conn->peer_pdata, p->private_data, len, GFP_KERNEL))
+	if (ndk_peer_pdata_set(conn, p->private_data, len, GFP_KERNEL))
 		return -ENOMEM;
-	conn->rds = len;
 	/*
 	 * rdma_cm reports the peer's limits from our side already: how many
 	 * reads we may issue (the peer's IRD) as initiator_depth, how many
@@ -500,6 +518,24 @@ static int ndk_conn_save_peer(struct ndk_connector *conn,
 	conn->ird = min(conn->ird, p->responder_resources);
 	conn->ord = min(conn->ord, p->initiator_depth);
 	return 0;
+}
+
+/*
+ * What this side sends with its connect or accept, built when it is sent
+ * rather than kept: the connector's limits, private data and QP.
+ */
+static void ndk_conn_param(const struct ndk_connector *conn,
+			   struct rdma_conn_param *p)
+{
+	*p = (struct rdma_conn_param){
+		.private_data = conn->pdata,
+		.private_data_len = conn->pdata_len,
+		.responder_resources = conn->ird,
+		.initiator_depth = conn->ord,
+		.retry_count = 7,
+		.rnr_retry_count = 7,
+		.qp_num = conn->qp->ibqp->qp_num,
+	};
 }
 
 static NTSTATUS ndk_cm_status(const struct rdma_cm_event *ev)
@@ -595,6 +631,7 @@ static void ndk_conn_event(struct ndk_connector *conn, struct rdma_cm_id *id,
 			   struct rdma_cm_event *ev)
 {
 	enum ndk_conn_state state = READ_ONCE(conn->state);
+	struct rdma_conn_param param;
 	unsigned long flags;
 	const void *rej;
 	u8 rej_len = 0;
@@ -628,7 +665,8 @@ static void ndk_conn_event(struct ndk_connector *conn, struct rdma_cm_id *id,
 		 */
 		if (!err) {
 			ndk_conn_arm(conn, READ_ONCE(ndk_connect_timeout_ms));
-			err = NDK_FI_ERR(rdma_connect_locked(id, &conn->param));
+			ndk_conn_param(conn, &param);
+			err = NDK_FI_ERR(rdma_connect_locked(id, &param));
 		}
 		if (err)
 			ndk_conn_finish(conn, NDK_CONN_DONE,
@@ -673,9 +711,8 @@ static void ndk_conn_event(struct ndk_connector *conn, struct rdma_cm_id *id,
 			rej_len = ev->param.conn.private_data_len;
 		}
 		/* Without memory the consumer only misses the data. */
-		if (rej && !ndk_pdata_set(&conn->peer_pdata, rej, rej_len,
-					  GFP_KERNEL))
-			conn->rds = rej_len;
+		if (rej)
+			ndk_peer_pdata_set(conn, rej, rej_len, GFP_KERNEL);
 		ndk_conn_finish(conn, NDK_CONN_DONE,
 				state == NDK_CONN_CONNECTING ?
 				STATUS_CONNECTION_REFUSED :
@@ -745,6 +782,7 @@ int ndk_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 static NTSTATUS ndk_conn_step(struct ndk_connector *conn, bool in_caller,
 			      bool locked)
 {
+	struct rdma_conn_param param;
 	int err = 0;
 
 	switch (READ_ONCE(conn->state)) {
@@ -806,7 +844,8 @@ static NTSTATUS ndk_conn_step(struct ndk_connector *conn, bool in_caller,
 					    in_caller);
 		if (!locked)
 			rdma_lock_handler(conn->id);
-		err = NDK_FI_ERR(rdma_accept(conn->id, &conn->param));
+		ndk_conn_param(conn, &param);
+		err = NDK_FI_ERR(rdma_accept(conn->id, &param));
 		if (!locked)
 			rdma_unlock_handler(conn->id);
 		/*
@@ -835,7 +874,7 @@ static NTSTATUS ndk_conn_step(struct ndk_connector *conn, bool in_caller,
 		return ndk_conn_end(conn, NDK_CONN_DONE,
 				    ndk_status_from_errno(err), in_caller);
 	case NDK_CONN_REJECTING:
-		rdma_reject(conn->id, conn->pdata, conn->param.private_data_len,
+		rdma_reject(conn->id, conn->pdata, conn->pdata_len,
 			    IB_CM_REJ_CONSUMER_DEFINED);
 		WRITE_ONCE(conn->state, NDK_CONN_DONE);
 		ndk_obj_put(&conn->obj);
@@ -905,13 +944,7 @@ static NTSTATUS ndk_conn_prepare(struct ndk_connector *conn, NDK_QP *pNdkQp,
 					    U8_MAX));
 	conn->ord = min_t(ULONG, ord, min_t(ULONG, info->MaxOutboundReadLimit,
 					    U8_MAX));
-	conn->param.private_data = conn->pdata;
-	conn->param.private_data_len = pdata_len;
-	conn->param.responder_resources = conn->ird;
-	conn->param.initiator_depth = conn->ord;
-	conn->param.retry_count = 7;
-	conn->param.rnr_retry_count = 7;
-	conn->param.qp_num = qp->ibqp->qp_num;
+	conn->pdata_len = pdata_len;
 	return STATUS_SUCCESS;
 }
 
@@ -1112,8 +1145,6 @@ static NTSTATUS ndk_accept_start(struct ndk_connector *conn, NDK_QP *pNdkQp,
 	/* The request carried the peer's limits: cap ours by them. */
 	conn->ird = min(conn->ird, need_ird);
 	conn->ord = min(conn->ord, allow_ord);
-	conn->param.responder_resources = conn->ird;
-	conn->param.initiator_depth = conn->ord;
 	status = ndk_conn_begin(conn, NDK_CONN_REQUESTED, NDK_CONN_ACCEPTING,
 				RequestCompletion, RequestContext);
 	if (status != STATUS_PENDING)
@@ -1199,7 +1230,7 @@ static NTSTATUS ndk_reject(NDK_CONNECTOR *pNdkConnector,
 						      STATUS_CONNECTION_INVALID;
 	}
 	swap(conn->pdata, pdata);
-	conn->param.private_data_len = PrivateDataLength;
+	conn->pdata_len = PrivateDataLength;
 	conn->state = NDK_CONN_REJECTING;
 	spin_unlock_irqrestore(&conn->lock, flags);
 	kfree(pdata);
@@ -1232,7 +1263,10 @@ static NTSTATUS ndk_get_connection_data(NDK_CONNECTOR *pNdkConnector,
 	/* A NULL buffer of length zero asks for the RDS only. */
 	if (!pPrivateData)
 		return STATUS_SUCCESS;
-	memcpy(pPrivateData, conn->peer_pdata, min(have, conn->rds));
+	if (conn->peer_pdata)
+		memcpy(pPrivateData, conn->peer_pdata, min(have, conn->rds));
+	else
+		memset(pPrivateData, 0, min(have, conn->rds));
 	return have >= conn->rds ? STATUS_SUCCESS : STATUS_BUFFER_TOO_SMALL;
 }
 
@@ -1558,13 +1592,12 @@ struct ndk_connector *ndk_connector_alloc(struct ndk_adapter *adapter,
 	conn = NDK_FI_NULL(kmem_cache_zalloc(ndk_conn_cache, gfp));
 	if (!conn)
 		return NULL;
-	if (req && req->private_data) {
-		conn->rds = min_t(u32, req->private_data_len, NDK_PDATA_MAX);
-		if (ndk_pdata_set(&conn->peer_pdata, req->private_data,
-				  conn->rds, gfp)) {
-			kmem_cache_free(ndk_conn_cache, conn);
-			return NULL;
-		}
+	if (req && req->private_data &&
+	    ndk_peer_pdata_set(conn, req->private_data,
+			       min_t(u32, req->private_data_len,
+				     NDK_PDATA_MAX), gfp)) {
+		kmem_cache_free(ndk_conn_cache, conn);
+		return NULL;
 	}
 	conn->ndk.Dispatch = &ndk_connector_dispatch;
 	conn->iwarp = rdma_protocol_iwarp(adapter->ibdev, adapter->port);

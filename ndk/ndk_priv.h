@@ -964,16 +964,16 @@ union ndk_sockaddr {
  * @disc_ctx: their context
  * @work: performs the pending request's steps that may sleep
  * @cancel_work: ends everything pending when the consumer closes
- * @param: what this side sends: limits and private data
  * @pdata: private data this side sends, allocated to its size; NULL
  *	while there is none
+ * @pdata_len: its size
  * @ird: effective inbound read limit
  * @ord: effective outbound read limit
  * @callbacks: consumer callbacks about the connector that are running,
  *	under @lock (see ndk_connector_called())
  * @peer_pdata: private data the peer sent with request, reply or reject,
- *	allocated to its size
- * @rds: size of @peer_pdata the transport delivered
+ *	allocated to its size; NULL if it was all zeros
+ * @rds: size of the private data the transport delivered
  * @src: source address of NdkConnect, then as rdma_cm resolved it
  * @dst: destination address of NdkConnect, then as rdma_cm resolved it
  * @sep: shared endpoint it connects from, if any
@@ -981,7 +981,9 @@ union ndk_sockaddr {
  *
  * Private data is allocated only when there is some, since a connector
  * usually carries none: two NDK_PDATA_MAX arrays would more than double
- * its size.
+ * its size. For the same reason @state and @bound are bytes and what the
+ * connect or accept sends is built when it is sent: the structure fits
+ * a 512-byte slab object, one connection having two.
  */
 struct ndk_connector {
 	NDK_CONNECTOR ndk;
@@ -992,9 +994,11 @@ struct ndk_connector {
 	u8 ird;
 	u8 ord;
 	u8 callbacks;
+	u8 pdata_len;
+	u16 rds;
 	spinlock_t lock; /* see above */
-	enum ndk_conn_state state;
-	enum ndk_conn_bound bound;
+	u8 state;
+	u8 bound;
 	struct timer_list timer;
 	NDK_FN_REQUEST_COMPLETION tmo_cb;
 	void *tmo_ctx;
@@ -1007,10 +1011,8 @@ struct ndk_connector {
 	void *disc_ctx;
 	struct work_struct work;
 	struct work_struct cancel_work;
-	struct rdma_conn_param param;
 	u8 *pdata;
 	u8 *peer_pdata;
-	u32 rds;
 	union ndk_sockaddr src;
 	union ndk_sockaddr dst;
 	struct ndk_sep *sep;

@@ -1126,6 +1126,46 @@ static void ndk_conn_close_inline_test(struct kunit *test)
 	ndk_close_all(test, NULL, p.pqp);
 }
 
+/*
+ * Neither side sent private data. IB and RoCE still deliver their CM
+ * fields, all zeros: no buffer is kept for them, and NdkGetConnectionData
+ * returns them all the same. iWARP delivers nothing.
+ */
+static void ndk_conn_zero_pdata_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	u8 *buf = kunit_kmalloc(test, 256, GFP_KERNEL);
+	struct sockaddr_in dst;
+	struct ndk_pair p;
+	NDK_CONNECTOR *c;
+	ULONG len;
+	int side;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	ndk_listen_addr(e, &dst);
+	ndk_establish(test, e, &p, (struct sockaddr *)&e->addr,
+		      (struct sockaddr *)&dst, sizeof(dst), false);
+	for (side = 0; side < 2; side++) {
+		c = side ? p.in : p.c;
+		memset(buf, 0xa5, 256);
+		len = 256;
+		KUNIT_EXPECT_EQ(test, c->Dispatch->NdkGetConnectionData(c, NULL,
+									NULL,
+									buf,
+									&len),
+				STATUS_SUCCESS);
+		if (ndk_test_iwarp())
+			KUNIT_EXPECT_EQ(test, len, 0U);
+		else
+			KUNIT_EXPECT_EQ(test, len, side ? 56U : 196U);
+		KUNIT_EXPECT_NULL(test, memchr_inv(buf, 0, len));
+		KUNIT_EXPECT_EQ(test, buf[len], 0xa5);
+		KUNIT_EXPECT_NULL(test, container_of(c, struct ndk_connector,
+						     ndk)->peer_pdata);
+	}
+	ndk_pair_close(test, &p);
+}
+
 #define NDK_CYCLES	100
 
 /* Many full connection lifetimes in a row; kmemleak checks the rest. */
@@ -1994,6 +2034,7 @@ static struct kunit_case ndk_connector_cases[] = {
 	KUNIT_CASE(ndk_conn_atomic_test),
 	KUNIT_CASE(ndk_conn_chain_test),
 	KUNIT_CASE(ndk_conn_close_inline_test),
+	KUNIT_CASE(ndk_conn_zero_pdata_test),
 	KUNIT_CASE(nd_dual_connection),
 	KUNIT_CASE(ndk_conn_ipv6_test),
 	KUNIT_CASE(ndk_conn_disconnect_flush_test),
