@@ -1166,6 +1166,66 @@ static void ndk_conn_zero_pdata_test(struct kunit *test)
 	ndk_pair_close(test, &p);
 }
 
+struct ndk_foreign_cb {
+	NDK_CONNECTOR *other;
+	struct ndk_wait *w;
+	NTSTATUS st;
+	struct completion entered;
+};
+
+/* Disconnects another connection from inside this one's event handler. */
+static void ndk_foreign_disc_cb(PVOID DisconnectEventContext)
+{
+	struct ndk_foreign_cb *f = DisconnectEventContext;
+
+	f->st = f->other->Dispatch->NdkDisconnect(f->other,
+						  ndk_test_request_cb, f->w);
+	complete(&f->entered);
+}
+
+/*
+ * A request about a connector made inside another connector's event
+ * callback pends and completes later, from the work item: running its
+ * step there would take a second rdma_cm handler lock inside the first.
+ */
+static void ndk_conn_foreign_handler_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_foreign_cb f;
+	struct sockaddr_in dst;
+	struct ndk_wait dw, ow;
+	struct ndk_pair p, q;
+
+	ndk_listen_addr(e, &dst);
+	ndk_establish(test, e, &q, (struct sockaddr *)&e->addr,
+		      (struct sockaddr *)&dst, sizeof(dst), false);
+	ndk_wait_init(&ow);
+	f = (struct ndk_foreign_cb){ .other = q.c, .w = &ow,
+				     .st = STATUS_SUCCESS };
+	init_completion(&f.entered);
+	ndk_pair_init(test, e, &p);
+	ndk_establish_pair_disc(test, e, &p, (struct sockaddr *)&e->addr,
+				(struct sockaddr *)&dst, sizeof(dst), false,
+				ndk_foreign_disc_cb, &f);
+
+	ndk_wait_init(&dw);
+	KUNIT_ASSERT_EQ(test, p.c->Dispatch->NdkDisconnect(p.c,
+							   ndk_test_request_cb,
+							   &dw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&f.entered,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	KUNIT_EXPECT_EQ(test, f.st, STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&ow));
+	KUNIT_EXPECT_EQ(test, ow.status, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ow.calls), 1);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&dw));
+	KUNIT_EXPECT_EQ(test, dw.status, STATUS_SUCCESS);
+	ndk_pair_close(test, &p);
+	ndk_pair_close(test, &q);
+}
+
 #define NDK_CYCLES	100
 
 /* Many full connection lifetimes in a row; kmemleak checks the rest. */
@@ -2034,6 +2094,7 @@ static struct kunit_case ndk_connector_cases[] = {
 	KUNIT_CASE(ndk_conn_atomic_test),
 	KUNIT_CASE(ndk_conn_chain_test),
 	KUNIT_CASE(ndk_conn_close_inline_test),
+	KUNIT_CASE(ndk_conn_foreign_handler_test),
 	KUNIT_CASE(ndk_conn_zero_pdata_test),
 	KUNIT_CASE(nd_dual_connection),
 	KUNIT_CASE(ndk_conn_ipv6_test),
