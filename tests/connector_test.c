@@ -1126,44 +1126,68 @@ static void ndk_conn_close_inline_test(struct kunit *test)
 	ndk_close_all(test, NULL, p.pqp);
 }
 
+/* @c received @rds bytes of private data, all zeros, and keeps no copy. */
+static void ndk_expect_zero_pdata(struct kunit *test, NDK_CONNECTOR *c,
+				  ULONG rds)
+{
+	u8 buf[256];
+	ULONG len = sizeof(buf);
+
+	memset(buf, 0xa5, sizeof(buf));
+	KUNIT_EXPECT_EQ(test, c->Dispatch->NdkGetConnectionData(c, NULL, NULL,
+								buf, &len),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, len, rds);
+	KUNIT_EXPECT_NULL(test, memchr_inv(buf, 0, len));
+	KUNIT_EXPECT_EQ(test, buf[len], 0xa5);
+	KUNIT_EXPECT_NULL(test, container_of(c, struct ndk_connector,
+					     ndk)->peer_pdata);
+}
+
 /*
- * Neither side sent private data. IB and RoCE still deliver their CM
- * fields, all zeros: no buffer is kept for them, and NdkGetConnectionData
- * returns them all the same. iWARP delivers nothing.
+ * Neither side sends private data. IB and RoCE still deliver their CM
+ * messages' fields, all zeros: no buffer is kept for them, and
+ * NdkGetConnectionData returns them all the same. iWARP delivers none.
  */
 static void ndk_conn_zero_pdata_test(struct kunit *test)
 {
 	struct ndk_cenv *e = test->priv;
-	u8 *buf = kunit_kmalloc(test, 256, GFP_KERNEL);
-	struct sockaddr_in dst;
-	struct ndk_pair p;
-	NDK_CONNECTOR *c;
-	ULONG len;
-	int side;
+	NDK_CONNECTOR *c = ndk_cenv_connector(test, e);
+	NDK_QP *aqp = ndk_cenv_qp(test, e), *pqp = ndk_cenv_qp(test, e);
+	bool iwarp = ndk_test_iwarp();
+	struct ndk_wait cw, aw, ccw;
+	NDK_CONNECTOR *in;
+	NTSTATUS st;
 
-	KUNIT_ASSERT_NOT_NULL(test, buf);
-	ndk_listen_addr(e, &dst);
-	ndk_establish(test, e, &p, (struct sockaddr *)&e->addr,
-		      (struct sockaddr *)&dst, sizeof(dst), false);
-	for (side = 0; side < 2; side++) {
-		c = side ? p.in : p.c;
-		memset(buf, 0xa5, 256);
-		len = 256;
-		KUNIT_EXPECT_EQ(test, c->Dispatch->NdkGetConnectionData(c, NULL,
-									NULL,
-									buf,
-									&len),
-				STATUS_SUCCESS);
-		if (ndk_test_iwarp())
-			KUNIT_EXPECT_EQ(test, len, 0U);
-		else
-			KUNIT_EXPECT_EQ(test, len, side ? 56U : 196U);
-		KUNIT_EXPECT_NULL(test, memchr_inv(buf, 0, len));
-		KUNIT_EXPECT_EQ(test, buf[len], 0xa5);
-		KUNIT_EXPECT_NULL(test, container_of(c, struct ndk_connector,
-						     ndk)->peer_pdata);
-	}
-	ndk_pair_close(test, &p);
+	reinit_completion(&e->incoming_done);
+	ndk_wait_init(&cw);
+	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c, aqp, NDK_TEST_PORT, NULL,
+					       0, &cw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&e->incoming_done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	in = e->incoming;
+	ndk_expect_zero_pdata(test, in, iwarp ? 0 : 56);
+
+	ndk_wait_init(&aw);
+	KUNIT_ASSERT_EQ(test, in->Dispatch->NdkAccept(in, pqp, 4, 4, NULL, 0,
+						      NULL, NULL,
+						      ndk_test_request_cb,
+						      &aw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw));
+	KUNIT_ASSERT_EQ(test, cw.status, STATUS_SUCCESS);
+	ndk_expect_zero_pdata(test, c, iwarp ? 0 : 196);
+
+	ndk_wait_init(&ccw);
+	st = c->Dispatch->NdkCompleteConnect(c, NULL, NULL, ndk_test_request_cb,
+					     &ccw);
+	KUNIT_ASSERT_EQ(test, ndk_test_outcome(test, &ccw, st), STATUS_SUCCESS);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&aw));
+	KUNIT_EXPECT_EQ(test, aw.status, STATUS_SUCCESS);
+	ndk_close_all(test, in, pqp);
+	ndk_close_all(test, c, aqp);
 }
 
 struct ndk_foreign_cb {
