@@ -58,6 +58,20 @@ static bool wdk_event_take(PRKEVENT e)
 	return atomic_read_acquire(&e->Signaled);
 }
 
+/*
+ * The wait is satisfied: a KeSetEvent() that signalled it may still hold
+ * the wait queue's lock, which it signals under. Once this thread has
+ * had the lock, that call is over and the event may go with the stack.
+ */
+static NTSTATUS wdk_event_taken(PRKEVENT e)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&e->Wait.lock, flags);
+	spin_unlock_irqrestore(&e->Wait.lock, flags);
+	return STATUS_SUCCESS;
+}
+
 /**
  * ndk_wdk_wait_event() - KeWaitForSingleObject() on a KEVENT
  * @Event: the event
@@ -73,16 +87,18 @@ static bool wdk_event_take(PRKEVENT e)
 NTSTATUS ndk_wdk_wait_event(PRKEVENT Event, PLARGE_INTEGER Timeout)
 {
 	if (Timeout && !Timeout->QuadPart)
-		return wdk_event_take(Event) ? STATUS_SUCCESS : STATUS_TIMEOUT;
+		return wdk_event_take(Event) ? wdk_event_taken(Event) :
+					       STATUS_TIMEOUT;
 	might_sleep();
 	if (!Timeout) {
 		wait_event(Event->Wait, wdk_event_take(Event));
-		return STATUS_SUCCESS;
+		return wdk_event_taken(Event);
 	}
 	if (!wait_event_timeout(Event->Wait, wdk_event_take(Event),
-				wdk_timeout_jiffies(Timeout->QuadPart)))
-		return wdk_event_take(Event) ? STATUS_SUCCESS : STATUS_TIMEOUT;
-	return STATUS_SUCCESS;
+				wdk_timeout_jiffies(Timeout->QuadPart)) &&
+	    !wdk_event_take(Event))
+		return STATUS_TIMEOUT;
+	return wdk_event_taken(Event);
 }
 EXPORT_SYMBOL_GPL(ndk_wdk_wait_event);
 

@@ -116,6 +116,7 @@ static NTSTATUS SampleSelfCheck(PDRIVER_OBJECT DriverObject)
 	SAMPLE_WORK Work;
 	PIO_WORKITEM WorkItem;
 	LONG Counter = 5;
+	ULONG Round;
 	IN_ADDR Addr4;
 	IN6_ADDR Addr6;
 	USHORT Port;
@@ -179,6 +180,16 @@ static NTSTATUS SampleSelfCheck(PDRIVER_OBJECT DriverObject)
 	IoQueueWorkItem(WorkItem, SampleWorker, DelayedWorkQueue, &Work);
 	KeReleaseSpinLock(&Lock, OldIrql);
 	KeWaitForSingleObject(&Work.Ran, Executive, KernelMode, FALSE, NULL);
+	/*
+	 * The waiter may reuse or drop its event as soon as the wait is
+	 * over: the KeSetEvent() that ended it is done with the event then.
+	 */
+	for (Round = 0; Round < 1000; Round++) {
+		KeInitializeEvent(&Work.Ran, NotificationEvent, FALSE);
+		IoQueueWorkItem(WorkItem, SampleWorker, DelayedWorkQueue, &Work);
+		KeWaitForSingleObject(&Work.Ran, Executive, KernelMode, FALSE,
+				      NULL);
+	}
 	IoFreeWorkItem(WorkItem);
 	if (!SampleCheck(&Status, Work.Irql == PASSIVE_LEVEL &&
 			 Work.Context == DriverObject->DeviceObject,

@@ -863,7 +863,10 @@ typedef LONG KPRIORITY;
  * A notification event stays signalled until cleared and releases every
  * waiter; a synchronization event releases one waiter and resets.
  * KeSetEvent() takes the wait queue's irq-safe lock only: callable from
- * any context, an NDK completion callback included.
+ * any context, an NDK completion callback included. It signals and wakes
+ * under that lock, and a waiter takes the lock once before it returns, so
+ * that an event on the waiter's stack, as Windows code keeps them, is
+ * never touched by its KeSetEvent() after the waiter has gone on.
  */
 typedef struct _KEVENT {
 	wait_queue_head_t Wait;
@@ -883,9 +886,13 @@ typedef struct _KEVENT {
 static inline LONG KeSetEvent(PRKEVENT Event, KPRIORITY Increment,
 			      BOOLEAN Wait)
 {
-	LONG prev = atomic_xchg(&Event->Signaled, 1);
+	unsigned long flags;
+	LONG prev;
 
-	wake_up(&Event->Wait);
+	spin_lock_irqsave(&Event->Wait.lock, flags);
+	prev = atomic_xchg(&Event->Signaled, 1);
+	wake_up_locked(&Event->Wait);
+	spin_unlock_irqrestore(&Event->Wait.lock, flags);
 	return prev;
 }
 
