@@ -168,8 +168,11 @@ struct np {
 	NDK_PD *pd;
 	NDK_LISTENER *listener;
 	struct np_side sd[2];
+	/* np_connect(): the request's connector, accepted with accept_qp */
 	struct completion incoming;
 	NDK_CONNECTOR *incoming_conn;
+	NDK_QP *accept_qp;
+	struct np_wait *accept_w;
 	/* reg_mr: the region registered again and again */
 	u8 *rbuf;
 	struct ndk_mdl rmdl;
@@ -196,14 +199,22 @@ struct np {
 
 static void np_sc_incoming(struct np *p, NDK_CONNECTOR *connector);
 
+/* The accept is made here, as raw mode makes it in its rdma_cm handler. */
 static void np_connect_event(PVOID ctx, NDK_CONNECTOR *connector)
 {
 	struct np *p = ctx;
+	NTSTATUS st;
 
 	if (READ_ONCE(p->sc_open)) {
 		np_sc_incoming(p, connector);
 		return;
 	}
+	st = connector->Dispatch->NdkAccept(connector, p->accept_qp,
+					    PERF_RD_LIMIT, PERF_RD_LIMIT,
+					    NULL, 0, NULL, NULL,
+					    np_request_done, p->accept_w);
+	if (st != STATUS_PENDING)
+		np_request_done(p->accept_w, st);
 	p->incoming_conn = connector;
 	complete(&p->incoming);
 }
@@ -254,15 +265,39 @@ static NDK_MR *np_register(struct np *p, void *buf, struct ndk_mdl *mdl,
 	return mr;
 }
 
-/* Connect QP @cqp to QP @sqp through the listener: the NDK handshake. */
+/* The active side of np_connect(): its connector and confirmation. */
+struct np_hs {
+	NDK_CONNECTOR *c;
+	struct np_wait w;
+};
+
+/* NdkConnect's completion confirms at once, in the callback. */
+static void np_connected(PVOID ctx, NTSTATUS status)
+{
+	struct np_hs *hs = ctx;
+
+	if (!status)
+		status = hs->c->Dispatch->NdkCompleteConnect(hs->c, NULL, NULL,
+							     np_request_done,
+							     &hs->w);
+	if (status != STATUS_PENDING)
+		np_request_done(&hs->w, status);
+}
+
+/*
+ * Connect QP @cqp to QP @sqp through the listener: the NDK handshake,
+ * each step made from the callback of the one before, as raw mode's
+ * handler accepts and rdma_cm confirms in its own handler.
+ */
 static int np_connect(struct np *p, NDK_QP *cqp, NDK_QP *sqp,
 		      NDK_CONNECTOR **client, NDK_CONNECTOR **server)
 {
 	struct sockaddr_in src = { .sin_family = AF_INET,
 				   .sin_addr.s_addr = p->cfg->addr };
 	struct sockaddr_in dst = src;
-	struct np_wait w, cw, aw;
+	struct np_wait w, aw;
 	NDK_CONNECTOR *c = NULL;
+	struct np_hs hs;
 	NTSTATUS st;
 
 	dst.sin_port = htons(p->cfg->port);
@@ -274,30 +309,26 @@ static int np_connect(struct np *p, NDK_QP *cqp, NDK_QP *sqp,
 		return -ENOMEM;
 	c = *client;
 	reinit_completion(&p->incoming);
-	np_wait_init(&cw);
+	np_wait_init(&aw);
+	p->accept_qp = sqp;
+	p->accept_w = &aw;
+	hs.c = c;
+	np_wait_init(&hs.w);
 	st = c->Dispatch->NdkConnect(c, cqp, (struct sockaddr *)&src,
 				     sizeof(src), (struct sockaddr *)&dst,
 				     sizeof(dst), PERF_RD_LIMIT, PERF_RD_LIMIT,
-				     NULL, 0, np_request_done, &cw);
+				     NULL, 0, np_connected, &hs);
 	if (st != STATUS_PENDING ||
 	    !wait_for_completion_timeout(&p->incoming, NP_WAIT)) {
 		pr_err("connect failed: %#x\n", st);
 		return -EIO;
 	}
 	*server = p->incoming_conn;
-	np_wait_init(&aw);
-	st = (*server)->Dispatch->NdkAccept(*server, sqp, PERF_RD_LIMIT,
-					    PERF_RD_LIMIT, NULL, 0, NULL, NULL,
-					    np_request_done, &aw);
-	if (np_wait(&cw, STATUS_PENDING) || st != STATUS_PENDING) {
-		pr_err("accept failed: %#x / %#x\n", cw.status, st);
-		return -EIO;
-	}
-	np_wait_init(&w);
-	st = c->Dispatch->NdkCompleteConnect(c, NULL, NULL, np_request_done,
-					     &w);
-	if (np_wait(&w, st) || np_wait(&aw, STATUS_PENDING)) {
-		pr_err("completing the connection failed\n");
+	/* Both, so that no callback is left to come on this stack. */
+	st = np_wait(&hs.w, STATUS_PENDING);
+	if (np_wait(&aw, STATUS_PENDING) || st) {
+		pr_err("connect, accept or confirmation failed: %#x / %#x\n",
+		       hs.w.status, aw.status);
 		return -EIO;
 	}
 	return 0;
