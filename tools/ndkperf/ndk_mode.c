@@ -178,8 +178,11 @@ struct np {
 	struct ndk_mdl rmdl;
 	NDK_MR *rmr;
 	u64 reg_call_ns, reg_work_ns, reg_wake_ns, reg_n, reg_inline;
-	/* conn: QPs created, handshake, disconnect, closes; closes pended */
-	u64 conn_ns[4], conn_n, conn_pended[2];
+	/*
+	 * conn: QPs created, handshake, disconnect, connector and QP closes;
+	 * connector closes that pended
+	 */
+	u64 conn_ns[5], conn_n, conn_pended[2];
 	NDK_RESULT res[NP_POLL_MAX];
 	/*
 	 * conn_scale: the CQs all connections share, [side][send, receive];
@@ -370,11 +373,12 @@ static void np_teardown(void *st)
 			div64_u64(p->reg_work_ns, p->reg_n),
 			div64_u64(p->reg_wake_ns, p->reg_n));
 	if (p->conn_n)
-		pr_info("detail workload=conn mode=ndk n=%llu qp_ns=%llu connect_ns=%llu disconnect_ns=%llu close_ns=%llu pended0=%llu pended1=%llu\n",
+		pr_info("detail workload=conn mode=ndk n=%llu qp_ns=%llu connect_ns=%llu disconnect_ns=%llu close_conn_ns=%llu close_qp_ns=%llu pended0=%llu pended1=%llu\n",
 			p->conn_n, div64_u64(p->conn_ns[0], p->conn_n),
 			div64_u64(p->conn_ns[1], p->conn_n),
 			div64_u64(p->conn_ns[2], p->conn_n),
 			div64_u64(p->conn_ns[3], p->conn_n),
+			div64_u64(p->conn_ns[4], p->conn_n),
 			p->conn_pended[0], p->conn_pended[1]);
 	if (p->sd[0].conn && p->sd[1].conn)
 		np_disconnect(p->sd[0].conn);
@@ -659,7 +663,7 @@ static int np_conn_once(void *st)
 {
 	struct np *p = st;
 	NDK_CONNECTOR *c[2] = { };
-	ktime_t t[5];
+	ktime_t t[6];
 	NDK_QP *qp[2];
 	int err = -ENOMEM, s;
 
@@ -675,10 +679,11 @@ static int np_conn_once(void *st)
 	t[3] = ktime_get();
 	for (s = 1; s >= 0; s--)
 		p->conn_pended[s] += np_close_conn(c[s]);
+	t[4] = ktime_get();
 	for (s = 1; s >= 0; s--)
 		np_close_qp(qp[s]);
-	t[4] = ktime_get();
-	for (s = 0; s < 4; s++)
+	t[5] = ktime_get();
+	for (s = 0; s < 5; s++)
 		p->conn_ns[s] += ktime_to_ns(ktime_sub(t[s + 1], t[s]));
 	p->conn_n++;
 	return err;

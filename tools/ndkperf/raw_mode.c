@@ -93,8 +93,8 @@ struct rp {
 	struct rp_mr mr[2];
 	u8 *rbuf;
 	u64 reg_map_ns, reg_alloc_ns, reg_post_ns, reg_n;
-	/* conn: handshake (with the QPs), disconnect, destruction */
-	u64 conn_ns[3], conn_n;
+	/* conn: handshake (with the QPs), disconnect, QPs and ids destroyed */
+	u64 conn_ns[4], conn_n;
 	struct ib_wc wc[RP_POLL_MAX];
 	/*
 	 * conn_scale: the CQs all connections share, [side][send, receive];
@@ -209,6 +209,12 @@ static int rp_wait_event(struct rp_conn *c, enum rdma_cm_event_type ev)
 		return -EIO;
 	}
 	return 0;
+}
+
+static void rp_destroy_qp(struct rp_conn *c)
+{
+	if (c && c->id && c->id->qp)
+		rdma_destroy_qp(c->id);
 }
 
 static void rp_destroy_conn(struct rp_conn *c)
@@ -393,10 +399,11 @@ static void rp_teardown(void *st)
 			div64_u64(p->reg_alloc_ns, p->reg_n),
 			div64_u64(p->reg_post_ns, p->reg_n));
 	if (p->conn_n)
-		pr_info("detail workload=conn mode=raw n=%llu connect_ns=%llu disconnect_ns=%llu close_ns=%llu\n",
+		pr_info("detail workload=conn mode=raw n=%llu connect_ns=%llu disconnect_ns=%llu close_qp_ns=%llu close_id_ns=%llu\n",
 			p->conn_n, div64_u64(p->conn_ns[0], p->conn_n),
 			div64_u64(p->conn_ns[1], p->conn_n),
-			div64_u64(p->conn_ns[2], p->conn_n));
+			div64_u64(p->conn_ns[2], p->conn_n),
+			div64_u64(p->conn_ns[3], p->conn_n));
 	if (p->conn[0] && p->conn[0]->id && p->conn[1] && p->conn[1]->id)
 		rp_disconnect(p->conn[0]);
 	for (s = 1; s >= 0; s--) {
@@ -733,7 +740,7 @@ static int rp_conn_once(void *st)
 {
 	struct rp *p = st;
 	struct rp_conn *c, *s;
-	ktime_t t[4];
+	ktime_t t[5];
 	int err, i;
 
 	t[0] = ktime_get();
@@ -742,10 +749,13 @@ static int rp_conn_once(void *st)
 	if (!err)
 		rp_disconnect(c);
 	t[2] = ktime_get();
+	rp_destroy_qp(s);
+	rp_destroy_qp(c);
+	t[3] = ktime_get();
 	rp_destroy_conn(s);
 	rp_destroy_conn(c);
-	t[3] = ktime_get();
-	for (i = 0; i < 3; i++)
+	t[4] = ktime_get();
+	for (i = 0; i < 4; i++)
 		p->conn_ns[i] += ktime_to_ns(ktime_sub(t[i + 1], t[i]));
 	p->conn_n++;
 	return err;
