@@ -1076,6 +1076,33 @@ static void ndk_held_disc_cb(PVOID DisconnectEventContext)
 }
 
 /*
+ * Connect @p with @disc(@ctx) as the passive side's disconnect event,
+ * start the active side's disconnect, completing into @dw, and wait for
+ * @entered, which @disc completes.
+ */
+static void ndk_disconnect_into(struct kunit *test, struct ndk_cenv *e,
+				struct ndk_pair *p,
+				NDK_FN_DISCONNECT_EVENT_CALLBACK disc, void *ctx,
+				struct completion *entered, struct ndk_wait *dw)
+{
+	struct sockaddr_in dst;
+
+	ndk_listen_addr(e, &dst);
+	ndk_pair_init(test, e, p);
+	ndk_establish_pair_disc(test, e, p, (struct sockaddr *)&e->addr,
+				(struct sockaddr *)&dst, sizeof(dst), false,
+				disc, ctx);
+	ndk_wait_init(dw);
+	KUNIT_ASSERT_EQ(test, p->c->Dispatch->NdkDisconnect(p->c,
+							    ndk_test_request_cb,
+							    dw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(entered,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+}
+
+/*
  * A connector whose connection is over closes inline from a thread: no
  * callback of it can run any more. One whose disconnect event callback is
  * still running closes later instead, so that the close never waits for
@@ -1084,7 +1111,6 @@ static void ndk_held_disc_cb(PVOID DisconnectEventContext)
 static void ndk_conn_close_inline_test(struct kunit *test)
 {
 	struct ndk_cenv *e = test->priv;
-	struct sockaddr_in dst;
 	struct ndk_held_cb h;
 	struct ndk_wait dw, cw;
 	struct ndk_pair p;
@@ -1092,19 +1118,8 @@ static void ndk_conn_close_inline_test(struct kunit *test)
 
 	init_completion(&h.entered);
 	init_completion(&h.release);
-	ndk_pair_init(test, e, &p);
-	ndk_listen_addr(e, &dst);
-	ndk_establish_pair_disc(test, e, &p, (struct sockaddr *)&e->addr,
-				(struct sockaddr *)&dst, sizeof(dst), false,
-				ndk_held_disc_cb, &h);
-	ndk_wait_init(&dw);
-	KUNIT_ASSERT_EQ(test, p.c->Dispatch->NdkDisconnect(p.c,
-							   ndk_test_request_cb,
-							   &dw),
-			STATUS_PENDING);
-	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&h.entered,
-							  NDK_TEST_TIMEOUT),
-			0UL);
+	ndk_disconnect_into(test, e, &p, ndk_held_disc_cb, &h, &h.entered,
+			    &dw);
 	ndk_wait_init(&cw);
 	st = p.in->Dispatch->NdkCloseConnector(&p.in->Header,
 					       ndk_test_close_cb, &cw);
@@ -1227,19 +1242,8 @@ static void ndk_conn_foreign_handler_test(struct kunit *test)
 	f = (struct ndk_foreign_cb){ .other = q.c, .w = &ow,
 				     .st = STATUS_SUCCESS };
 	init_completion(&f.entered);
-	ndk_pair_init(test, e, &p);
-	ndk_establish_pair_disc(test, e, &p, (struct sockaddr *)&e->addr,
-				(struct sockaddr *)&dst, sizeof(dst), false,
-				ndk_foreign_disc_cb, &f);
-
-	ndk_wait_init(&dw);
-	KUNIT_ASSERT_EQ(test, p.c->Dispatch->NdkDisconnect(p.c,
-							   ndk_test_request_cb,
-							   &dw),
-			STATUS_PENDING);
-	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&f.entered,
-							  NDK_TEST_TIMEOUT),
-			0UL);
+	ndk_disconnect_into(test, e, &p, ndk_foreign_disc_cb, &f, &f.entered,
+			    &dw);
 	KUNIT_EXPECT_EQ(test, f.st, STATUS_PENDING);
 	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&ow));
 	KUNIT_EXPECT_EQ(test, ow.status, STATUS_SUCCESS);
