@@ -475,6 +475,17 @@ static int nr_wait_op(struct ndk_rping *rp, enum nr_op op, ULONG *bytes,
 	return 0;
 }
 
+/* Wait up to the timeout for @flag, set by a callback. */
+static int nr_wait_flag(struct ndk_rping *rp, bool *flag, const char *what)
+{
+	wait_event_timeout(rp->wq, READ_ONCE(*flag) || READ_ONCE(rp->stop),
+			   nr_timeout());
+	if (READ_ONCE(*flag))
+		return 0;
+	return nr_fail(rp, what, READ_ONCE(rp->stop) ? STATUS_CANCELLED :
+		       STATUS_IO_TIMEOUT);
+}
+
 static int nr_post_recv(struct ndk_rping *rp)
 {
 	NDK_SGE sge = nr_sge(rp, NR_RECV_OFF, NR_MSG);
@@ -519,16 +530,46 @@ static int nr_recv(struct ndk_rping *rp, bool again, const char *what)
 	return again ? nr_post_recv(rp) : 0;
 }
 
-static int nr_send(struct ndk_rping *rp, const void *msg, const char *what)
+static int nr_post_send(struct ndk_rping *rp, const void *msg,
+			const char *what)
 {
 	NDK_SGE sge = nr_sge(rp, NR_SEND_OFF, NR_MSG);
 	NTSTATUS st;
 
 	memcpy(rp->buf + NR_SEND_OFF, msg, NR_MSG);
 	st = rp->qp->Dispatch->NdkSend(rp->qp, NR_CTX(NR_OP_SEND), &sge, 1, 0);
-	if (st)
-		return nr_fail(rp, what, st);
+	return st ? nr_fail(rp, what, st) : 0;
+}
+
+static int nr_send(struct ndk_rping *rp, const void *msg, const char *what)
+{
+	if (nr_post_send(rp, msg, what))
+		return -EIO;
 	return nr_wait_op(rp, NR_OP_SEND, NULL, what);
+}
+
+/*
+ * The server's last message, after which rping's and rdma_client's
+ * clients disconnect. On IB their QP goes to error before the DREQ, and
+ * rxe acknowledges a message only after its receive completed: the ACK
+ * may be dropped, and our send then ends flushed by the disconnect
+ * although the client has the message. rping and rdma_server take a
+ * flushed send as the end of the run; so do we, but only when the
+ * client does disconnect. Its exit status says whether it got the data.
+ */
+static int nr_send_last(struct ndk_rping *rp, const void *msg,
+			const char *what)
+{
+	NTSTATUS st;
+
+	if (nr_post_send(rp, msg, what) ||
+	    nr_wait_result(rp, NR_OP_SEND, what))
+		return -EIO;
+	st = rp->result[NR_OP_SEND].Status;
+	if (st != STATUS_CANCELLED)
+		return st ? nr_fail(rp, what, st) : 0;
+	pr_info("%s: flushed by the client's disconnect\n", what);
+	return nr_wait_flag(rp, &rp->peer_gone, what);
 }
 
 /* RDMA read (@op NR_OP_READ) or write @len bytes at @off from/to @info. */
@@ -682,8 +723,12 @@ static int nr_rping_server(struct ndk_rping *rp)
 				       STATUS_INVALID_BUFFER_SIZE);
 		/* rping writes strlen() + 1 bytes: all of them here. */
 		if (nr_rdma(rp, NR_OP_WRITE, NR_DATA_OFF, len, info,
-			    "writing the sink") ||
-		    nr_send(rp, go_ahead, "sending go-ahead after the write"))
+			    "writing the sink"))
+			return -EIO;
+		if (rp->iters + 1 < count ?
+		    nr_send(rp, go_ahead, "sending go-ahead after the write") :
+		    nr_send_last(rp, go_ahead,
+				 "sending go-ahead after the last write"))
 			return -EIO;
 	}
 	return 0;
@@ -730,7 +775,7 @@ static int nr_rdmacm(struct ndk_rping *rp)
 
 	if (rp->server) {
 		if (nr_recv(rp, false, "receiving the message") ||
-		    nr_send(rp, hello, "sending the answer"))
+		    nr_send_last(rp, hello, "sending the answer"))
 			return -EIO;
 	} else if (nr_send(rp, hello, "sending the message") ||
 		   nr_recv(rp, false, "receiving the answer")) {
@@ -889,17 +934,6 @@ static int nr_removal_event(struct notifier_block *nb, unsigned long event,
 		wake_up(&rp->wq);
 	}
 	return NOTIFY_DONE;
-}
-
-/* Wait up to the timeout for @flag, set by a callback. */
-static int nr_wait_flag(struct ndk_rping *rp, bool *flag, const char *what)
-{
-	wait_event_timeout(rp->wq, READ_ONCE(*flag) || READ_ONCE(rp->stop),
-			   nr_timeout());
-	if (READ_ONCE(*flag))
-		return 0;
-	return nr_fail(rp, what, READ_ONCE(rp->stop) ? STATUS_CANCELLED :
-		       STATUS_IO_TIMEOUT);
 }
 
 /* With proto=ndk the receive left posted must end as cancelled. */
