@@ -49,4 +49,4 @@ kunit_test_suites(&ndk_header_suite, &ndk_status_suite, &ndk_adapter_suite,
 		  &ndk_listener_suite, &ndk_endpoint_suite, &ndk_mr_suite,
 		  &ndk_lam_suite, &ndk_mw_suite, &ndk_srq_suite,
 		  &ndk_qp_post_suite, &ndk_observe_suite, &ndk_fault_suite,
-		  &ndk_lifetime_suite, &ndk_removal_suite);
+		  &ndk_lifetime_suite, &ndk_wdk_suite, &ndk_removal_suite);

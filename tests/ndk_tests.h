@@ -32,6 +32,7 @@ extern struct kunit_suite ndk_observe_suite;
 extern struct kunit_suite ndk_fault_suite;
 extern struct kunit_suite ndk_lifetime_suite;
 extern struct kunit_suite ndk_removal_suite;
+extern struct kunit_suite ndk_wdk_suite;
 
 /* KUNIT_EXPECT_MEMEQ arrived after 6.1. */
 #define NDK_EXPECT_MEMEQ(test, a, b, n)					\
