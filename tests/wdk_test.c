@@ -40,6 +40,21 @@ static struct wdk_ev_case *wdk_ev_case(struct kunit *test,
 	return c;
 }
 
+/*
+ * The work item's first step, spinning up to a second for it: the
+ * caller holds the lock or runs with preemption off, so it cannot sleep.
+ */
+static int wdk_started(struct wdk_ev_case *c)
+{
+	ktime_t end = ktime_add_ms(ktime_get(), 1000);
+	int step;
+
+	while (!(step = atomic_read(&c->step)) &&
+	       ktime_before(ktime_get(), end))
+		cpu_relax();
+	return step;
+}
+
 static void wdk_set_fn(struct work_struct *work)
 {
 	struct wdk_ev_case *c = container_of(work, struct wdk_ev_case, work);
@@ -61,14 +76,10 @@ static void ndk_wdk_set_under_lock_test(struct kunit *test)
 	unsigned long flags;
 	int started, step;
 	LONG signaled;
-	ktime_t end;
 
 	spin_lock_irqsave(&c->ev.Wait.lock, flags);
 	queue_work_on(wdk_other_cpu(), system_highpri_wq, &c->work);
-	end = ktime_add_ms(ktime_get(), 1000);
-	while (!(started = atomic_read(&c->step)) &&
-	       ktime_before(ktime_get(), end))
-		cpu_relax();
+	started = wdk_started(c);
 	/* Long enough, under TCG too, for an unlocked signal to land. */
 	mdelay(5);
 	signaled = KeReadStateEvent(&c->ev);
@@ -108,7 +119,6 @@ static void ndk_wdk_wait_takes_lock_test(struct kunit *test)
 	LARGE_INTEGER zero = { .QuadPart = 0 };
 	int started, step;
 	NTSTATUS st;
-	ktime_t end;
 
 	/*
 	 * Nothing between seeing the lock taken and the wait may sleep or
@@ -117,10 +127,7 @@ static void ndk_wdk_wait_takes_lock_test(struct kunit *test)
 	 */
 	preempt_disable();
 	queue_work_on(wdk_other_cpu(), system_highpri_wq, &c->work);
-	end = ktime_add_ms(ktime_get(), 1000);
-	while (!(started = atomic_read(&c->step)) &&
-	       ktime_before(ktime_get(), end))
-		cpu_relax();
+	started = wdk_started(c);
 	st = KeWaitForSingleObject(&c->ev, Executive, KernelMode, FALSE,
 				   &zero);
 	step = atomic_read(&c->step);

@@ -221,11 +221,9 @@ static void rp_destroy_conn(struct rp_conn *c)
 {
 	if (!c)
 		return;
-	if (c->id) {
-		if (c->id->qp)
-			rdma_destroy_qp(c->id);
+	rp_destroy_qp(c);
+	if (c->id)
 		rdma_destroy_id(c->id);
-	}
 	kfree(c);
 }
 
