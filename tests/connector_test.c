@@ -5,6 +5,7 @@
  * handshake, private data and read limits, reject, refusal, statuses,
  * disconnect; listeners; and the reference counting of endpoints.
  */
+#include <linux/debug_locks.h>
 #include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/inet.h>
@@ -1205,53 +1206,116 @@ static void ndk_conn_zero_pdata_test(struct kunit *test)
 	ndk_close_all(test, c, aqp);
 }
 
+/*
+ * Three requests about other connectors, made inside one connector's
+ * disconnect event: a disconnect of @dc, the confirmation of @cc (whose
+ * NdkConnect has completed) and the accept of @ac's request on @aqp.
+ */
 struct ndk_foreign_cb {
-	NDK_CONNECTOR *other;
-	struct ndk_wait *w;
-	NTSTATUS st;
+	NDK_CONNECTOR *dc, *cc, *ac;
+	NDK_QP *aqp;
+	struct ndk_wait dw, cw, aw;
+	NTSTATUS disc, complete, accept;
 	struct completion entered;
+	/* the test's own: too large for its stack in a debug kernel */
+	struct ndk_wait pdw, rcw, raw, scw, sccw;
 };
 
-/* Disconnects another connection from inside this one's event handler. */
 static void ndk_foreign_disc_cb(PVOID DisconnectEventContext)
 {
 	struct ndk_foreign_cb *f = DisconnectEventContext;
 
-	f->st = f->other->Dispatch->NdkDisconnect(f->other,
-						  ndk_test_request_cb, f->w);
+	f->disc = f->dc->Dispatch->NdkDisconnect(f->dc, ndk_test_request_cb,
+						 &f->dw);
+	f->complete = f->cc->Dispatch->NdkCompleteConnect(f->cc, NULL, NULL,
+							  ndk_test_request_cb,
+							  &f->cw);
+	f->accept = f->ac->Dispatch->NdkAccept(f->ac, f->aqp, 4, 4, NULL, 0,
+					       NULL, NULL, ndk_test_request_cb,
+					       &f->aw);
 	complete(&f->entered);
 }
 
 /*
  * A request about a connector made inside another connector's event
  * callback pends and completes later, from the work item: running its
- * step there would take a second rdma_cm handler lock inside the first.
+ * step there would take a second rdma_cm handler lock inside the first,
+ * or call rdma_accept() without the lock it needs. The confirmation
+ * shows it: from a thread or the connector's own handler it completes in
+ * the call. lockdep, if built in, must not have found a problem either.
  */
 static void ndk_conn_foreign_handler_test(struct kunit *test)
 {
 	struct ndk_cenv *e = test->priv;
-	struct ndk_foreign_cb f;
+	struct ndk_foreign_cb *f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+	bool locks = debug_locks;
 	struct sockaddr_in dst;
-	struct ndk_wait dw, ow;
-	struct ndk_pair p, q;
+	struct ndk_pair p, q, r, s;
+	NTSTATUS st;
 
+	KUNIT_ASSERT_NOT_NULL(test, f);
 	ndk_listen_addr(e, &dst);
 	ndk_establish(test, e, &q, (struct sockaddr *)&e->addr,
 		      (struct sockaddr *)&dst, sizeof(dst), false);
-	ndk_wait_init(&ow);
-	f = (struct ndk_foreign_cb){ .other = q.c, .w = &ow,
-				     .st = STATUS_SUCCESS };
-	init_completion(&f.entered);
-	ndk_disconnect_into(test, e, &p, ndk_foreign_disc_cb, &f, &f.entered,
-			    &dw);
-	KUNIT_EXPECT_EQ(test, f.st, STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&ow));
-	KUNIT_EXPECT_EQ(test, ow.status, STATUS_SUCCESS);
-	KUNIT_EXPECT_EQ(test, atomic_read(&ow.calls), 1);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&dw));
-	KUNIT_EXPECT_EQ(test, dw.status, STATUS_SUCCESS);
+	/* r: accepted and connected, not yet confirmed; s: a request. */
+	ndk_pair_init(test, e, &r);
+	ndk_pair_request(test, e, &r, (struct sockaddr *)&e->addr,
+			 (struct sockaddr *)&dst, sizeof(dst), false, &f->rcw);
+	ndk_wait_init(&f->raw);
+	KUNIT_ASSERT_EQ(test, r.in->Dispatch->NdkAccept(r.in, r.pqp, 4, 4,
+							NULL, 0, NULL, NULL,
+							ndk_test_request_cb,
+							&f->raw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&f->rcw));
+	KUNIT_ASSERT_EQ(test, f->rcw.status, STATUS_SUCCESS);
+	ndk_pair_init(test, e, &s);
+	ndk_pair_request(test, e, &s, (struct sockaddr *)&e->addr,
+			 (struct sockaddr *)&dst, sizeof(dst), false, &f->scw);
+
+	f->dc = q.c;
+	f->cc = r.c;
+	f->ac = s.in;
+	f->aqp = s.pqp;
+	f->disc = STATUS_SUCCESS;
+	f->complete = STATUS_SUCCESS;
+	f->accept = STATUS_SUCCESS;
+	ndk_wait_init(&f->dw);
+	ndk_wait_init(&f->cw);
+	ndk_wait_init(&f->aw);
+	init_completion(&f->entered);
+	ndk_disconnect_into(test, e, &p, ndk_foreign_disc_cb, f, &f->entered,
+			    &f->pdw);
+	KUNIT_EXPECT_EQ(test, f->disc, STATUS_PENDING);
+	KUNIT_EXPECT_EQ(test, f->complete, STATUS_PENDING);
+	KUNIT_EXPECT_EQ(test, f->accept, STATUS_PENDING);
+
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&f->dw));
+	KUNIT_EXPECT_EQ(test, f->dw.status, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->dw.calls), 1);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&f->cw));
+	KUNIT_EXPECT_EQ(test, f->cw.status, STATUS_SUCCESS);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&f->raw));
+	KUNIT_EXPECT_EQ(test, f->raw.status, STATUS_SUCCESS);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&f->scw));
+	KUNIT_ASSERT_EQ(test, f->scw.status, STATUS_SUCCESS);
+	ndk_wait_init(&f->sccw);
+	st = s.c->Dispatch->NdkCompleteConnect(s.c, NULL, NULL,
+					       ndk_test_request_cb, &f->sccw);
+	KUNIT_EXPECT_EQ(test, st, NDK_TEST_INLINE);
+	KUNIT_EXPECT_EQ(test, ndk_test_outcome(test, &f->sccw, st),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&f->aw));
+	KUNIT_EXPECT_EQ(test, f->aw.status, STATUS_SUCCESS);
+	ndk_conn_traffic(test, e, r.aqp, r.pqp);
+	ndk_conn_traffic(test, e, s.aqp, s.pqp);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&f->pdw));
+	KUNIT_EXPECT_EQ(test, f->pdw.status, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, debug_locks, locks);
 	ndk_pair_close(test, &p);
 	ndk_pair_close(test, &q);
+	ndk_pair_close(test, &r);
+	ndk_pair_close(test, &s);
 }
 
 #define NDK_CYCLES	100

@@ -293,6 +293,26 @@ void ndk_pair_init(struct kunit *test, struct ndk_cenv *e,
 }
 
 /*
+ * Start @p's NdkConnect from @src to the listener at @dst, completing into
+ * @cw, and wait for the listener to hand over @p->in.
+ */
+void ndk_pair_request(struct kunit *test, struct ndk_cenv *e,
+		      struct ndk_pair *p, const struct sockaddr *src,
+		      const struct sockaddr *dst, ULONG len, bool atomic,
+		      struct ndk_wait *cw)
+{
+	reinit_completion(&e->incoming_done);
+	ndk_wait_init(cw);
+	KUNIT_ASSERT_EQ(test, ndk_connect_to(p->c, p->aqp, src, dst, len,
+					     atomic, cw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&e->incoming_done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	p->in = e->incoming;
+}
+
+/*
  * As ndk_establish_pair(), with @disc and @disc_ctx as the passive side's
  * disconnect event.
  */
@@ -306,15 +326,7 @@ void ndk_establish_pair_disc(struct kunit *test, struct ndk_cenv *e,
 	struct ndk_hs_call x;
 	NTSTATUS st;
 
-	reinit_completion(&e->incoming_done);
-	ndk_wait_init(&cw);
-	KUNIT_ASSERT_EQ(test, ndk_connect_to(p->c, p->aqp, src, dst, len,
-					     atomic, &cw),
-			STATUS_PENDING);
-	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&e->incoming_done,
-							  NDK_TEST_TIMEOUT),
-			0UL);
-	p->in = e->incoming;
+	ndk_pair_request(test, e, p, src, dst, len, atomic, &cw);
 
 	ndk_wait_init(&aw);
 	x = (struct ndk_hs_call){ .c = p->in, .qp = p->pqp, .disc = disc,

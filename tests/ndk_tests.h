@@ -174,6 +174,10 @@ NTSTATUS ndk_listener_close(NDK_LISTENER *l, struct ndk_wait *w);
 void ndk_close_all(struct kunit *test, NDK_CONNECTOR *c, NDK_QP *qp);
 void ndk_pair_init(struct kunit *test, struct ndk_cenv *e,
 		   struct ndk_pair *p);
+void ndk_pair_request(struct kunit *test, struct ndk_cenv *e,
+		      struct ndk_pair *p, const struct sockaddr *src,
+		      const struct sockaddr *dst, ULONG len, bool atomic,
+		      struct ndk_wait *cw);
 void ndk_establish_pair_disc(struct kunit *test, struct ndk_cenv *e,
 			     struct ndk_pair *p, const struct sockaddr *src,
 			     const struct sockaddr *dst, ULONG len, bool atomic,
