@@ -161,7 +161,7 @@ static NDK_MR *ndk_test_mr(struct kunit *test, struct ndk_cenv *e, bool fast)
 /*
  * NdkRegisterMr from the test's thread, which may sleep: the final
  * status, whether the request completed inline or through its callback
- * (ndk_test_outcome()). ndk_mr_atomic_test() covers atomic callers.
+ * (ndk_test_outcome()). ndk_mr_caller_test() covers atomic callers.
  */
 static NTSTATUS ndk_test_register(struct kunit *test, NDK_MR *mr,
 				  struct ndk_mem *m, u64 len, ULONG flags)
@@ -420,144 +420,158 @@ static NTSTATUS ndk_mr_write_to(struct kunit *test, struct ndk_cenv *e,
 	return ndk_menv_rdma(test, e, me, true, ndk_mem_va(t), rkey, t->len);
 }
 
-/*
- * From the test's thread, which may sleep, NdkRegisterMr,
- * NdkDeregisterMr and NdkInitializeFastRegisterMr complete inline:
- * STATUS_SUCCESS, and their callbacks never run. The region works in
- * between and its token is dead after. On iWARP registering and
- * deregistering pend instead (ndk_mr_request()): one callback each.
- */
-static void ndk_mr_inline_test(struct kunit *test)
+/* Where ndk_mr_caller_test() makes its requests from. */
+struct ndk_mr_caller {
+	const char *name;
+	bool atomic;		/* with a spinlock held and interrupts off */
+};
+
+static const struct ndk_mr_caller ndk_mr_callers[] = {
+	{ "thread", false },
+	{ "spinlock", true },
+};
+
+static void ndk_mr_caller_desc(const struct ndk_mr_caller *c, char *desc)
 {
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(ndk_mr_caller, ndk_mr_callers, ndk_mr_caller_desc);
+
+/* Requests ndk_mr_caller_test() makes in one go, and what they return. */
+struct ndk_mr_calls {
+	NDK_MR *mr;
+	struct ndk_mem *t;
+	bool atomic;
+	struct ndk_wait w, xw;
+	NTSTATUS st, again, dereg;
+};
+
+/*
+ * Register into @w. Under the spinlock, while that is pending, register
+ * again and deregister, into @xw.
+ */
+static void ndk_mr_calls_register(struct ndk_mr_calls *x)
+{
+	NDK_MR *mr = x->mr;
+
+	x->st = mr->Dispatch->NdkRegisterMr(mr, x->t->mdl, x->t->len,
+					    NDK_MR_FLAG_ALLOW_REMOTE_WRITE,
+					    ndk_test_request_cb, &x->w);
+	if (!x->atomic)
+		return;
+	x->again = mr->Dispatch->NdkRegisterMr(mr, x->t->mdl, x->t->len,
+					       NDK_MR_FLAG_ALLOW_REMOTE_WRITE,
+					       ndk_test_request_cb, &x->xw);
+	x->dereg = mr->Dispatch->NdkDeregisterMr(mr, ndk_test_request_cb,
+						 &x->xw);
+}
+
+static void ndk_mr_calls_deregister(struct ndk_mr_calls *x)
+{
+	x->st = x->mr->Dispatch->NdkDeregisterMr(x->mr, ndk_test_request_cb,
+						 &x->w);
+}
+
+static void ndk_mr_calls_fast(struct ndk_mr_calls *x)
+{
+	x->st = x->mr->Dispatch->NdkInitializeFastRegisterMr(x->mr, 4, TRUE,
+							     ndk_test_request_cb,
+							     &x->w);
+}
+
+/* Make @fn's requests, with ndk_test_lock held if @x->atomic. */
+static void ndk_mr_calls(struct ndk_mr_calls *x,
+			 void (*fn)(struct ndk_mr_calls *x))
+{
+	unsigned long irq;
+
+	ndk_wait_init(&x->w);
+	ndk_wait_init(&x->xw);
+	if (!x->atomic) {
+		fn(x);
+		return;
+	}
+	spin_lock_irqsave(&ndk_test_lock, irq);
+	fn(x);
+	spin_unlock_irqrestore(&ndk_test_lock, irq);
+}
+
+/*
+ * NdkRegisterMr, NdkDeregisterMr and NdkInitializeFastRegisterMr from
+ * the test's thread, which may sleep, complete inline: STATUS_SUCCESS,
+ * and their callbacks never run. On iWARP registering and deregistering
+ * pend instead (ndk_mr_request()): one callback each. With a spinlock
+ * held and interrupts off all three pend and call back exactly once,
+ * from ndk_wq, and a request on an MR that one is pending on is refused
+ * with STATUS_INVALID_DEVICE_STATE and never calls back. Either way the
+ * region works in between and its token is dead after.
+ */
+static void ndk_mr_caller_test(struct kunit *test)
+{
+	const struct ndk_mr_caller *c = test->param_value;
 	struct ndk_cenv *e = test->priv;
 	struct ndk_menv *me = ndk_kzalloc_test(test, sizeof(*me));
 	struct ndk_mem *t = ndk_kzalloc_test(test, sizeof(*t));
-	bool pend = ndk_test_iwarp();
-	struct ndk_wait rw, dw, fw;
-	NDK_MR *mr, *fast;
-	NTSTATUS st;
+	struct ndk_mr_calls *x = ndk_kzalloc_test(test, 3 * sizeof(*x));
+	struct ndk_mr_calls *reg = &x[0], *dereg = &x[1], *fast = &x[2];
+	bool pend = c->atomic || ndk_test_iwarp();
 	u32 rkey;
 
-	if (!IS_ENABLED(CONFIG_PREEMPT_COUNT))
+	if (!c->atomic && !IS_ENABLED(CONFIG_PREEMPT_COUNT))
 		kunit_skip(test, "no PREEMPT_COUNT: every caller counts as atomic");
 	ndk_menv_init(test, e, me);
 	ndk_mem_init(test, t, NDK_MDL_KVA, false, false, NDK_REGION_OFF,
 		     NDK_REGION_LEN);
-	mr = ndk_test_mr(test, e, false);
-	ndk_wait_init(&rw);
-	st = mr->Dispatch->NdkRegisterMr(mr, t->mdl, t->len,
-					 NDK_MR_FLAG_ALLOW_REMOTE_WRITE,
-					 ndk_test_request_cb, &rw);
-	KUNIT_ASSERT_EQ(test, st, pend ? STATUS_PENDING : STATUS_SUCCESS);
-	KUNIT_ASSERT_EQ(test, ndk_test_outcome(test, &rw, st), STATUS_SUCCESS);
-	rkey = mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
+	reg->mr = ndk_test_mr(test, e, false);
+	reg->t = t;
+	reg->atomic = c->atomic;
+	ndk_mr_calls(reg, ndk_mr_calls_register);
+	if (c->atomic) {
+		KUNIT_EXPECT_EQ(test, reg->again, STATUS_INVALID_DEVICE_STATE);
+		KUNIT_EXPECT_EQ(test, reg->dereg, STATUS_INVALID_DEVICE_STATE);
+	}
+	KUNIT_ASSERT_EQ(test, reg->st, pend ? STATUS_PENDING : STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, ndk_test_outcome(test, &reg->w, reg->st),
+			STATUS_SUCCESS);
+	rkey = reg->mr->Dispatch->NdkGetRemoteTokenFromMr(reg->mr);
 	KUNIT_EXPECT_NE(test, rkey, 0U);
 	KUNIT_EXPECT_EQ(test, ndk_mr_write_to(test, e, me, t, rkey, 3),
 			STATUS_SUCCESS);
 	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, t->len, 3));
 
-	ndk_wait_init(&dw);
-	st = mr->Dispatch->NdkDeregisterMr(mr, ndk_test_request_cb, &dw);
-	KUNIT_EXPECT_EQ(test, st, pend ? STATUS_PENDING : STATUS_SUCCESS);
-	KUNIT_EXPECT_EQ(test, ndk_test_outcome(test, &dw, st), STATUS_SUCCESS);
-	KUNIT_EXPECT_EQ(test, mr->Dispatch->NdkGetRemoteTokenFromMr(mr), 0U);
+	dereg->mr = reg->mr;
+	dereg->atomic = c->atomic;
+	ndk_mr_calls(dereg, ndk_mr_calls_deregister);
+	KUNIT_EXPECT_EQ(test, dereg->st,
+			pend ? STATUS_PENDING : STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_test_outcome(test, &dereg->w, dereg->st),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, reg->mr->Dispatch->NdkGetRemoteTokenFromMr(reg->mr),
+			0U);
 	KUNIT_EXPECT_NE(test, ndk_mr_write_to(test, e, me, t, rkey, 4),
 			STATUS_SUCCESS);
 	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, t->len, 3));
 
-	fast = ndk_test_mr(test, e, true);
-	ndk_wait_init(&fw);
-	KUNIT_EXPECT_EQ(test,
-			fast->Dispatch->NdkInitializeFastRegisterMr(fast, 4, TRUE,
-								    ndk_test_request_cb,
-								    &fw),
+	fast->mr = ndk_test_mr(test, e, true);
+	fast->atomic = c->atomic;
+	ndk_mr_calls(fast, ndk_mr_calls_fast);
+	KUNIT_EXPECT_EQ(test, fast->st,
+			c->atomic ? STATUS_PENDING : STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_test_outcome(test, &fast->w, fast->st),
 			STATUS_SUCCESS);
-	KUNIT_EXPECT_NE(test, fast->Dispatch->NdkGetRemoteTokenFromMr(fast),
+	KUNIT_EXPECT_NE(test,
+			fast->mr->Dispatch->NdkGetRemoteTokenFromMr(fast->mr),
 			0U);
 
-	/* A callback that came anyway would have come by now. */
+	/* A callback that came anyway, or twice, would have come by now. */
 	msleep(50);
-	KUNIT_EXPECT_EQ(test, atomic_read(&rw.calls), pend ? 1 : 0);
-	KUNIT_EXPECT_EQ(test, atomic_read(&dw.calls), pend ? 1 : 0);
-	KUNIT_EXPECT_EQ(test, atomic_read(&fw.calls), 0);
-	ndk_test_close_mr(test, fast);
-	ndk_test_close_mr(test, mr);
-	ndk_mem_free(t);
-	ndk_menv_free(test, me);
-}
-
-/*
- * With a spinlock held and interrupts off the same requests pend and
- * call back exactly once, from ndk_wq; a request on an MR that one is
- * pending on is refused with STATUS_INVALID_DEVICE_STATE and never calls
- * back. The region works in between and its token is dead after.
- */
-static void ndk_mr_atomic_test(struct kunit *test)
-{
-	struct ndk_cenv *e = test->priv;
-	struct ndk_menv *me = ndk_kzalloc_test(test, sizeof(*me));
-	struct ndk_mem *t = ndk_kzalloc_test(test, sizeof(*t));
-	struct ndk_wait rw, dw, fw, xw;
-	NTSTATUS st, again, dereg;
-	NDK_MR *mr, *fast;
-	unsigned long irq;
-	u32 rkey;
-
-	ndk_menv_init(test, e, me);
-	ndk_mem_init(test, t, NDK_MDL_KVA, false, false, NDK_REGION_OFF,
-		     NDK_REGION_LEN);
-	mr = ndk_test_mr(test, e, false);
-	ndk_wait_init(&rw);
-	ndk_wait_init(&xw);
-	spin_lock_irqsave(&ndk_test_lock, irq);
-	st = mr->Dispatch->NdkRegisterMr(mr, t->mdl, t->len,
-					 NDK_MR_FLAG_ALLOW_REMOTE_WRITE,
-					 ndk_test_request_cb, &rw);
-	again = mr->Dispatch->NdkRegisterMr(mr, t->mdl, t->len,
-					    NDK_MR_FLAG_ALLOW_REMOTE_WRITE,
-					    ndk_test_request_cb, &xw);
-	dereg = mr->Dispatch->NdkDeregisterMr(mr, ndk_test_request_cb, &xw);
-	spin_unlock_irqrestore(&ndk_test_lock, irq);
-	KUNIT_EXPECT_EQ(test, again, STATUS_INVALID_DEVICE_STATE);
-	KUNIT_EXPECT_EQ(test, dereg, STATUS_INVALID_DEVICE_STATE);
-	KUNIT_ASSERT_EQ(test, st, STATUS_PENDING);
-	KUNIT_ASSERT_EQ(test, ndk_test_outcome(test, &rw, st), STATUS_SUCCESS);
-	rkey = mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
-	KUNIT_EXPECT_NE(test, rkey, 0U);
-	KUNIT_EXPECT_EQ(test, ndk_mr_write_to(test, e, me, t, rkey, 5),
-			STATUS_SUCCESS);
-	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, t->len, 5));
-
-	ndk_wait_init(&dw);
-	spin_lock_irqsave(&ndk_test_lock, irq);
-	st = mr->Dispatch->NdkDeregisterMr(mr, ndk_test_request_cb, &dw);
-	spin_unlock_irqrestore(&ndk_test_lock, irq);
-	KUNIT_EXPECT_EQ(test, st, STATUS_PENDING);
-	KUNIT_EXPECT_EQ(test, ndk_test_outcome(test, &dw, st), STATUS_SUCCESS);
-	KUNIT_EXPECT_EQ(test, mr->Dispatch->NdkGetRemoteTokenFromMr(mr), 0U);
-	KUNIT_EXPECT_NE(test, ndk_mr_write_to(test, e, me, t, rkey, 6),
-			STATUS_SUCCESS);
-	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, t->len, 5));
-
-	fast = ndk_test_mr(test, e, true);
-	ndk_wait_init(&fw);
-	spin_lock_irqsave(&ndk_test_lock, irq);
-	st = fast->Dispatch->NdkInitializeFastRegisterMr(fast, 4, TRUE,
-							 ndk_test_request_cb,
-							 &fw);
-	spin_unlock_irqrestore(&ndk_test_lock, irq);
-	KUNIT_EXPECT_EQ(test, st, STATUS_PENDING);
-	KUNIT_EXPECT_EQ(test, ndk_test_outcome(test, &fw, st), STATUS_SUCCESS);
-	KUNIT_EXPECT_NE(test, fast->Dispatch->NdkGetRemoteTokenFromMr(fast),
-			0U);
-
-	msleep(50);
-	KUNIT_EXPECT_EQ(test, atomic_read(&rw.calls), 1);
-	KUNIT_EXPECT_EQ(test, atomic_read(&dw.calls), 1);
-	KUNIT_EXPECT_EQ(test, atomic_read(&fw.calls), 1);
-	KUNIT_EXPECT_EQ(test, atomic_read(&xw.calls), 0);
-	ndk_test_close_mr(test, fast);
-	ndk_test_close_mr(test, mr);
+	KUNIT_EXPECT_EQ(test, atomic_read(&reg->w.calls), pend ? 1 : 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&dereg->w.calls), pend ? 1 : 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&fast->w.calls), c->atomic ? 1 : 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&reg->xw.calls), 0);
+	ndk_test_close_mr(test, fast->mr);
+	ndk_test_close_mr(test, reg->mr);
 	ndk_mem_free(t);
 	ndk_menv_free(test, me);
 }
@@ -1280,8 +1294,7 @@ static void ndk_mr_failed_type_test(struct kunit *test)
 
 static struct kunit_case ndk_mr_cases[] = {
 	KUNIT_CASE_PARAM(ndk_mr_rdma_test, ndk_mr_rdma_gen_params),
-	KUNIT_CASE(ndk_mr_inline_test),
-	KUNIT_CASE(ndk_mr_atomic_test),
+	KUNIT_CASE_PARAM(ndk_mr_caller_test, ndk_mr_caller_gen_params),
 	KUNIT_CASE_PARAM(ndk_mr_violation_test, ndk_mr_violation_gen_params),
 	KUNIT_CASE(ndk_mr_no_remote_read_test),
 	KUNIT_CASE(ndk_mr_toward_active_test),
