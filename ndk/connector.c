@@ -873,12 +873,6 @@ static NTSTATUS ndk_conn_step(struct ndk_connector *conn, bool in_caller,
 					    in_caller);
 		return ndk_conn_end(conn, NDK_CONN_DONE,
 				    ndk_status_from_errno(err), in_caller);
-	case NDK_CONN_REJECTING:
-		rdma_reject(conn->id, conn->pdata, conn->pdata_len,
-			    IB_CM_REJ_CONSUMER_DEFINED);
-		WRITE_ONCE(conn->state, NDK_CONN_DONE);
-		ndk_obj_put(&conn->obj);
-		return STATUS_SUCCESS;
 	case NDK_CONN_DISCONNECTING:
 		if (!rdma_disconnect(conn->id))
 			return STATUS_PENDING;
@@ -891,10 +885,27 @@ static NTSTATUS ndk_conn_step(struct ndk_connector *conn, bool in_caller,
 	}
 }
 
+/*
+ * NdkReject's reply, which may sleep. The call has returned already and
+ * reports nothing back, so the reject is no step of ndk_conn_step().
+ */
+static void ndk_conn_reject(struct ndk_connector *conn)
+{
+	rdma_reject(conn->id, conn->pdata, conn->pdata_len,
+		    IB_CM_REJ_CONSUMER_DEFINED);
+	WRITE_ONCE(conn->state, NDK_CONN_DONE);
+	ndk_obj_put(&conn->obj);
+}
+
 static void ndk_conn_work(struct work_struct *work)
 {
-	ndk_conn_step(container_of(work, struct ndk_connector, work), false,
-		      false);
+	struct ndk_connector *conn = container_of(work, struct ndk_connector,
+						  work);
+
+	if (READ_ONCE(conn->state) == NDK_CONN_REJECTING)
+		ndk_conn_reject(conn);
+	else
+		ndk_conn_step(conn, false, false);
 }
 
 /*
