@@ -162,17 +162,29 @@ struct np_sconn {
 	struct np_end end[2];
 };
 
+/* The active side of np_connect(): its connector and confirmation. */
+struct np_hs {
+	NDK_CONNECTOR *c;
+	struct np_wait w;
+};
+
 struct np {
 	const struct perf_cfg *cfg;
 	NDK_ADAPTER *adapter;
 	NDK_PD *pd;
 	NDK_LISTENER *listener;
 	struct np_side sd[2];
-	/* np_connect(): the request's connector, accepted with accept_qp */
+	/*
+	 * np_connect(): the request's connector, accepted with accept_qp
+	 * into aw; hs, the active side. The handshake's callbacks report
+	 * here, not to np_connect()'s stack, which a failed wait leaves
+	 * while they may still come.
+	 */
 	struct completion incoming;
 	NDK_CONNECTOR *incoming_conn;
 	NDK_QP *accept_qp;
-	struct np_wait *accept_w;
+	struct np_hs hs;
+	struct np_wait aw;
 	/* reg_mr: the region registered again and again */
 	u8 *rbuf;
 	struct ndk_mdl rmdl;
@@ -215,9 +227,9 @@ static void np_connect_event(PVOID ctx, NDK_CONNECTOR *connector)
 	st = connector->Dispatch->NdkAccept(connector, p->accept_qp,
 					    PERF_RD_LIMIT, PERF_RD_LIMIT,
 					    NULL, 0, NULL, NULL,
-					    np_request_done, p->accept_w);
+					    np_request_done, &p->aw);
 	if (st != STATUS_PENDING)
-		np_request_done(p->accept_w, st);
+		np_request_done(&p->aw, st);
 	p->incoming_conn = connector;
 	complete(&p->incoming);
 }
@@ -268,12 +280,6 @@ static NDK_MR *np_register(struct np *p, void *buf, struct ndk_mdl *mdl,
 	return mr;
 }
 
-/* The active side of np_connect(): its connector and confirmation. */
-struct np_hs {
-	NDK_CONNECTOR *c;
-	struct np_wait w;
-};
-
 /* NdkConnect's completion confirms at once, in the callback. */
 static void np_connected(PVOID ctx, NTSTATUS status)
 {
@@ -298,9 +304,9 @@ static int np_connect(struct np *p, NDK_QP *cqp, NDK_QP *sqp,
 	struct sockaddr_in src = { .sin_family = AF_INET,
 				   .sin_addr.s_addr = p->cfg->addr };
 	struct sockaddr_in dst = src;
-	struct np_wait w, aw;
+	struct np_hs *hs = &p->hs;
+	struct np_wait w;
 	NDK_CONNECTOR *c = NULL;
-	struct np_hs hs;
 	NTSTATUS st;
 
 	dst.sin_port = htons(p->cfg->port);
@@ -312,26 +318,24 @@ static int np_connect(struct np *p, NDK_QP *cqp, NDK_QP *sqp,
 		return -ENOMEM;
 	c = *client;
 	reinit_completion(&p->incoming);
-	np_wait_init(&aw);
+	np_wait_init(&p->aw);
 	p->accept_qp = sqp;
-	p->accept_w = &aw;
-	hs.c = c;
-	np_wait_init(&hs.w);
+	hs->c = c;
+	np_wait_init(&hs->w);
 	st = c->Dispatch->NdkConnect(c, cqp, (struct sockaddr *)&src,
 				     sizeof(src), (struct sockaddr *)&dst,
 				     sizeof(dst), PERF_RD_LIMIT, PERF_RD_LIMIT,
-				     NULL, 0, np_connected, &hs);
+				     NULL, 0, np_connected, hs);
 	if (st != STATUS_PENDING ||
 	    !wait_for_completion_timeout(&p->incoming, NP_WAIT)) {
 		pr_err("connect failed: %#x\n", st);
 		return -EIO;
 	}
 	*server = p->incoming_conn;
-	/* Both, so that no callback is left to come on this stack. */
-	st = np_wait(&hs.w, STATUS_PENDING);
-	if (np_wait(&aw, STATUS_PENDING) || st) {
+	st = np_wait(&hs->w, STATUS_PENDING);
+	if (np_wait(&p->aw, STATUS_PENDING) || st) {
 		pr_err("connect, accept or confirmation failed: %#x / %#x\n",
-		       hs.w.status, aw.status);
+		       hs->w.status, p->aw.status);
 		return -EIO;
 	}
 	return 0;
