@@ -117,7 +117,8 @@ build_for_vm() {
 	"$NDK_VM_DIR/install-deps.sh"
 	ktree=$("$NDK_VM_DIR/build-kernel.sh" "$flavour")
 	log "building ndk against $ktree"
-	make -C "$NDK_TOP" KDIR="$ktree" W=1 modules >"$outdir/build.log" 2>&1 ||
+	make -j"$(nproc)" -C "$NDK_TOP" KDIR="$ktree" W=1 modules \
+		>"$outdir/build.log" 2>&1 ||
 		{ cat "$outdir/build.log" >&2; die "module build failed"; }
 	if grep -E 'warning:|error:' "$outdir/build.log" >&2; then
 		die "module build has warnings"
