@@ -1277,9 +1277,6 @@ static void ndk_conn_foreign_handler_test(struct kunit *test)
 	f->cc = r.c;
 	f->ac = s.in;
 	f->aqp = s.pqp;
-	f->disc = STATUS_SUCCESS;
-	f->complete = STATUS_SUCCESS;
-	f->accept = STATUS_SUCCESS;
 	ndk_wait_init(&f->dw);
 	ndk_wait_init(&f->cw);
 	ndk_wait_init(&f->aw);
