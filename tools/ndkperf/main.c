@@ -16,7 +16,9 @@
  * with the time spent in polling calls and the completions they returned,
  * and with, for notify_lat, the time from posting a send to the callback
  * that woke the waiting receiver, summed over such callbacks, and their
- * number, and with the slab allocations made during the timed iterations (any
+ * number, with the time spent posting the receiver's receives (send_bw)
+ * and arming (notify_lat) and how many such calls, and with the slab
+ * allocations made during the timed iterations (any
  * context, counted through the kmalloc and kmem_cache_alloc tracepoints)
  * and how many of them ndk.ko made; conn_scale adds the time of its three
  * phases and the memory the open connections took. The workload
@@ -106,6 +108,10 @@ struct perf_run {
 	u64 post_ns;
 	u64 poll_ns;	/* bandwidth workloads: time in polling calls */
 	u64 polled;	/* and the completions they returned */
+	u64 recv_ns;	/* send_bw: time in the receiver's posting calls */
+	u64 recvs;	/* and the receives they posted */
+	u64 arm_ns;	/* notify_lat: time in arming calls */
+	u64 arms;	/* and their number */
 	u32 seq;	/* write_lat: round trips so far */
 	/*
 	 * notify_lat: the notifications, when the last send was posted, and
@@ -325,6 +331,7 @@ static int perf_send_rt(struct perf_run *r)
 static int perf_notify_wait(struct perf_run *r, int side, u64 want)
 {
 	struct perf_notify *n = &r->notify[side];
+	ktime_t t;
 	s64 ns;
 	int got;
 
@@ -337,7 +344,10 @@ static int perf_notify_wait(struct perf_run *r, int side, u64 want)
 		if (r->rx[side] >= want)
 			return 0;
 		reinit_completion(&n->done);
+		t = ktime_get();
 		r->ops->arm(r->st, side);
+		r->arm_ns += ktime_to_ns(ktime_sub(ktime_get(), t));
+		r->arms++;
 		got = perf_poll(r, side);
 		if (got < 0)
 			return got;
@@ -426,7 +436,7 @@ static int perf_stream(struct perf_run *r, u32 n)
 	const struct perf_cfg *c = r->cfg;
 	bool is_send = c->wl == PERF_SEND_BW;
 	u64 done0 = is_send ? r->rx[1] : r->tx[0];
-	u32 posted = 0, k;
+	u32 posted = 0, k, rq;
 	ktime_t t;
 	int err;
 
@@ -459,7 +469,11 @@ static int perf_stream(struct perf_run *r, u32 n)
 			if (err < 0)
 				return err;
 			r->polled += err;
+			rq = r->rq_out[1];
+			t = ktime_get();
 			err = perf_post_recv(r, 1, 2 * c->depth);
+			r->recv_ns += ktime_to_ns(ktime_sub(ktime_get(), t));
+			r->recvs += r->rq_out[1] - rq;
 			if (err)
 				return err;
 		}
@@ -624,6 +638,10 @@ static int perf_start(struct perf_run *r, const struct perf_ops *ops,
 	r->polled = 0;
 	r->notify_ns = 0;
 	r->notifies = 0;
+	r->recv_ns = 0;
+	r->recvs = 0;
+	r->arm_ns = 0;
+	r->arms = 0;
 	memset(r->scale_ns, 0, sizeof(r->scale_ns));
 	r->open_pages = 0;
 	r->slab_pages = 0;
@@ -653,10 +671,11 @@ static int perf_finish(struct perf_run *r, int m, int err, u64 ns,
 		goto out;
 	perf_alloc_totals(m, r->ops->name, &allocs, &ndk_allocs);
 	if (!err)
-		pr_info("result workload=%s mode=%s size=%u depth=%u iters=%u ns=%llu post_ns=%llu round=%u poll_ns=%llu polled=%llu notify_ns=%llu notifies=%llu allocs=%llu ndk_allocs=%llu\n",
+		pr_info("result workload=%s mode=%s size=%u depth=%u iters=%u ns=%llu post_ns=%llu round=%u poll_ns=%llu polled=%llu notify_ns=%llu notifies=%llu recv_ns=%llu recvs=%llu arm_ns=%llu arms=%llu allocs=%llu ndk_allocs=%llu\n",
 			perf_names[cfg->wl], r->ops->name, cfg->size,
 			cfg->depth, cfg->iters, ns, r->post_ns, round,
 			r->poll_ns, r->polled, r->notify_ns, r->notifies,
+			r->recv_ns, r->recvs, r->arm_ns, r->arms,
 			allocs, ndk_allocs);
 	/* Times in ns and memory in KiB, summed over the cycles. */
 	if (!err && cfg->wl == PERF_CONN_SCALE)

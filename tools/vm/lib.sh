@@ -128,17 +128,20 @@ build_for_vm() {
 
 # Boot kernel tree $1 with initramfs $2/initramfs.cpio.gz and command line
 # $3 under TCG (or NDK_QEMU_ACCEL), user networking, for at most $4 seconds;
-# the console goes to $2/console.log. Returns QEMU's (or timeout's) status.
+# the console goes to $2/console.log; the rest are more QEMU options.
+# Returns QEMU's (or timeout's) status.
 boot_vm() {
 	local ktree=$1 outdir=$2 append=$3 limit=$4
+	shift 4
 	run_vm "$outdir/console.log" "$ktree" "$outdir/initramfs.cpio.gz" \
 		"$append" "$limit" 2G -netdev user,id=n0,restrict=on \
-		-device virtio-net-pci,netdev=n0
+		-device virtio-net-pci,netdev=n0 "$@"
 }
 
 # Boot kernel tree $2 with initramfs $3 and command line $4 for at most $5
 # seconds with $6 of memory, console to file $1; the rest are QEMU's
-# network options. Returns QEMU's (or timeout's) status.
+# network and other options. NDK_QEMU_CPU replaces the CPU model (max).
+# Returns QEMU's (or timeout's) status.
 #
 # acpi=noirq: the PCI interrupt routing method of QEMU's i440fx (_PRT, an
 # AML loop over 128 entries) runs into ACPI's 30 s loop timeout under TCG
@@ -148,7 +151,8 @@ run_vm() {
 	local console=$1 ktree=$2 initrd=$3 append=$4 limit=$5 mem=$6
 	shift 6
 	timeout "$limit" qemu-system-x86_64 \
-		-accel "${NDK_QEMU_ACCEL:-tcg}" -cpu max -smp "$NDK_VM_CPUS" -m "$mem" \
+		-accel "${NDK_QEMU_ACCEL:-tcg}" -cpu "${NDK_QEMU_CPU:-max}" \
+		-smp "$NDK_VM_CPUS" -m "$mem" \
 		-kernel "$ktree/arch/x86/boot/bzImage" \
 		-initrd "$initrd" -append "$append acpi=noirq" "$@" \
 		-nographic -no-reboot -monitor none -serial stdio \
