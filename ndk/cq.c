@@ -32,6 +32,13 @@ static struct ndk_cq *to_ndk_cq(NDK_CQ *cq)
 	return container_of(cq, struct ndk_cq, ndk);
 }
 
+/* The arm each NDK_CQ_NOTIFY_* type asks for. */
+static const u8 ndk_arm_want[] = {
+	[NDK_CQ_NOTIFY_ERRORS] = NDK_ARM_ERRORS,
+	[NDK_CQ_NOTIFY_ANY] = NDK_ARM_ANY,
+	[NDK_CQ_NOTIFY_SOLICITED] = NDK_ARM_SOLICITED,
+};
+
 /**
  * ndk_cq_arm_merge() - the arm that results from a second NdkArmCq
  * @armed: current arm (NDK_ARM_*), NDK_ARM_NONE if not armed
@@ -41,22 +48,9 @@ static struct ndk_cq *to_ndk_cq(NDK_CQ *cq)
  */
 int ndk_cq_arm_merge(int armed, ULONG type)
 {
-	int want;
-
-	switch (type) {
-	case NDK_CQ_NOTIFY_ERRORS:
-		want = NDK_ARM_ERRORS;
-		break;
-	case NDK_CQ_NOTIFY_SOLICITED:
-		want = NDK_ARM_SOLICITED;
-		break;
-	case NDK_CQ_NOTIFY_ANY:
-		want = NDK_ARM_ANY;
-		break;
-	default:
+	if (type >= ARRAY_SIZE(ndk_arm_want))
 		return -EINVAL;
-	}
-	return max(armed, want);
+	return max_t(int, armed, ndk_arm_want[type]);
 }
 EXPORT_SYMBOL_NDK_TEST(ndk_cq_arm_merge);
 
@@ -169,27 +163,30 @@ static void ndk_arm_cq(NDK_CQ *pNdkCq, ULONG Type)
 {
 	struct ndk_cq *cq = to_ndk_cq(pNdkCq);
 	enum ib_cq_notify_flags flags;
-	int old, new;
+	int old, want;
 
+	if (unlikely(Type >= ARRAY_SIZE(ndk_arm_want)))
+		return;
+	/* ndk_cq_arm_merge(): an arm as large or larger stays as it is. */
+	want = ndk_arm_want[Type];
 	old = atomic_read(&cq->arm);
-	do {
-		new = ndk_cq_arm_merge(old, Type);
-		if (new < 0)
-			return;
-	} while (!atomic_try_cmpxchg(&cq->arm, &old, new));
+	while (old < want && !atomic_try_cmpxchg(&cq->arm, &old, want))
+		;
 
 	/*
 	 * Completions already waiting, or a failed CQ, notify at once; never
 	 * from inside this call, where the caller may hold its own locks.
 	 */
-	flags = new == NDK_ARM_SOLICITED ? IB_CQ_SOLICITED : IB_CQ_NEXT_COMP;
+	flags = max(old, want) == NDK_ARM_SOLICITED ? IB_CQ_SOLICITED :
+						      IB_CQ_NEXT_COMP;
 	if (ib_req_notify_cq(cq->ibcq, flags | IB_CQ_REPORT_MISSED_EVENTS) > 0 ||
 	    READ_ONCE(cq->fatal))
 		ndk_cq_kick(cq);
 }
 
 /* Free a slot the poller is done with; the poster may refill it then. */
-static void ndk_ring_free_slot(struct ndk_wr_ring *ring, u32 slot)
+static __always_inline void ndk_ring_free_slot(struct ndk_wr_ring *ring,
+						u32 slot)
 {
 	/* Pairs with ndk_ring_room(): the slot was read before this. */
 	smp_store_release(&ring->state[slot], NDK_SLOT_FREE);
@@ -197,26 +194,39 @@ static void ndk_ring_free_slot(struct ndk_wr_ring *ring, u32 slot)
 }
 
 /*
- * ndk_ring_retire() - the result of request @seq of a QP's queue is polled
- * @ring: the queue's ring, after its slot has been read
- * @seq: the request's sequence number
- *
- * Frees its slot, and those of the silent requests before it: a queue
- * completes its requests in order, and the only ones a driver completes
- * later (siw's reads) are never silent to the device. Each request
- * before @seq is looked at once, so the cost is constant on average.
- * Called with the CQ's polling serialized, by the consumer.
+ * ndk_ring_retire() for a result that does not come next in order: free
+ * the silent requests before it too. A queue completes its requests in
+ * order, and the only ones a driver completes later (siw's reads) are
+ * never silent to the device. Each request before @seq is looked at
+ * once, so the cost is constant on average.
  */
-static void ndk_ring_retire(struct ndk_wr_ring *ring, u32 seq)
+static noinline void ndk_ring_retire_gap(struct ndk_wr_ring *ring, u32 seq)
 {
-	u32 slot = seq & ring->mask;
-
 	for (; (s32)(seq - ring->scan) > 0; ring->scan++)
 		if (ring->state[ring->scan & ring->mask] == NDK_SLOT_SILENT)
 			ndk_ring_free_slot(ring, ring->scan & ring->mask);
 	/* A late read leaves @scan where later results have moved it. */
 	if (seq == ring->scan)
 		ring->scan++;
+}
+
+/*
+ * ndk_ring_retire() - the result of request @seq of a QP's queue is polled
+ * @ring: the queue's ring, after its slot has been read
+ * @seq: the request's sequence number
+ *
+ * Frees its slot, and those of the silent requests before it (see
+ * ndk_ring_retire_gap()); the next result in order needs no scan.
+ * Called with the CQ's polling serialized, by the consumer.
+ */
+static __always_inline void ndk_ring_retire(struct ndk_wr_ring *ring, u32 seq)
+{
+	u32 slot = seq & ring->mask;
+
+	if (likely(seq == ring->scan))
+		ring->scan = seq + 1;
+	else
+		ndk_ring_retire_gap(ring, seq);
 	/* Not twice, should a driver report a silent one after a later one. */
 	if (ring->state[slot] != NDK_SLOT_FREE)
 		ndk_ring_free_slot(ring, slot);
@@ -241,16 +251,70 @@ static NDK_OPERATION_TYPE ndk_wc_type(const struct ib_wc *wc)
 	}
 }
 
+/**
+ * ndk_cq_forget_owner() - a closed QP leaves no hint in its CQ
+ * @cq: a CQ of the QP
+ * @owner: the QP's object, just dropped by ndk_wr_owner_del()
+ *
+ * The QP is freed after a grace period, which the poll path's read
+ * section holds off for a hint it read before this.
+ */
+void ndk_cq_forget_owner(struct ndk_cq *cq, struct ndk_obj *owner)
+{
+	/* Pairs with ndk_cq_owner_lookup(). */
+	smp_mb();
+	cmpxchg(&cq->owner, owner, NULL);
+}
+
+/*
+ * ndk_cq_owner() without the hint: look the owner up, and make it the
+ * hint if it is a QP (an SRQ's results come from several QPs). Should
+ * the QP be dropped meanwhile, the poller or ndk_cq_forget_owner()
+ * clears the hint: each finds the other's update.
+ */
+static noinline struct ndk_obj *ndk_cq_owner_lookup(struct ndk_cq *cq,
+						    u64 wr_id, u64 kind)
+{
+	struct ndk_obj *owner = ndk_wr_owner(wr_id);
+
+	if (!owner || kind == NDK_WR_SRQ)
+		return owner;
+	WRITE_ONCE(cq->owner, owner);
+	smp_mb();
+	if (ndk_wr_owner(wr_id) != owner)
+		cmpxchg(&cq->owner, owner, NULL);
+	return owner;
+}
+
+/*
+ * The live QP or SRQ that posted the request of @wr_id, under
+ * rcu_read_lock(): the hint of the CQ if it names the object, else
+ * ndk_wr_owner(). Object ids are not reused while the object is in
+ * ndk_wr_owners, which the hint's is until it is forgotten.
+ */
+static __always_inline struct ndk_obj *ndk_cq_owner(struct ndk_cq *cq,
+						    u64 wr_id, u64 kind)
+{
+	struct ndk_obj *owner = READ_ONCE(cq->owner);
+
+	if (likely(owner && (owner->id & NDK_WR_ID_MASK) ==
+			    ((wr_id >> NDK_WR_ID_SHIFT) & NDK_WR_ID_MASK)))
+		return owner;
+	return ndk_cq_owner_lookup(cq, wr_id, kind);
+}
+
 /*
  * Fill @r from @wc and set *@type, under rcu_read_lock(). The QP or SRQ
- * that posted the request is found from the wr_id (see ndk_wr_owner()),
+ * that posted the request is found from the wr_id (see ndk_cq_owner()),
  * and the request leaves its queue.
  *
  * Return: false, leaving @r alone, when that QP or SRQ is closed, or for
  * the success of a silent read: the completion is dropped.
  */
-static bool ndk_wc_to_result(const struct ib_wc *wc, NDK_RESULT *r,
-			     NDK_OPERATION_TYPE *type)
+static __always_inline bool ndk_wc_to_result(struct ndk_cq *cq,
+					     const struct ib_wc *wc,
+					     NDK_RESULT *r,
+					     NDK_OPERATION_TYPE *type)
 {
 	u64 kind = wc->wr_id >> NDK_WR_KIND_SHIFT;
 	struct ndk_wr_ring *ring;
@@ -265,7 +329,7 @@ static bool ndk_wc_to_result(const struct ib_wc *wc, NDK_RESULT *r,
 		r->QPContext = ndk_qp_context(wc->qp);
 		*type = ndk_wc_type(wc);
 	} else {
-		owner = ndk_wr_owner(wc->wr_id);
+		owner = ndk_cq_owner(cq, wc->wr_id, kind);
 		if (unlikely(!owner))
 			return false;
 		if (kind == NDK_WR_SRQ) {
@@ -346,7 +410,7 @@ static __always_inline ULONG ndk_cq_fill(struct ndk_cq *cq, void *Results,
 			if (unlikely(wc->status != IB_WC_SUCCESS))
 				ndk_cq_count_error(cq, wc->status);
 			rx = Results + done * size;
-			if (!ndk_wc_to_result(wc, (NDK_RESULT *)rx, &type))
+			if (!ndk_wc_to_result(cq, wc, (NDK_RESULT *)rx, &type))
 				continue;
 			if (ex) {
 				rx->Type = type;
@@ -368,29 +432,32 @@ static __always_inline ULONG ndk_cq_fill(struct ndk_cq *cq, void *Results,
 	return done;
 }
 
-static noinline ULONG ndk_cq_results(struct ndk_cq *cq, NDK_RESULT Results[],
-				     ULONG nResults, int n)
+static noinline ULONG ndk_cq_results(struct ndk_cq *cq, int n)
 {
-	return ndk_cq_fill(cq, Results, nResults, n, false);
+	return ndk_cq_fill(cq, cq->results, cq->nresults, n, false);
 }
 
-static noinline ULONG ndk_cq_results_ex(struct ndk_cq *cq,
-					NDK_RESULT_EX Results[],
-					ULONG nResults, int n)
+static noinline ULONG ndk_cq_results_ex(struct ndk_cq *cq, int n)
 {
-	return ndk_cq_fill(cq, Results, nResults, n, true);
+	return ndk_cq_fill(cq, cq->results, cq->nresults, n, true);
 }
 
-/* An empty poll is one call into the driver, and nothing else. */
+/*
+ * An empty poll is one call into the driver, and nothing else. The
+ * consumer's buffer waits in the CQ while the driver polls, so that
+ * nothing but the CQ is kept across the call.
+ */
 static ULONG ndk_get_cq_results(NDK_CQ *pNdkCq, NDK_RESULT Results[],
 				ULONG nResults)
 {
 	struct ndk_cq *cq = to_ndk_cq(pNdkCq);
 	int n;
 
+	cq->results = Results;
+	cq->nresults = nResults;
 	/* Asked for none, the driver returns none. */
 	n = ndk_cq_poll(cq, min_t(ULONG, nResults, NDK_CQ_POLL_BATCH));
-	return n > 0 ? ndk_cq_results(cq, Results, nResults, n) : 0;
+	return n > 0 ? ndk_cq_results(cq, n) : 0;
 }
 
 static ULONG ndk_get_cq_results_ex(NDK_CQ *pNdkCq, NDK_RESULT_EX Results[],
@@ -399,9 +466,11 @@ static ULONG ndk_get_cq_results_ex(NDK_CQ *pNdkCq, NDK_RESULT_EX Results[],
 	struct ndk_cq *cq = to_ndk_cq(pNdkCq);
 	int n;
 
+	cq->results = Results;
+	cq->nresults = nResults;
 	/* Asked for none, the driver returns none. */
 	n = ndk_cq_poll(cq, min_t(ULONG, nResults, NDK_CQ_POLL_BATCH));
-	return n > 0 ? ndk_cq_results_ex(cq, Results, nResults, n) : 0;
+	return n > 0 ? ndk_cq_results_ex(cq, n) : 0;
 }
 
 struct ndk_cq_resize {

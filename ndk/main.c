@@ -16,6 +16,9 @@ MODULE_LICENSE("Dual BSD/GPL");
 
 struct workqueue_struct *ndk_wq;
 
+/* The module state of every driver built into the kernel. */
+const enum module_state ndk_builtin_state = MODULE_STATE_LIVE;
+
 /* Protects the ndk_devices list and each entry's inline-size probe. */
 DEFINE_MUTEX(ndk_devices_lock);
 LIST_HEAD(ndk_devices);

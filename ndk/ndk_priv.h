@@ -292,6 +292,21 @@ static inline bool ndk_driver_going(const struct ib_device *ibdev)
 	return owner && !module_is_live(owner);
 }
 
+extern const enum module_state ndk_builtin_state;
+
+/*
+ * Where ndk_driver_going() reads the state of @ibdev's driver, kept by
+ * the QP so that its post path tests it in one load: the state of the
+ * driver's module, or for a driver built in one that stays live.
+ */
+static inline const enum module_state *
+ndk_driver_state(const struct ib_device *ibdev)
+{
+	struct module *owner = ibdev->ops.owner;
+
+	return owner ? &owner->state : &ndk_builtin_state;
+}
+
 /* Count @n events of @stat on this CPU: no lock, no allocation. */
 static inline void ndk_stat_add(struct ndk_adapter *adapter,
 				enum ndk_stat stat, u64 n)
@@ -417,6 +432,11 @@ struct ndk_pd {
  * @moderation: newest moderation setting, count << 16 | period
  * @moderation_work: applies @moderation
  * @stats: the device's counters, at hand for the poll path
+ * @owner: a hint, the QP the poll path last found as the owner of a
+ *	request; it names a QP that is live, or closed since but not freed
+ *	(see ndk_cq_forget_owner())
+ * @results: the buffer of the NdkGetCqResults(Ex) call in progress
+ * @nresults: and its length
  * @wc: poll buffer; the consumer serializes polling
  */
 struct ndk_cq {
@@ -438,6 +458,9 @@ struct ndk_cq {
 	atomic_t moderation;
 	struct work_struct moderation_work;
 	struct ndk_stats __percpu *stats;
+	struct ndk_obj *owner;
+	void *results;
+	ULONG nresults;
 	struct ib_wc wc[NDK_CQ_POLL_BATCH];
 };
 
@@ -451,6 +474,7 @@ NTSTATUS ndk_create_cq(NDK_ADAPTER *pNdkAdapter, ULONG CqDepth,
 		       PVOID RequestContext, NDK_CQ **ppNdkCq);
 int ndk_cq_pick_vector(struct ib_device *ibdev, const GROUP_AFFINITY *aff);
 int ndk_cq_arm_merge(int armed, ULONG type);
+void ndk_cq_forget_owner(struct ndk_cq *cq, struct ndk_obj *owner);
 NTSTATUS ndk_cq_moderation(ULONG interval, ULONG count, ULONG depth,
 			   u16 *cq_count, u16 *cq_period);
 
@@ -472,7 +496,7 @@ NTSTATUS ndk_cq_moderation(ULONG interval, ULONG count, ULONG depth,
  * @retired: requests the poller has retired; poller only (QP queues)
  * @scan: every request before this sequence number is polled or a
  *	silent one retired; poller only (QP queues)
- * @tag: the owner's object id, placed as in a wr_id
+ * @tag: the queue's kind and the owner's object id, placed as in a wr_id
  *
  * A request occupies its queue from posting until its result is polled,
  * whenever the device frees its own entry, so that a slot is never
@@ -521,7 +545,7 @@ struct ndk_wr_ring {
 
 int ndk_ring_init(struct ndk_wr_ring *ring, u32 depth);
 void ndk_ring_free(struct ndk_wr_ring *ring);
-int ndk_wr_owner_add(struct ndk_obj *obj, struct ndk_wr_ring *ring);
+int ndk_wr_owner_add(struct ndk_obj *obj);
 void ndk_wr_owner_del(struct ndk_obj *obj);
 extern struct xarray ndk_wr_owners;
 
@@ -547,42 +571,52 @@ static __always_inline struct ndk_obj *ndk_wr_owner(u64 wr_id)
 	return entry;
 }
 
-/*
- * Whether a QP's queue has room for one more request: fewer than its
- * depth unretired, and the next slot retired. Poster only.
- */
-static __always_inline bool ndk_ring_room(const struct ndk_wr_ring *ring)
+/* The tag of @obj's queue of kind @kind (NDK_WR_SQ, _RQ or _SRQ). */
+static inline u64 ndk_wr_tag(const struct ndk_obj *obj, u64 kind)
 {
-	u32 slot = ring->head & ring->mask;
-
-	if (ring->head - READ_ONCE(ring->retired) >= ring->depth)
-		return false;
-	/* Pairs with ndk_ring_retire(): the poller is done with the slot. */
-	return smp_load_acquire(&ring->state[slot]) == NDK_SLOT_FREE;
+	return kind << NDK_WR_KIND_SHIFT |
+	       (u64)(obj->id & NDK_WR_ID_MASK) << NDK_WR_ID_SHIFT;
 }
 
 /*
- * Fill the next slot and return the wr_id naming it; no allocation. The
- * slot is taken before the device sees the request, whose completion may
- * be polled before the post returns; ndk_ring_untake() gives it back if
- * the device refuses it.
+ * Whether a QP's queue has room for request @head (the queue's head,
+ * read once by the caller): fewer than its depth unretired, and the slot
+ * retired. Poster only.
  */
-static __always_inline u64 ndk_ring_slot(struct ndk_wr_ring *ring, u64 kind,
+static __always_inline bool ndk_ring_room(const struct ndk_wr_ring *ring,
+					  u32 head)
+{
+	if (head - READ_ONCE(ring->retired) >= ring->depth)
+		return false;
+	/* Pairs with ndk_ring_retire(): the poller is done with the slot. */
+	return smp_load_acquire(&ring->state[head & ring->mask]) ==
+	       NDK_SLOT_FREE;
+}
+
+/*
+ * Fill the slot of request @head and return the wr_id naming it; no
+ * allocation. The slot is taken before the device sees the request,
+ * whose completion may be polled before the post returns;
+ * ndk_ring_untake() gives it back if the device refuses it. The caller
+ * reads the head once and passes it: every store here may alias it for
+ * the compiler, which would load it again after each.
+ */
+static __always_inline u64 ndk_ring_take(struct ndk_wr_ring *ring, u32 head,
 					 void *ctx, NDK_OPERATION_TYPE type,
 					 u8 state)
 {
-	u32 slot = ring->head & ring->mask;
+	u32 slot = head & ring->mask;
 
 	ring->ctx[slot] = ctx;
 	ring->type[slot] = type;
 	WRITE_ONCE(ring->state[slot], state);
-	return kind << NDK_WR_KIND_SHIFT | ring->tag | ring->head;
+	return ring->tag | head;
 }
 
-/* The device refused the request in the next slot: nothing will poll it. */
-static __always_inline void ndk_ring_untake(struct ndk_wr_ring *ring)
+/* The device refused request @head: nothing will poll it. */
+static __always_inline void ndk_ring_untake(struct ndk_wr_ring *ring, u32 head)
 {
-	WRITE_ONCE(ring->state[ring->head & ring->mask], NDK_SLOT_FREE);
+	WRITE_ONCE(ring->state[head & ring->mask], NDK_SLOT_FREE);
 }
 
 /*
@@ -622,6 +656,8 @@ union ndk_held_wr {
  *	adapter's MaxInlineDataSize bounds it to 16 bits)
  * @max_xfer: the adapter's MaxTransferLength, at hand for the post path
  * @stats: the device's counters, at hand for the post path
+ * @driver: the state of the driver's module (ndk_driver_state()), at
+ *	hand for the post path
  * @max_held: deferred requests held at most: NDK_DEFER_MAX, or the
  *	initiator queue's depth if smaller (a chain cannot be longer)
  * @isge: @max_held initiator SGE arrays of max(@max_isge, 1) entries,
@@ -654,6 +690,7 @@ struct ndk_qp {
 	u32 max_held;
 	u32 max_xfer;
 	struct ndk_stats __percpu *stats;
+	const enum module_state *driver;
 	struct ib_sge *isge;
 	union ndk_held_wr *held;
 	u32 nheld;

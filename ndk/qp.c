@@ -87,10 +87,11 @@ static NTSTATUS ndk_qp_create(struct ndk_obj *obj)
 	if (IS_ERR(ibqp))
 		return ndk_status_from_errno(PTR_ERR(ibqp));
 	qp->ibqp = ibqp;
-	err = ndk_wr_owner_add(obj, &qp->sq);
+	err = ndk_wr_owner_add(obj);
 	if (err)
 		return ndk_status_from_errno(err);
-	qp->rq.tag = qp->sq.tag;
+	qp->sq.tag = ndk_wr_tag(obj, NDK_WR_SQ);
+	qp->rq.tag = ndk_wr_tag(obj, NDK_WR_RQ);
 	if (qp->srq) {
 		spin_lock(&qp->srq->qps_lock);
 		hlist_add_head_rcu(&qp->srq_node, &qp->srq->qps);
@@ -111,19 +112,17 @@ DEFINE_XARRAY(ndk_wr_owners);
 
 /**
  * ndk_wr_owner_add() - let completions of @obj's queues find it
- * @obj: a QP or an SRQ, being created
- * @ring: one of its rings, which gets the tag of its wr_ids
+ * @obj: a QP or an SRQ, being created; its rings' tags name it
+ *	(ndk_wr_tag())
  *
  * Process context.
  *
  * Return: 0 or a negative errno.
  */
-int ndk_wr_owner_add(struct ndk_obj *obj, struct ndk_wr_ring *ring)
+int ndk_wr_owner_add(struct ndk_obj *obj)
 {
-	u32 id = obj->id & NDK_WR_ID_MASK;
-
-	ring->tag = (u64)id << NDK_WR_ID_SHIFT;
-	return NDK_FI_ERR(xa_insert(&ndk_wr_owners, id, obj, GFP_KERNEL));
+	return NDK_FI_ERR(xa_insert(&ndk_wr_owners, obj->id & NDK_WR_ID_MASK,
+				    obj, GFP_KERNEL));
 }
 
 /**
@@ -181,6 +180,9 @@ static void ndk_qp_destroy(struct ndk_obj *obj)
 	struct ndk_qp *qp = container_of(obj, struct ndk_qp, obj);
 
 	ndk_wr_owner_del(obj);
+	/* ndk_qp_new() added the receive CQ, then the initiator CQ. */
+	ndk_cq_forget_owner(container_of(obj->extra[0], struct ndk_cq, obj), obj);
+	ndk_cq_forget_owner(container_of(obj->extra[1], struct ndk_cq, obj), obj);
 	if (!hlist_unhashed(&qp->srq_node)) {
 		spin_lock(&qp->srq->qps_lock);
 		hlist_del_rcu(&qp->srq_node);
@@ -267,35 +269,65 @@ static size_t ndk_wr_size(const struct ib_send_wr *wr)
 }
 
 /*
+ * ib_send_flags of NDK_OP_FLAG_SILENT_SUCCESS, _READ_FENCE and
+ * _SEND_AND_SOLICIT_EVENT, the low three bits of the flags: one load
+ * instead of a test for each. A read is always signaled, silent or not
+ * (see NDK_SLOT_QUIET).
+ */
+#define NDK_IB_FLAGS(f, read)						\
+	(((f) & NDK_OP_FLAG_SILENT_SUCCESS && !(read) ? 0 : IB_SEND_SIGNALED) | \
+	 ((f) & NDK_OP_FLAG_READ_FENCE ? IB_SEND_FENCE : 0) |		\
+	 ((f) & NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT ? IB_SEND_SOLICITED : 0))
+#define NDK_IB_FLAGS8(read)						\
+	{ NDK_IB_FLAGS(0, read), NDK_IB_FLAGS(1, read),			\
+	  NDK_IB_FLAGS(2, read), NDK_IB_FLAGS(3, read),			\
+	  NDK_IB_FLAGS(4, read), NDK_IB_FLAGS(5, read),			\
+	  NDK_IB_FLAGS(6, read), NDK_IB_FLAGS(7, read) }
+static const u8 ndk_ib_flags[2][8] = { NDK_IB_FLAGS8(0), NDK_IB_FLAGS8(1) };
+
+static __always_inline unsigned int ndk_send_flags(ULONG Flags,
+						   NDK_OPERATION_TYPE type)
+{
+	BUILD_BUG_ON((NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE |
+		      NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT) != 7);
+	return ndk_ib_flags[type == NdkOperationTypeRead][Flags & 7] |
+	       (Flags & NDK_OP_FLAG_INLINE ? IB_SEND_INLINE : 0);
+}
+
+/* The slot state of a request: silent (a read: QUIET) or not. */
+static __always_inline u8 ndk_slot_state(ULONG Flags, NDK_OPERATION_TYPE type)
+{
+	u8 silent = type == NdkOperationTypeRead ? NDK_SLOT_QUIET :
+						   NDK_SLOT_SILENT;
+
+	return NDK_SLOT_BUSY +
+	       (Flags & NDK_OP_FLAG_SILENT_SUCCESS) * (silent - NDK_SLOT_BUSY);
+}
+
+/*
  * Give a checked request of @type its ring slot and the signaling @Flags
  * ask. @type is a constant of each posting call, so that nothing decodes
  * the opcode. @wr->wr_id holds the RequestContext, which moves into the
  * queue's ring.
  * The slot is taken for good only once the request is posted or held.
- * A read is always signaled, silent or not (see NDK_SLOT_QUIET).
  */
 static __always_inline void ndk_qp_prepare(struct ndk_qp *qp,
 					   struct ib_send_wr *wr, ULONG Flags,
 					   NDK_OPERATION_TYPE type)
 {
-	u8 state = NDK_SLOT_BUSY;
-
-	if (Flags & NDK_OP_FLAG_SILENT_SUCCESS)
-		state = type == NdkOperationTypeRead ? NDK_SLOT_QUIET :
-						       NDK_SLOT_SILENT;
-	wr->wr_id = ndk_ring_slot(&qp->sq, NDK_WR_SQ,
-				  (void *)(uintptr_t)wr->wr_id, type, state);
-	if (state != NDK_SLOT_SILENT)
-		wr->send_flags |= IB_SEND_SIGNALED;
-	if (Flags & NDK_OP_FLAG_READ_FENCE)
-		wr->send_flags |= IB_SEND_FENCE;
-	if (Flags & NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT)
-		wr->send_flags |= IB_SEND_SOLICITED;
-	if (Flags & NDK_OP_FLAG_INLINE)
-		wr->send_flags |= IB_SEND_INLINE;
+	wr->send_flags |= ndk_send_flags(Flags, type);
+	wr->wr_id = ndk_ring_take(&qp->sq, qp->sq.head,
+				  (void *)(uintptr_t)wr->wr_id, type,
+				  ndk_slot_state(Flags, type));
 }
 
-/* Post one checked request on the initiator queue: the common case. */
+/* The driver of @qp's device is being unloaded: see ndk_driver_going(). */
+static __always_inline bool ndk_qp_driver_going(const struct ndk_qp *qp)
+{
+	return READ_ONCE(*qp->driver) == MODULE_STATE_GOING;
+}
+
+/* Post one checked request on the initiator queue. */
 static __always_inline NTSTATUS ndk_qp_post_wr(struct ndk_qp *qp,
 					       struct ib_send_wr *wr,
 					       ULONG Flags,
@@ -303,14 +335,14 @@ static __always_inline NTSTATUS ndk_qp_post_wr(struct ndk_qp *qp,
 {
 	int err;
 
-	if (unlikely(!ndk_ring_room(&qp->sq)))
+	if (unlikely(!ndk_ring_room(&qp->sq, qp->sq.head)))
 		return STATUS_INSUFFICIENT_RESOURCES;
-	if (unlikely(ndk_driver_going(qp->ibqp->device)))
+	if (unlikely(ndk_qp_driver_going(qp)))
 		return STATUS_DEVICE_REMOVED;
 	ndk_qp_prepare(qp, wr, Flags, type);
 	err = ib_post_send(qp->ibqp, wr, NULL);
 	if (unlikely(err)) {
-		ndk_ring_untake(&qp->sq);
+		ndk_ring_untake(&qp->sq, qp->sq.head);
 		return ndk_status_from_errno(err);
 	}
 	qp->sq.head++;
@@ -341,8 +373,7 @@ static int ndk_qp_post_held(struct ndk_qp *qp, struct ib_send_wr *last)
 	if (!first)
 		return 0;
 	/* Ordered by the claims: see ndk_qp_set_error(). */
-	if (unlikely(!READ_ONCE(qp->in_error) &&
-		     ndk_driver_going(qp->ibqp->device)))
+	if (unlikely(!READ_ONCE(qp->in_error) && ndk_qp_driver_going(qp)))
 		return -ENODEV;
 	if (n)
 		held[n - 1].wr.next = last;
@@ -429,7 +460,7 @@ static NTSTATUS ndk_qp_submit(struct ndk_qp *qp, struct ib_send_wr *wr,
 	u32 n;
 	int err;
 
-	if (!status && !ndk_ring_room(&qp->sq))
+	if (!status && !ndk_ring_room(&qp->sq, qp->sq.head))
 		status = STATUS_INSUFFICIENT_RESOURCES;
 	if (status) {
 		ndk_qp_post_held(qp, NULL);
@@ -445,7 +476,7 @@ static NTSTATUS ndk_qp_submit(struct ndk_qp *qp, struct ib_send_wr *wr,
 	    NDK_OP_FLAG_DEFER) {
 		err = ndk_qp_post_held(qp, wr);
 		if (err)
-			ndk_ring_untake(&qp->sq);
+			ndk_ring_untake(&qp->sq, qp->sq.head);
 		else
 			qp->sq.head++;
 		return ndk_status_from_errno(err);
@@ -532,9 +563,48 @@ ndk_qp_check(struct ndk_qp *qp, struct ib_send_wr *wr, const NDK_SGE *pSgl,
 }
 
 /*
+ * Check an initiator request and post it, or fail it with the status of
+ * the first check that fails, in order; or hold it. Out of line: the
+ * requests that come here are refused, deferred, or find requests held.
+ */
+static noinline NTSTATUS ndk_qp_post_slow(struct ndk_qp *qp,
+					  struct ib_send_wr *wr,
+					  NDK_OPERATION_TYPE type,
+					  const NDK_SGE *pSgl, ULONG nSge,
+					  ULONG Flags, ULONG allowed,
+					  ULONG max_sge)
+{
+	return ndk_qp_post_checked(qp, wr, Flags, type,
+				   ndk_qp_check(qp, wr, pSgl, nSge, Flags,
+						allowed, max_sge));
+}
+
+/*
+ * The device refused the last request, which ndk_qp_post() counted and
+ * gave a slot: take both back.
+ */
+static noinline NTSTATUS ndk_qp_post_refused(struct ndk_qp *qp, int err)
+{
+	u32 head = --qp->sq.head;
+
+	ndk_ring_untake(&qp->sq, head);
+	ndk_stat_add_to(qp->stats, NDK_STAT_POSTED, -1);
+	return ndk_status_from_errno(err);
+}
+
+/*
  * Check and post an initiator request with local buffers. The consumer
  * serializes the initiator queue, so nothing here takes a lock, and
  * nothing is allocated.
+ *
+ * A request that passes every check, neither defers nor finds requests
+ * held, and has at least one SGE goes to the device from here, after
+ * one pass over what NDKPI requires and ndk's ring slot; every other
+ * takes ndk_qp_post_slow(), which tells the checks apart. Both make
+ * the same checks, so a request posts, or fails with the same status,
+ * whichever way it goes. The request is counted and its slot taken
+ * before the device sees it, so that nothing but @qp is needed once
+ * the driver returns, and that only if it refused the request.
  */
 static __always_inline NTSTATUS ndk_qp_post(struct ndk_qp *qp,
 					    struct ib_send_wr *wr,
@@ -543,9 +613,61 @@ static __always_inline NTSTATUS ndk_qp_post(struct ndk_qp *qp,
 					    ULONG Flags, ULONG allowed,
 					    ULONG max_sge)
 {
-	return ndk_qp_post_checked(qp, wr, Flags, type,
-				   ndk_qp_check(qp, wr, pSgl, nSge, Flags,
-						allowed, max_sge));
+	struct ndk_wr_ring *sq = &qp->sq;
+	unsigned int send_flags = 0;
+	u32 head, slot;
+	void **ctx;
+	u8 *types, *state;
+	u64 total;
+	ULONG i;
+	int err;
+
+	/* First: it orders what follows (see ndk_qp_post_held()). */
+	if (unlikely(!ndk_qp_none_held(qp) || !READ_ONCE(qp->connected) ||
+		     Flags & ~(allowed & ~NDK_OP_FLAG_DEFER) ||
+		     nSge - 1 >= max_sge || !pSgl))
+		goto slow;
+	total = pSgl[0].Length;
+	for (i = 1; i < nSge; i++)
+		total += pSgl[i].Length;
+	if (unlikely(total > qp->max_xfer))
+		goto slow;
+	if (unlikely(Flags & NDK_OP_FLAG_INLINE)) {
+		if (total > qp->inline_size ||
+		    ndk_qp_sges_privileged(qp, pSgl, nSge))
+			goto slow;
+		send_flags = IB_SEND_INLINE;
+	}
+	/*
+	 * ndk_ring_room() on the slot at hand, whose arrays are loaded once:
+	 * the compiler cannot tell the stores below from the ring's fields.
+	 */
+	head = sq->head;
+	slot = head & sq->mask;
+	ctx = sq->ctx;
+	types = sq->type;
+	state = sq->state + slot;
+	if (unlikely(head - READ_ONCE(sq->retired) >= sq->depth ||
+		     smp_load_acquire(state) != NDK_SLOT_FREE ||
+		     ndk_qp_driver_going(qp)))
+		goto slow;
+	ctx[slot] = (void *)(uintptr_t)wr->wr_id;
+	types[slot] = type;
+	WRITE_ONCE(*state, ndk_slot_state(Flags, type));
+	wr->wr_id = sq->tag | head;
+	wr->sg_list = ndk_ib_sges(pSgl);
+	wr->num_sge = nSge;
+	wr->send_flags = send_flags | ndk_ib_flags[type == NdkOperationTypeRead]
+						      [Flags & 7];
+	sq->head = head + 1;
+	ndk_stat_add_to(qp->stats, NDK_STAT_POSTED, 1);
+	err = ib_post_send(qp->ibqp, wr, NULL);
+	if (unlikely(err))
+		return ndk_qp_post_refused(qp, err);
+	return STATUS_SUCCESS;
+slow:
+	return ndk_qp_post_slow(qp, wr, type, pSgl, nSge, Flags, allowed,
+				max_sge);
 }
 
 /**
@@ -643,11 +765,14 @@ static NTSTATUS ndk_send_and_invalidate(NDK_QP *pNdkQp, PVOID RequestContext,
 			   NDK_SEND_FLAGS, qp->max_isge);
 }
 
-/* NdkReceive: allowed before the QP is connected. */
-static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
-			    const NDK_SGE *pSgl, ULONG nSge)
+/*
+ * NdkReceive with its checks one by one, in order: for the requests
+ * ndk_receive() cannot post at once.
+ */
+static noinline NTSTATUS ndk_receive_slow(struct ndk_qp *qp,
+					  PVOID RequestContext,
+					  const NDK_SGE *pSgl, ULONG nSge)
 {
-	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
 	struct ib_recv_wr wr = {
 		.next = NULL,
 		.wr_id = 0,
@@ -665,18 +790,58 @@ static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
 		return status;
 	if (unlikely(total > qp->max_xfer))
 		return STATUS_INVALID_BUFFER_SIZE;
-	if (unlikely(!ndk_ring_room(&qp->rq)))
+	if (unlikely(!ndk_ring_room(&qp->rq, qp->rq.head)))
 		return STATUS_INSUFFICIENT_RESOURCES;
-	wr.wr_id = ndk_ring_slot(&qp->rq, NDK_WR_RQ, RequestContext,
+	wr.wr_id = ndk_ring_take(&qp->rq, qp->rq.head, RequestContext,
 				 NdkOperationTypeReceive, NDK_SLOT_BUSY);
 	err = ib_post_recv(qp->ibqp, &wr, NULL);
 	if (unlikely(err)) {
-		ndk_ring_untake(&qp->rq);
+		ndk_ring_untake(&qp->rq, qp->rq.head);
 		return ndk_status_from_errno(err);
 	}
 	qp->rq.head++;
 	ndk_stat_add_to(qp->stats, NDK_STAT_POSTED, 1);
 	return STATUS_SUCCESS;
+}
+
+/*
+ * NdkReceive: allowed before the QP is connected. A receive with at
+ * least one SGE that passes every check is posted in one pass, as in
+ * ndk_qp_post(); any other takes ndk_receive_slow().
+ */
+static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
+			    const NDK_SGE *pSgl, ULONG nSge)
+{
+	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
+	struct ndk_wr_ring *rq = &qp->rq;
+	u32 head = rq->head;
+	struct ib_recv_wr wr;
+	u64 total;
+	ULONG i;
+	int err;
+
+	if (unlikely(qp->srq || nSge - 1 >= qp->max_rsge || !pSgl))
+		goto slow;
+	total = pSgl[0].Length;
+	for (i = 1; i < nSge; i++)
+		total += pSgl[i].Length;
+	if (unlikely(total > qp->max_xfer || !ndk_ring_room(rq, head)))
+		goto slow;
+	wr.next = NULL;
+	wr.sg_list = ndk_ib_sges(pSgl);
+	wr.num_sge = nSge;
+	wr.wr_id = ndk_ring_take(rq, head, RequestContext,
+				 NdkOperationTypeReceive, NDK_SLOT_BUSY);
+	err = ib_post_recv(qp->ibqp, &wr, NULL);
+	if (unlikely(err)) {
+		ndk_ring_untake(rq, head);
+		return ndk_status_from_errno(err);
+	}
+	rq->head = head + 1;
+	ndk_stat_add_to(qp->stats, NDK_STAT_POSTED, 1);
+	return STATUS_SUCCESS;
+slow:
+	return ndk_receive_slow(qp, RequestContext, pSgl, nSge);
 }
 
 /* NdkBind: see mw.c. */
@@ -957,6 +1122,7 @@ static NTSTATUS ndk_qp_new(struct ndk_pd *pd, NDK_CQ *pReceiveCq,
 	qp->inline_size = InlineDataSize;
 	qp->max_xfer = info->MaxTransferLength;
 	qp->stats = pd->obj.adapter->dev->stats;
+	qp->driver = ndk_driver_state(pd->obj.adapter->ibdev);
 	INIT_WORK(&qp->flush_work, ndk_qp_flush_work);
 	ndk_obj_init(&qp->obj, &qp->ndk.Header, NdkObjectTypeQp, &ndk_qp_ops,
 		     &pd->obj);

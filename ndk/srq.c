@@ -79,9 +79,10 @@ static NTSTATUS ndk_srq_create(struct ndk_obj *obj)
 
 	if (ndk_ring_init(&srq->ring, srq->obj.adapter->info.MaxSrqDepth))
 		return STATUS_INSUFFICIENT_RESOURCES;
-	err = ndk_wr_owner_add(obj, &srq->ring);
+	err = ndk_wr_owner_add(obj);
 	if (err)
 		return ndk_status_from_errno(err);
+	srq->ring.tag = ndk_wr_tag(obj, NDK_WR_SRQ);
 	ibsrq = NDK_FI_PTR(ib_create_srq(pd->ibpd, &srq->init));
 	if (IS_ERR(ibsrq))
 		return ndk_status_from_errno(PTR_ERR(ibsrq));
@@ -194,13 +195,13 @@ static NTSTATUS ndk_srq_receive(NDK_SRQ *pNdkSrq, PVOID RequestContext,
 	if (atomic_read_acquire(&srq->queued) >= (int)READ_ONCE(srq->depth) ||
 	    !ndk_srq_take(&srq->ring))
 		return STATUS_INSUFFICIENT_RESOURCES;
-	wr.wr_id = ndk_ring_slot(&srq->ring, NDK_WR_SRQ, RequestContext,
+	wr.wr_id = ndk_ring_take(&srq->ring, srq->ring.head, RequestContext,
 				 NdkOperationTypeReceive, NDK_SLOT_BUSY);
 	/* Counted first: its completion may be polled before we return. */
 	atomic_inc(&srq->queued);
 	err = ib_post_srq_recv(srq->ibsrq, &wr, NULL);
 	if (err) {
-		ndk_ring_untake(&srq->ring);
+		ndk_ring_untake(&srq->ring, srq->ring.head);
 		atomic_dec(&srq->queued);
 		return ndk_status_from_errno(err);
 	}

@@ -130,7 +130,6 @@ static void np_close_cq(NDK_CQ *o)
 
 /* One end: side 0 is the client, side 1 the server. */
 struct np_side {
-	NDK_CQ *cq;
 	NDK_QP *qp;
 	NDK_CONNECTOR *conn;
 	/*
@@ -173,6 +172,8 @@ struct np {
 	NDK_ADAPTER *adapter;
 	NDK_PD *pd;
 	NDK_LISTENER *listener;
+	/* Each side's CQ, laid out as raw_mode.c's, for the same polling code */
+	NDK_CQ *cq[2];
 	struct np_side sd[2];
 	/*
 	 * np_connect(): the request's connector, accepted with accept_qp
@@ -242,7 +243,7 @@ static void np_notified(PVOID ctx, NTSTATUS status)
 
 static NDK_QP *np_qp(struct np *p, int side)
 {
-	NDK_CQ *cq = p->sd[side].cq;
+	NDK_CQ *cq = p->cq[side];
 	u32 d = p->cfg->depth;
 	NDK_QP *qp = NULL;
 	struct np_wait w;
@@ -402,7 +403,7 @@ static void np_teardown(void *st)
 	}
 	np_close_mr(p->rmr);
 	for (s = 1; s >= 0; s--) {
-		np_close_cq(p->sd[s].cq);
+		np_close_cq(p->cq[s]);
 		np_close_cq(p->scq[s][0]);
 		np_close_cq(p->scq[s][1]);
 	}
@@ -470,9 +471,9 @@ static int np_setup_objects(struct np *p)
 		st = a->NdkCreateCq(p->adapter, 4 * p->cfg->depth,
 				    p->cfg->notify ? np_notified : NULL,
 				    p->cfg->notify ? &p->cfg->notify[s] : NULL,
-				    NULL, np_create_done, &w, &d->cq);
-		d->cq = np_obj(np_created(&w, st, d->cq, "CQ"), NDK_CQ);
-		if (!d->cq)
+				    NULL, np_create_done, &w, &p->cq[s]);
+		p->cq[s] = np_obj(np_created(&w, st, p->cq[s], "CQ"), NDK_CQ);
+		if (!p->cq[s])
 			return -ENOMEM;
 		d->qp = np_qp(p, s);
 		d->buf = kzalloc(len, GFP_KERNEL);
@@ -604,7 +605,7 @@ static int np_read(void *st, int side, u32 len)
 static int np_poll(void *st, int side, struct perf_wc *wc, int n)
 {
 	struct np *p = st;
-	NDK_CQ *cq = p->sd[side].cq;
+	NDK_CQ *cq = p->cq[side];
 	int i, got;
 
 	got = cq->Dispatch->NdkGetCqResults(cq, p->res, min(n, NP_POLL_MAX));
@@ -617,7 +618,7 @@ static int np_poll(void *st, int side, struct perf_wc *wc, int n)
 
 static void np_arm(void *st, int side)
 {
-	NDK_CQ *cq = ((struct np *)st)->sd[side].cq;
+	NDK_CQ *cq = ((struct np *)st)->cq[side];
 
 	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
 }
@@ -1009,7 +1010,7 @@ static void np_sizes(void *st)
 {
 	struct np *p = st;
 
-	perf_print_sizes(p->pd, p->sd[0].cq, p->sd[0].qp, p->sd[0].mr,
+	perf_print_sizes(p->pd, p->cq[0], p->sd[0].qp, p->sd[0].mr,
 			 p->sd[0].conn, p->sd[1].conn);
 }
 
