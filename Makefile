@@ -10,7 +10,12 @@
 #                        rdma-core's rping across it, over rxe and siw
 #   make demo            boot a VM and run the sample consumer samples/ndk_demo
 #   make bench           boot a non-debug VM once and run tools/ndkperf (NDK
-#                        against raw verbs) and perftest; build/bench/
+#                        against raw verbs), counting guest instructions
+#                        (NDK_BENCH_CLOCK=wall: wall time, two vCPUs, and
+#                        perftest too); build/bench/
+#   make bench-repeat    make bench twice; the two runs' figures side by side
+#   make bench-gate      the CI gate: a short instruction-count bench that
+#                        fails when a bound is broken
 #   make stress          churn objects and connections with tools/ndk_stress
 #                        in the test VM for NDK_STRESS_SECONDS (600); not
 #                        part of `make check`; build/stress/
@@ -68,6 +73,12 @@ demo:
 bench:
 	bash tools/vm/bench.sh
 
+bench-repeat:
+	bash tools/vm/bench-repeat.sh
+
+bench-gate:
+	NDK_BENCH_GATE=1 bash tools/vm/bench.sh
+
 stress:
 	bash tools/vm/stress.sh
 
@@ -89,5 +100,6 @@ clean:
 	rm -rf build Module.symvers modules.order .tmp_versions
 
 .PHONY: all modules modules_install install headers_install symvers_install \
-	tools_install check check-selftest check-cross demo bench stress lint docs-check \
+	tools_install check check-selftest check-cross demo bench bench-repeat \
+	bench-gate stress lint docs-check \
 	dkms-check clean

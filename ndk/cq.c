@@ -61,17 +61,21 @@ EXPORT_SYMBOL_NDK_TEST(ndk_cq_arm_merge);
 static void ndk_cq_fire(struct ndk_cq *cq)
 {
 	unsigned long flags;
+	bool dead = false;
 
+	/* Keeps @cq from being freed; see ndk_cq_free(). */
 	rcu_read_lock();
 	if (READ_ONCE(cq->dead) || !cq->notify_cb ||
 	    atomic_xchg(&cq->arm, NDK_ARM_NONE) == NDK_ARM_NONE)
 		goto out;
 
 	spin_lock_irqsave(&cq->notify_lock, flags);
+	/* Set under the lock: see ndk_cq_destroy(). */
+	if (cq->dead)
+		goto unlock;
 	if (cq->in_notify) {
 		cq->notify_again = true;
-		spin_unlock_irqrestore(&cq->notify_lock, flags);
-		goto out;
+		goto unlock;
 	}
 	cq->in_notify = true;
 	do {
@@ -81,9 +85,16 @@ static void ndk_cq_fire(struct ndk_cq *cq)
 				   cq->obj.id, READ_ONCE(cq->fatal));
 		cq->notify_cb(cq->notify_ctx, READ_ONCE(cq->fatal));
 		spin_lock_irqsave(&cq->notify_lock, flags);
-	} while (cq->notify_again);
+	} while (cq->notify_again && !cq->dead);
 	cq->in_notify = false;
+	dead = cq->dead;
+unlock:
 	spin_unlock_irqrestore(&cq->notify_lock, flags);
+	if (dead) {
+		/* Pairs with the waiter's check; see ndk_cq_destroy(). */
+		smp_mb();
+		wake_up_var(&cq->in_notify);
+	}
 out:
 	rcu_read_unlock();
 }
@@ -135,8 +146,21 @@ static void ndk_cq_kick(struct ndk_cq *cq)
 		irq_poll_sched(&cq->iop);
 }
 
+/*
+ * The device's handlers ran: the CQ is no longer idle. Ordered so that
+ * an arm that sets @idle either sees @events move or has @idle cleared
+ * after it; see ndk_cq_set_idle().
+ */
+static void ndk_cq_woken(struct ndk_cq *cq)
+{
+	WRITE_ONCE(cq->events, cq->events + 1);
+	smp_mb();
+	WRITE_ONCE(cq->idle, false);
+}
+
 static void ndk_cq_comp_handler(struct ib_cq *ibcq, void *ctx)
 {
+	ndk_cq_woken(ctx);
 	ndk_cq_kick(ctx);
 }
 
@@ -151,7 +175,28 @@ static void ndk_cq_event_handler(struct ib_event *event, void *ctx)
 	if (event->event != IB_EVENT_CQ_ERR)
 		return;
 	WRITE_ONCE(cq->fatal, STATUS_INTERNAL_ERROR);
+	ndk_cq_woken(cq);
 	ndk_cq_kick(cq);
+}
+
+/*
+ * The device promised to call its handler for every completion it adds
+ * after the last poll, and that poll left the CQ empty (ib_req_notify_cq()
+ * returned 0 for IB_CQ_NEXT_COMP with IB_CQ_REPORT_MISSED_EVENTS): until
+ * the handler runs, a poll would find nothing the consumer is not about
+ * to be notified of, and answers without asking the device. A consumer
+ * that arms and polls once more, as it must to close the race with a
+ * completion that came before the arm, saves a call into the driver.
+ * Should a handler have run since the arm began (@events moved), the CQ
+ * is not idle.
+ */
+static void ndk_cq_set_idle(struct ndk_cq *cq, u32 events)
+{
+	WRITE_ONCE(cq->idle, true);
+	/* Pairs with ndk_cq_woken(). */
+	smp_mb();
+	if (READ_ONCE(cq->events) != events)
+		WRITE_ONCE(cq->idle, false);
 }
 
 /*
@@ -163,7 +208,8 @@ static void ndk_arm_cq(NDK_CQ *pNdkCq, ULONG Type)
 {
 	struct ndk_cq *cq = to_ndk_cq(pNdkCq);
 	enum ib_cq_notify_flags flags;
-	int old, want;
+	int old, want, ret;
+	u32 events;
 
 	if (unlikely(Type >= ARRAY_SIZE(ndk_arm_want)))
 		return;
@@ -179,9 +225,13 @@ static void ndk_arm_cq(NDK_CQ *pNdkCq, ULONG Type)
 	 */
 	flags = max(old, want) == NDK_ARM_SOLICITED ? IB_CQ_SOLICITED :
 						      IB_CQ_NEXT_COMP;
-	if (ib_req_notify_cq(cq->ibcq, flags | IB_CQ_REPORT_MISSED_EVENTS) > 0 ||
-	    READ_ONCE(cq->fatal))
+	events = READ_ONCE(cq->events);
+	ret = ib_req_notify_cq(cq->ibcq, flags | IB_CQ_REPORT_MISSED_EVENTS);
+	if (ret > 0 || READ_ONCE(cq->fatal)) {
+		WRITE_ONCE(cq->idle, false);
 		ndk_cq_kick(cq);
+	} else if (!ret && flags == IB_CQ_NEXT_COMP && READ_ONCE(cq->drained))
+		ndk_cq_set_idle(cq, events);
 }
 
 /* Free a slot the poller is done with; the poster may refill it then. */
@@ -429,6 +479,8 @@ static __always_inline ULONG ndk_cq_fill(struct ndk_cq *cq, void *Results,
 			break;
 	}
 	rcu_read_unlock();
+	/* An empty poll leaves this as it is: see ndk_cq_set_idle(). */
+	WRITE_ONCE(cq->drained, n < ask);
 	return done;
 }
 
@@ -442,6 +494,13 @@ static noinline ULONG ndk_cq_results_ex(struct ndk_cq *cq, int n)
 	return ndk_cq_fill(cq, cq->results, cq->nresults, n, true);
 }
 
+/* A poll of an idle CQ: nothing, without asking the device. */
+static noinline ULONG ndk_cq_idle_poll(struct ndk_cq *cq)
+{
+	ndk_stat_add_to(cq->stats, NDK_STAT_CQ_IDLE_POLLS, 1);
+	return 0;
+}
+
 /*
  * An empty poll is one call into the driver, and nothing else. The
  * consumer's buffer waits in the CQ while the driver polls, so that
@@ -453,6 +512,8 @@ static ULONG ndk_get_cq_results(NDK_CQ *pNdkCq, NDK_RESULT Results[],
 	struct ndk_cq *cq = to_ndk_cq(pNdkCq);
 	int n;
 
+	if (READ_ONCE(cq->idle))
+		return ndk_cq_idle_poll(cq);
 	cq->results = Results;
 	cq->nresults = nResults;
 	/* Asked for none, the driver returns none. */
@@ -466,6 +527,8 @@ static ULONG ndk_get_cq_results_ex(NDK_CQ *pNdkCq, NDK_RESULT_EX Results[],
 	struct ndk_cq *cq = to_ndk_cq(pNdkCq);
 	int n;
 
+	if (READ_ONCE(cq->idle))
+		return ndk_cq_idle_poll(cq);
 	cq->results = Results;
 	cq->nresults = nResults;
 	/* Asked for none, the driver returns none. */
@@ -491,6 +554,9 @@ static void ndk_cq_resize_work(struct work_struct *work)
 	NTSTATUS status;
 	int err;
 
+	/* The resized CQ is not known to be empty until it is polled. */
+	WRITE_ONCE(cq->idle, false);
+	WRITE_ONCE(cq->drained, false);
 	err = ib_resize_cq(cq->ibcq, req->depth);
 	status = ndk_status_from_errno(err);
 	if (!err)
@@ -666,28 +732,56 @@ static NTSTATUS ndk_cq_create(struct ndk_obj *obj)
 	return STATUS_SUCCESS;
 }
 
+/* A notification callback of @cq is running. */
+static bool ndk_cq_in_notify(struct ndk_cq *cq)
+{
+	bool busy;
+
+	spin_lock_irq(&cq->notify_lock);
+	busy = cq->in_notify;
+	spin_unlock_irq(&cq->notify_lock);
+	return busy;
+}
+
 static void ndk_cq_destroy(struct ndk_obj *obj)
 {
 	struct ndk_cq *cq = container_of(obj, struct ndk_cq, obj);
 
 	/*
-	 * After this no notification starts, none is still running, and the
-	 * irq_poll instance is off every CPU's list; the handlers' later
-	 * scheduling attempts find it disabled. The driver may still call
-	 * them until ib_destroy_cq() returns; then no irq_work is queued
-	 * any more and the last one is waited for before the CQ is freed.
+	 * No notification starts after this, and the one running, if any,
+	 * is waited for: ndk_cq_fire() tests @dead under the lock before it
+	 * calls the consumer. A notification that had not taken the lock
+	 * yet may still read the CQ, which is why it is freed after a grace
+	 * period rather than waited for with one here.
+	 * The irq_poll instance is off every CPU's list after this; the
+	 * handlers' later scheduling attempts find it disabled. The driver
+	 * may still call them until ib_destroy_cq() returns; then no
+	 * irq_work is queued any more and the last one is waited for.
 	 */
+	spin_lock_irq(&cq->notify_lock);
 	WRITE_ONCE(cq->dead, true);
+	spin_unlock_irq(&cq->notify_lock);
+	wait_var_event(&cq->in_notify, !ndk_cq_in_notify(cq));
 	irq_poll_disable(&cq->iop);
-	synchronize_rcu();
 	if (cq->ibcq)
 		ib_destroy_cq(cq->ibcq);
 	irq_work_sync(&cq->kick);
 }
 
+static void ndk_cq_free_rcu(struct rcu_head *rcu)
+{
+	kmem_cache_free(ndk_cq_cache, container_of(rcu, struct ndk_cq, rcu));
+}
+
+/*
+ * After a grace period: a notification may still read the CQ (see
+ * ndk_cq_destroy()). Module exit waits for it with rcu_barrier().
+ */
 static void ndk_cq_free(struct ndk_obj *obj)
 {
-	kmem_cache_free(ndk_cq_cache, container_of(obj, struct ndk_cq, obj));
+	struct ndk_cq *cq = container_of(obj, struct ndk_cq, obj);
+
+	call_rcu(&cq->rcu, ndk_cq_free_rcu);
 }
 
 static const struct ndk_obj_ops ndk_cq_ops = {
@@ -738,6 +832,7 @@ NTSTATUS ndk_create_cq(NDK_ADAPTER *pNdkAdapter, ULONG CqDepth,
 	cq->notify_cb = CqNotification;
 	cq->notify_ctx = CqNotificationContext;
 	cq->fatal = STATUS_SUCCESS;
+	cq->drained = true;
 	atomic_set(&cq->arm, NDK_ARM_NONE);
 	spin_lock_init(&cq->notify_lock);
 	irq_poll_init(&cq->iop, NDK_CQ_NOTIFY_WEIGHT, ndk_cq_notify_poll);

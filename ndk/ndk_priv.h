@@ -185,6 +185,7 @@ enum ndk_stat {
 	NDK_STAT_CQ_FLUSHED,		/* completions polled as flushed */
 	NDK_STAT_POSTED,		/* requests posted */
 	NDK_STAT_COMPLETED,		/* completions polled */
+	NDK_STAT_CQ_IDLE_POLLS,		/* polls of an idle CQ (see ndk_arm_cq()) */
 	NDK_STAT_MAX,
 };
 
@@ -421,11 +422,18 @@ struct ndk_pd {
  * @notify_cb: the consumer's notification callback
  * @notify_ctx: its context
  * @arm: NDK_ARM_* state; a notification consumes it
- * @dead: set before destruction; no notification starts afterwards
+ * @dead: set before destruction, under @notify_lock; no notification
+ *	starts afterwards
  * @notify_lock: serializes notification callbacks
- * @in_notify: a notification callback is running
+ * @in_notify: a notification callback is running; destruction waits for
+ *	it to clear
  * @notify_again: another one is due when it returns
  * @fatal: STATUS_SUCCESS, or the error that made the CQ unusable
+ * @idle: empty, and the device armed to notify whatever it adds: polls
+ *	answer without asking it until its handlers run (see ndk_arm_cq())
+ * @drained: the last poll left the CQ empty (fewer results than asked)
+ * @events: calls of the device's handlers, so that an arm can tell one
+ *	that came while it set @idle
  * @iop: softirq context in which notifications are delivered
  * @kick: schedules @iop from hard interrupt context for a task that
  *	called a handler with interrupts off (see ndk_cq_kick())
@@ -438,6 +446,7 @@ struct ndk_pd {
  * @results: the buffer of the NdkGetCqResults(Ex) call in progress
  * @nresults: and its length
  * @wc: poll buffer; the consumer serializes polling
+ * @rcu: frees the CQ after a grace period, for a notification
  */
 struct ndk_cq {
 	NDK_CQ ndk;
@@ -453,6 +462,9 @@ struct ndk_cq {
 	bool in_notify;
 	bool notify_again;
 	NTSTATUS fatal;
+	bool idle;
+	bool drained;
+	u32 events;
 	struct irq_poll iop;
 	struct irq_work kick;
 	atomic_t moderation;
@@ -462,6 +474,7 @@ struct ndk_cq {
 	void *results;
 	ULONG nresults;
 	struct ib_wc wc[NDK_CQ_POLL_BATCH];
+	struct rcu_head rcu;
 };
 
 NTSTATUS ndk_create_pd(NDK_ADAPTER *pNdkAdapter,

@@ -47,7 +47,7 @@
 
 static char *workload = "send_lat";
 module_param(workload, charp, 0444);
-MODULE_PARM_DESC(workload, "send_lat, write_lat, send_bw, write_bw, read_bw, reg_mr, conn, poll_empty, notify_lat, send_bw_2cpu or conn_scale");
+MODULE_PARM_DESC(workload, "send_lat, write_lat, send_bw, write_bw, read_bw, reg_mr, conn, poll_empty, notify_lat, send_bw_2cpu, conn_scale or objects");
 static char *mode = "ndk";
 module_param(mode, charp, 0444);
 MODULE_PARM_DESC(mode, "ndk, raw, both (alternating chunks); for notify_lat also core or all (ndk, raw and core)");
@@ -85,6 +85,16 @@ static const char * const perf_names[] = {
 	[PERF_NOTIFY_LAT] = "notify_lat",
 	[PERF_SEND_BW_2CPU] = "send_bw_2cpu",
 	[PERF_CONN_SCALE] = "conn_scale",
+	[PERF_OBJECTS] = "objects",
+};
+
+const char * const perf_obj_names[PERF_O_KINDS] = {
+	[PERF_O_PD] = "pd",
+	[PERF_O_CQ] = "cq",
+	[PERF_O_QP] = "qp",
+	[PERF_O_MR] = "mr",
+	[PERF_O_CONNECTOR] = "connector",
+	[PERF_O_LISTENER] = "listener",
 };
 
 /* mode=both or all: the modes take turns this many times each. */
@@ -130,6 +140,8 @@ struct perf_run {
 	 */
 	u64 scale_ns[3];
 	s64 open_pages, slab_pages, left_pages;
+	/* objects: the time of each kind's create and close, summed */
+	u64 obj_ns[PERF_O_KINDS];
 };
 
 /*
@@ -566,6 +578,25 @@ static int perf_scale_once(struct perf_run *r)
 	return err;
 }
 
+/* objects: each kind created and closed once, each pair timed. */
+static int perf_objects_once(struct perf_run *r)
+{
+	ktime_t t;
+	int k, err;
+
+	for (k = 0; k < PERF_O_KINDS; k++) {
+		t = ktime_get();
+		err = r->ops->obj_once(r->st, k);
+		r->obj_ns[k] += ktime_to_ns(ktime_sub(ktime_get(), t));
+		if (err) {
+			pr_err("creating and closing a %s failed: %d\n",
+			       perf_obj_names[k], err);
+			return err;
+		}
+	}
+	return 0;
+}
+
 /* Run @n iterations of the workload; the first call warms up. */
 static int perf_iterate(struct perf_run *r, u32 n, u64 *ns)
 {
@@ -600,6 +631,9 @@ static int perf_iterate(struct perf_run *r, u32 n, u64 *ns)
 			break;
 		case PERF_CONN_SCALE:
 			err = perf_scale_once(r);
+			break;
+		case PERF_OBJECTS:
+			err = perf_objects_once(r);
 			break;
 		default:
 			err = perf_stream(r, n);
@@ -646,6 +680,7 @@ static int perf_start(struct perf_run *r, const struct perf_ops *ops,
 	r->open_pages = 0;
 	r->slab_pages = 0;
 	r->left_pages = 0;
+	memset(r->obj_ns, 0, sizeof(r->obj_ns));
 	return err;
 }
 
@@ -685,6 +720,16 @@ static int perf_finish(struct perf_run *r, int m, int err, u64 ns,
 			r->open_pages << (PAGE_SHIFT - 10),
 			r->slab_pages << (PAGE_SHIFT - 10),
 			r->left_pages << (PAGE_SHIFT - 10));
+	/* Per create and close, in ns. */
+	if (!err && cfg->wl == PERF_OBJECTS)
+		pr_info("detail workload=objects mode=%s n=%u pd_ns=%llu cq_ns=%llu qp_ns=%llu mr_ns=%llu connector_ns=%llu listener_ns=%llu\n",
+			r->ops->name, cfg->iters,
+			div_u64(r->obj_ns[PERF_O_PD], cfg->iters),
+			div_u64(r->obj_ns[PERF_O_CQ], cfg->iters),
+			div_u64(r->obj_ns[PERF_O_QP], cfg->iters),
+			div_u64(r->obj_ns[PERF_O_MR], cfg->iters),
+			div_u64(r->obj_ns[PERF_O_CONNECTOR], cfg->iters),
+			div_u64(r->obj_ns[PERF_O_LISTENER], cfg->iters));
 out:
 	r->ops->teardown(r->st);
 	return err;

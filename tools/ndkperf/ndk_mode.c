@@ -694,6 +694,69 @@ static int np_conn_once(void *st)
 	return err;
 }
 
+/* objects: one object of @kind created and closed. */
+static int np_obj_once(void *state, int kind)
+{
+	struct np *p = state;
+	const NDK_ADAPTER_DISPATCH *a = p->adapter->Dispatch;
+	struct sockaddr_in addr = { .sin_family = AF_INET,
+				    .sin_addr.s_addr = p->cfg->addr };
+	NDK_CONNECTOR *c = NULL;
+	NDK_LISTENER *l = NULL;
+	NDK_PD *pd = NULL;
+	NDK_CQ *cq = NULL;
+	NDK_MR *mr = NULL;
+	NDK_QP *qp;
+	struct np_wait w;
+	NTSTATUS st;
+
+	np_wait_init(&w);
+	switch (kind) {
+	case PERF_O_PD:
+		st = a->NdkCreatePd(p->adapter, np_create_done, &w, &pd);
+		pd = np_obj(np_created(&w, st, pd, "PD"), NDK_PD);
+		if (!pd)
+			return -ENOMEM;
+		np_close(&pd->Header, pd->Dispatch->NdkClosePd);
+		return 0;
+	case PERF_O_CQ:
+		st = a->NdkCreateCq(p->adapter, 4 * p->cfg->depth, NULL, NULL,
+				    NULL, np_create_done, &w, &cq);
+		cq = np_obj(np_created(&w, st, cq, "CQ"), NDK_CQ);
+		np_close_cq(cq);
+		return cq ? 0 : -ENOMEM;
+	case PERF_O_QP:
+		qp = np_qp(p, 0);
+		np_close_qp(qp);
+		return qp ? 0 : -ENOMEM;
+	case PERF_O_MR:
+		st = p->pd->Dispatch->NdkCreateMr(p->pd, FALSE, np_create_done,
+						  &w, &mr);
+		mr = np_obj(np_created(&w, st, mr, "MR"), NDK_MR);
+		np_close_mr(mr);
+		return mr ? 0 : -ENOMEM;
+	case PERF_O_CONNECTOR:
+		st = a->NdkCreateConnector(p->adapter, np_create_done, &w, &c);
+		c = np_obj(np_created(&w, st, c, "connector"), NDK_CONNECTOR);
+		np_close_conn(c);
+		return c ? 0 : -ENOMEM;
+	default:
+		/* Listening on an ephemeral port of the adapter's address. */
+		st = a->NdkCreateListener(p->adapter, np_connect_event, p,
+					  np_create_done, &w, &l);
+		l = np_obj(np_created(&w, st, l, "listener"), NDK_LISTENER);
+		if (!l)
+			return -ENOMEM;
+		np_wait_init(&w);
+		st = np_wait(&w, l->Dispatch->NdkListen(l,
+							(struct sockaddr *)&addr,
+							sizeof(addr),
+							np_request_done, &w));
+		np_close(&l->Header, l->Dispatch->NdkCloseListener);
+		return st ? -EIO : 0;
+	}
+}
+
 /*
  * conn_scale. Every call of a phase is made at once from this thread and
  * the chains of calls go on from the completion callbacks, as a consumer
@@ -1027,6 +1090,7 @@ const struct perf_ops perf_ndk_ops = {
 	.arm = np_arm,
 	.reg_once = np_reg_once,
 	.conn_once = np_conn_once,
+	.obj_once = np_obj_once,
 	.scale_open = np_scale_open,
 	.scale_send = np_scale_send,
 	.scale_close = np_scale_close,

@@ -25,7 +25,21 @@ enum perf_workload {
 	PERF_NOTIFY_LAT, /* send ping-pong driven by CQ notifications */
 	PERF_SEND_BW_2CPU, /* send_bw on one connection per CPU at once */
 	PERF_CONN_SCALE, /* conns connections at once, a send on each, closed */
+	PERF_OBJECTS,	/* create and close one object of each kind */
 };
+
+/* objects: the kinds of object, each created and closed in turn. */
+enum perf_obj {
+	PERF_O_PD,
+	PERF_O_CQ,
+	PERF_O_QP,
+	PERF_O_MR,
+	PERF_O_CONNECTOR,
+	PERF_O_LISTENER,
+	PERF_O_KINDS,
+};
+
+extern const char * const perf_obj_names[PERF_O_KINDS];
 
 /* What a request's completion belongs to, as its request context. */
 enum perf_kind {
@@ -96,6 +110,11 @@ struct perf_ops {
 	int (*reg_once)(void *st, u64 *ns);
 	/* One full connection setup and teardown on new QPs. */
 	int (*conn_once)(void *st);
+	/*
+	 * objects: create and close one object of kind @kind (enum
+	 * perf_obj) on the side 0 PD and CQ; the caller times it.
+	 */
+	int (*obj_once)(void *st, int kind);
 	/*
 	 * conn_scale, in this order: open cfg->conns connections at once,
 	 * each with its own QPs and connectors (ids) on CQs they all share

@@ -760,6 +760,83 @@ static int rp_conn_once(void *st)
 }
 
 /*
+ * objects: one object of @kind created and destroyed, as a kernel ULP
+ * gets the same: the QP moved to INIT as rdma_create_qp() and ndk do on
+ * IB and RoCE, the MR one that fast registration fills, the connector an
+ * rdma_cm id, the listener an id bound to an ephemeral port and listening.
+ */
+static int rp_obj_once(void *st, int kind)
+{
+	struct rp *p = st;
+	struct ib_device *dev = p->pd->device;
+	struct sockaddr_in addr = { .sin_family = AF_INET,
+				    .sin_addr.s_addr = p->cfg->addr };
+	struct ib_cq_init_attr cq_attr = { .cqe = 4 * p->cfg->depth };
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = IB_ACCESS_LOCAL_WRITE |
+				   IB_ACCESS_REMOTE_READ |
+				   IB_ACCESS_REMOTE_WRITE,
+	};
+	struct ib_qp_init_attr init;
+	struct rdma_cm_id *id;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	struct ib_mr *mr;
+	int err;
+
+	switch (kind) {
+	case PERF_O_PD:
+		pd = ib_alloc_pd(dev, 0);
+		if (IS_ERR(pd))
+			return PTR_ERR(pd);
+		ib_dealloc_pd(pd);
+		return 0;
+	case PERF_O_CQ:
+		cq = ib_create_cq(dev, NULL, NULL, p, &cq_attr);
+		if (IS_ERR(cq))
+			return PTR_ERR(cq);
+		ib_destroy_cq(cq);
+		return 0;
+	case PERF_O_QP:
+		rp_qp_attr(p, 0, &init);
+		qp = ib_create_qp(p->pd, &init);
+		if (IS_ERR(qp))
+			return PTR_ERR(qp);
+		err = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+				   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+		ib_destroy_qp(qp);
+		return err;
+	case PERF_O_MR:
+		mr = ib_alloc_mr(p->pd, IB_MR_TYPE_MEM_REG,
+				 DIV_ROUND_UP(p->cfg->size, PAGE_SIZE) + 1);
+		if (IS_ERR(mr))
+			return PTR_ERR(mr);
+		ib_dereg_mr(mr);
+		return 0;
+	case PERF_O_CONNECTOR:
+		id = rdma_create_id(&init_net, rp_cm_handler, &p->lconn,
+				    RDMA_PS_TCP, IB_QPT_RC);
+		if (IS_ERR(id))
+			return PTR_ERR(id);
+		rdma_destroy_id(id);
+		return 0;
+	default:
+		id = rdma_create_id(&init_net, rp_cm_handler, &p->lconn,
+				    RDMA_PS_TCP, IB_QPT_RC);
+		if (IS_ERR(id))
+			return PTR_ERR(id);
+		err = rdma_bind_addr(id, (struct sockaddr *)&addr);
+		if (!err)
+			err = rdma_listen(id, 0);
+		rdma_destroy_id(id);
+		return err;
+	}
+}
+
+/*
  * conn_scale, as a kernel ULP that opens many connections writes it
  * (nvme-rdma, for one): every rdma_resolve_addr() issued at once and
  * each connection carried on from the rdma_cm handler: route resolution,
@@ -1022,6 +1099,7 @@ const struct perf_ops perf_raw_ops = {
 	.arm = rp_arm,
 	.reg_once = rp_reg_once,
 	.conn_once = rp_conn_once,
+	.obj_once = rp_obj_once,
 	.scale_open = rp_scale_open,
 	.scale_send = rp_scale_send,
 	.scale_close = rp_scale_close,

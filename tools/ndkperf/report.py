@@ -105,6 +105,9 @@ METRICS['conn_scale'] = [
     ('allocs_per_conn', lambda r: r['allocs'] / r['iters'] / r['conns']
      if 'conns' in r else None, 'low'),
     ('ndk_allocs', lambda r: r.get('ndk_allocs'), 'low')]
+# objects: a create and close of each kind, per cycle (details per kind).
+METRICS['objects'] = [('us_per_cycle', lambda r: r['ns'] / r['iters'] / 1e3,
+                       'low')] + ALLOCS
 # The workloads that only post and poll.
 FAST_PATH = ('send_lat', 'write_lat', 'send_bw', 'write_bw', 'read_bw',
              'poll_empty', 'notify_lat', 'send_bw_2cpu')
@@ -325,7 +328,26 @@ def table(rows):
     return lines
 
 
-def per_call(rows, clock):
+# From the detail lines, per call: (workload, ndk key, raw key, what).
+PER_CALL_DETAIL = [
+    ('objects', 'pd_ns', 'pd_ns', 'create and close a PD'),
+    ('objects', 'cq_ns', 'cq_ns', 'create and close a CQ'),
+    ('objects', 'qp_ns', 'qp_ns', 'create and close a QP (to INIT)'),
+    ('objects', 'mr_ns', 'mr_ns', 'create and close an MR'),
+    ('objects', 'connector_ns', 'connector_ns',
+     'create and close a connector (id)'),
+    ('objects', 'listener_ns', 'listener_ns',
+     'create, listen, close a listener'),
+    ('conn', 'connect_ns', 'connect_ns',
+     'connect, accept, confirm (raw: with QPs)'),
+    ('conn', 'qp_ns', None, 'conn: its two QPs (NDK)'),
+    ('conn', 'disconnect_ns', 'disconnect_ns', 'disconnect'),
+    ('conn', 'close_conn_ns', 'close_id_ns', 'close both connectors (ids)'),
+    ('conn', 'close_qp_ns', 'close_qp_ns', 'close both QPs'),
+]
+
+
+def per_call(rows, details, clock):
     """What ndk adds to each call: NDK minus raw, medians."""
     unit = 'instructions' if clock == 'icount' else 'ns'
     by = {(wl, size, metric): s for wl, size, metric, s in rows}
@@ -338,6 +360,17 @@ def per_call(rows, clock):
         n, w = med(s['ndk']) * factor, med(s['raw']) * factor
         lines.append(f'{what:<32} {n:>10.1f} {w:>10.1f} {n - w:>9.1f} '
                      f'{n / w:>8.3f}')
+    for wl, nkey, rkey, what in PER_CALL_DETAIL:
+        n = med(details.get((wl, 'ndk'), {}).get(nkey, []))
+        w = med(details.get((wl, 'raw'), {}).get(rkey, [])) if rkey else None
+        if n is None:
+            continue
+        if w:
+            lines.append(f'{what:<32} {n:>10.0f} {w:>10.0f} {n - w:>9.0f} '
+                         f'{n / w:>8.3f}')
+        else:
+            lines.append(f'{what:<32} {n:>10.0f} {"-":>10} {"-":>9} '
+                         f'{"-":>8}')
     return lines
 
 
@@ -510,7 +543,7 @@ def main():
         out.extend(core)
     out.append('')
     out.append('per call, NDK minus raw (medians):')
-    out.extend('  ' + line for line in per_call(rows, clock))
+    out.extend('  ' + line for line in per_call(rows, details, clock))
     out.append('')
     out.append('where the time goes, ns per operation (median of rounds):')
     for (wl, mode), keys in details.items():

@@ -17,14 +17,22 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 clock=${NDK_BENCH_CLOCK:-icount}
-outdir=${NDK_BENCH_OUT:-$NDK_TOP/build/bench}
+# NDK_BENCH_GATE=1: the CI gate, the per-call workloads and the
+# notification ping-pong for two rounds, and fail when a bound breaks.
+gate=${NDK_BENCH_GATE:-}
+outdir=${NDK_BENCH_OUT:-$NDK_TOP/build/bench${gate:+-gate}}
 mkdir -p "$outdir"
 # NDK_BENCH_ONLY: an extended regex of the workloads to run (all by default).
 only=${NDK_BENCH_ONLY:-[a-z0-9_]+}
+if [ -n "$gate" ]; then
+	[ "$clock" = icount ] || die "the gate counts instructions"
+	only='send_bw|write_bw|poll_empty|notify_lat'
+fi
 case $clock in
 icount)
 	# Instruction counts repeat exactly; a few rounds show that they do.
-	rounds=${NDK_BENCH_ROUNDS:-3}
+	rounds=${NDK_BENCH_ROUNDS:-${gate:+2}}
+	rounds=${rounds:-3}
 	# These need a second CPU: they belong to the wall-clock table.
 	two_cpus=
 	NDK_VM_CPUS=1
@@ -60,6 +68,7 @@ poll_empty 8 50000 16
 notify_lat 8 2000 16 mode=all
 send_bw_2cpu 64 4000 32
 conn_scale 8 2 2 conns=1000
+objects 8 200 16
 '
 perftest='
 send_lat ib_send_lat -s 8 -n 2000
@@ -68,6 +77,8 @@ write_bw ib_write_bw -s 64 -n 4000
 write_lat ib_write_lat -s 8 -n 2000
 '
 specs=$(grep -E "^($only) " <<<"$specs" || true)
+# The gate's bounds are on 64 B messages.
+[ -z "$gate" ] || specs=$(grep -Ev '^send_bw (4096|65536|262144) ' <<<"$specs")
 perftest=$(grep -E "^($only) " <<<"$perftest" || true)
 if [ -z "$two_cpus" ]; then
 	specs=$(grep -v '^send_bw_2cpu ' <<<"$specs" || true)
@@ -123,8 +134,10 @@ grep -q 'clocksource: Switched to clocksource tsc' "$outdir/console.log" ||
 	log "warning: the VM did not time with the TSC; ktime steps are coarse"
 log "VM ran $(($(date +%s) - start)) s"
 # A VM that ran out of time still leaves the rounds it finished.
-python3 "$NDK_TOP/tools/ndkperf/report.py" --clock "$clock" \
-	"$outdir/console.log" "$outdir"
+grep -q 'NDK-BENCH: done' "$outdir/console.log" ||
+	log "the bench did not finish; see $outdir/console.log"
+python3 "$NDK_TOP/tools/ndkperf/report.py" --clock "$clock" ${gate:+--gate} \
+	"$outdir/console.log" "$outdir" || die "bench: a bound is broken"
 grep -q 'NDK-BENCH: done' "$outdir/console.log" ||
 	die "the bench did not finish; see $outdir/console.log"
 if [ "$clock" = wall ]; then
