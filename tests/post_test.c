@@ -1381,6 +1381,40 @@ static void ndk_post_flush_race_test(struct kunit *test)
  * with STATUS_INSUFFICIENT_RESOURCES, which never completes; every
  * request taken before it does.
  */
+/*
+ * A request the driver refuses (its QP moved to RESET behind ndk's back)
+ * fails with the driver's status and leaves nothing behind: its slot is
+ * free, the queue's head where it was, the posted count as it was.
+ */
+static void ndk_post_refused_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_penv *pe = ndk_penv_new(test, e, true);
+	NDK_SGE sge = ndk_penv_sge(pe, 0, 32);
+	NDK_QP *qp = pe->p.aqp;
+	struct ndk_qp *q = container_of(qp, struct ndk_qp, ndk);
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	u64 posted;
+	u32 head;
+	int cpu;
+
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(q->ibqp, &attr, IB_QP_STATE), 0);
+	attr.qp_state = IB_QPS_RESET;
+	if (ib_modify_qp(q->ibqp, &attr, IB_QP_STATE))
+		kunit_skip(test, "device cannot reset a QP in the error state");
+	posted = 0;
+	for_each_possible_cpu(cpu)
+		posted += per_cpu_ptr(q->stats, cpu)->v[NDK_STAT_POSTED];
+	head = q->sq.head;
+	KUNIT_EXPECT_NE(test, qp->Dispatch->NdkSend(qp, (void *)1, &sge, 1, 0),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, q->sq.head, head);
+	KUNIT_EXPECT_EQ(test, q->sq.state[head & q->sq.mask], NDK_SLOT_FREE);
+	for_each_possible_cpu(cpu)
+		posted -= per_cpu_ptr(q->stats, cpu)->v[NDK_STAT_POSTED];
+	KUNIT_EXPECT_EQ(test, posted, 0ULL);
+}
+
 static void ndk_post_queue_full_test(struct kunit *test)
 {
 	struct ndk_cenv *e = test->priv;
@@ -2021,6 +2055,7 @@ static struct kunit_case ndk_qp_post_cases[] = {
 	KUNIT_CASE(ndk_post_solicited_test),
 	KUNIT_CASE(ndk_post_errors_arm_test),
 	KUNIT_CASE(ndk_post_flush_race_test),
+	KUNIT_CASE(ndk_post_refused_test),
 	KUNIT_CASE(ndk_post_queue_full_test),
 	KUNIT_CASE(nd_send_no_receive),
 	KUNIT_CASE(nd_qp_max),
