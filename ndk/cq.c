@@ -154,6 +154,7 @@ static void ndk_cq_kick(struct ndk_cq *cq)
 static void ndk_cq_woken(struct ndk_cq *cq)
 {
 	WRITE_ONCE(cq->events, cq->events + 1);
+	/* Pairs with the barrier in ndk_cq_set_idle(). */
 	smp_mb();
 	WRITE_ONCE(cq->idle, false);
 }
@@ -224,19 +225,21 @@ static void ndk_arm_cq(NDK_CQ *pNdkCq, ULONG Type)
 	 * from inside this call, where the caller may hold its own locks.
 	 */
 	flags = max(old, want) == NDK_ARM_SOLICITED ? IB_CQ_SOLICITED :
-						      IB_CQ_NEXT_COMP;
+		IB_CQ_NEXT_COMP;
 	events = READ_ONCE(cq->events);
 	ret = ib_req_notify_cq(cq->ibcq, flags | IB_CQ_REPORT_MISSED_EVENTS);
 	if (ret > 0 || READ_ONCE(cq->fatal)) {
 		WRITE_ONCE(cq->idle, false);
 		ndk_cq_kick(cq);
-	} else if (!ret && flags == IB_CQ_NEXT_COMP && READ_ONCE(cq->drained))
+		return;
+	}
+	/* Solicited arms leave other completions unnotified. */
+	if (!ret && flags == IB_CQ_NEXT_COMP && READ_ONCE(cq->drained))
 		ndk_cq_set_idle(cq, events);
 }
 
 /* Free a slot the poller is done with; the poster may refill it then. */
-static __always_inline void ndk_ring_free_slot(struct ndk_wr_ring *ring,
-						u32 slot)
+static __always_inline void ndk_ring_free_slot(struct ndk_wr_ring *ring, u32 slot)
 {
 	/* Pairs with ndk_ring_room(): the slot was read before this. */
 	smp_store_release(&ring->state[slot], NDK_SLOT_FREE);
@@ -330,6 +333,7 @@ static noinline struct ndk_obj *ndk_cq_owner_lookup(struct ndk_cq *cq,
 	if (!owner || kind == NDK_WR_SRQ)
 		return owner;
 	WRITE_ONCE(cq->owner, owner);
+	/* Pairs with the barrier in ndk_cq_forget_owner(). */
 	smp_mb();
 	if (ndk_wr_owner(wr_id) != owner)
 		cmpxchg(&cq->owner, owner, NULL);

@@ -269,21 +269,28 @@ static size_t ndk_wr_size(const struct ib_send_wr *wr)
 }
 
 /*
- * ib_send_flags of NDK_OP_FLAG_SILENT_SUCCESS, _READ_FENCE and
- * _SEND_AND_SOLICIT_EVENT, the low three bits of the flags: one load
+ * ib_send_flags of NDK_OP_FLAG_SILENT_SUCCESS (bit 0), _READ_FENCE (bit
+ * 1) and _SEND_AND_SOLICIT_EVENT (bit 2), by those three bits: one load
  * instead of a test for each. A read is always signaled, silent or not
  * (see NDK_SLOT_QUIET).
  */
-#define NDK_IB_FLAGS(f, read)						\
-	(((f) & NDK_OP_FLAG_SILENT_SUCCESS && !(read) ? 0 : IB_SEND_SIGNALED) | \
-	 ((f) & NDK_OP_FLAG_READ_FENCE ? IB_SEND_FENCE : 0) |		\
-	 ((f) & NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT ? IB_SEND_SOLICITED : 0))
-#define NDK_IB_FLAGS8(read)						\
-	{ NDK_IB_FLAGS(0, read), NDK_IB_FLAGS(1, read),			\
-	  NDK_IB_FLAGS(2, read), NDK_IB_FLAGS(3, read),			\
-	  NDK_IB_FLAGS(4, read), NDK_IB_FLAGS(5, read),			\
-	  NDK_IB_FLAGS(6, read), NDK_IB_FLAGS(7, read) }
-static const u8 ndk_ib_flags[2][8] = { NDK_IB_FLAGS8(0), NDK_IB_FLAGS8(1) };
+static const u8 ndk_ib_flags[2][8] = {
+	{
+		IB_SEND_SIGNALED, 0,
+		IB_SEND_SIGNALED | IB_SEND_FENCE, IB_SEND_FENCE,
+		IB_SEND_SIGNALED | IB_SEND_SOLICITED, IB_SEND_SOLICITED,
+		IB_SEND_SIGNALED | IB_SEND_FENCE | IB_SEND_SOLICITED,
+		IB_SEND_FENCE | IB_SEND_SOLICITED,
+	}, {
+		IB_SEND_SIGNALED, IB_SEND_SIGNALED,
+		IB_SEND_SIGNALED | IB_SEND_FENCE,
+		IB_SEND_SIGNALED | IB_SEND_FENCE,
+		IB_SEND_SIGNALED | IB_SEND_SOLICITED,
+		IB_SEND_SIGNALED | IB_SEND_SOLICITED,
+		IB_SEND_SIGNALED | IB_SEND_FENCE | IB_SEND_SOLICITED,
+		IB_SEND_SIGNALED | IB_SEND_FENCE | IB_SEND_SOLICITED,
+	},
+};
 
 static __always_inline unsigned int ndk_send_flags(ULONG Flags,
 						   NDK_OPERATION_TYPE type)
@@ -647,8 +654,10 @@ static __always_inline NTSTATUS ndk_qp_post(struct ndk_qp *qp,
 	ctx = sq->ctx;
 	types = sq->type;
 	state = sq->state + slot;
-	if (unlikely(head - READ_ONCE(sq->retired) >= sq->depth ||
-		     smp_load_acquire(state) != NDK_SLOT_FREE ||
+	if (unlikely(head - READ_ONCE(sq->retired) >= sq->depth))
+		goto slow;
+	/* Pairs with ndk_ring_retire(): the poller is done with the slot. */
+	if (unlikely(smp_load_acquire(state) != NDK_SLOT_FREE ||
 		     ndk_qp_driver_going(qp)))
 		goto slow;
 	ctx[slot] = (void *)(uintptr_t)wr->wr_id;
