@@ -12,7 +12,13 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev 2>/dev/null
 
+# ROUNDS, SPECS and PERFTEST (below), and NIC: without a NIC (counting
+# instructions) eth0 is a dummy device, which rxe serves as well for
+# loopback to its own address and which the host never interrupts.
+. /ndk/bench.conf
+
 ip link set lo up
+[ -n "$NIC" ] || ip link add eth0 type dummy
 ip link set eth0 up
 ip addr add 10.0.2.15/24 dev eth0
 modprobe rdma_rxe
@@ -20,10 +26,9 @@ rdma link add rxe0 type rxe netdev eth0
 insmod /ndk/ndk.ko
 echo "NDK-BENCH: setup $(rdma link show)"
 
-# ROUNDS, and SPECS: one "workload size iterations depth [param=value...]"
-# per line, the optional parameters passed to ndkperf as they are, after
-# the defaults, which they override (mode=all).
-. /ndk/bench.conf
+# SPECS: one "workload size iterations depth [param=value...]" per line,
+# the optional parameters passed to ndkperf as they are, after the
+# defaults, which they override (mode=all).
 
 perf() {
 	insmod /ndk/ndkperf.ko "$@" ||

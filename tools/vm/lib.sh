@@ -128,14 +128,12 @@ build_for_vm() {
 
 # Boot kernel tree $1 with initramfs $2/initramfs.cpio.gz and command line
 # $3 under TCG (or NDK_QEMU_ACCEL), user networking, for at most $4 seconds;
-# the console goes to $2/console.log; the rest are more QEMU options.
-# Returns QEMU's (or timeout's) status.
+# the console goes to $2/console.log. Returns QEMU's (or timeout's) status.
 boot_vm() {
 	local ktree=$1 outdir=$2 append=$3 limit=$4
-	shift 4
 	run_vm "$outdir/console.log" "$ktree" "$outdir/initramfs.cpio.gz" \
 		"$append" "$limit" 2G -netdev user,id=n0,restrict=on \
-		-device virtio-net-pci,netdev=n0 "$@"
+		-device virtio-net-pci,netdev=n0
 }
 
 # Boot kernel tree $2 with initramfs $3 and command line $4 for at most $5
