@@ -1382,37 +1382,34 @@ static void ndk_post_flush_race_test(struct kunit *test)
  * request taken before it does.
  */
 /*
- * A request the driver refuses (its QP moved to RESET behind ndk's back)
- * fails with the driver's status and leaves nothing behind: its slot is
- * free, the queue's head where it was, the posted count as it was.
+ * A request the driver refuses fails with the driver's status and leaves
+ * nothing behind: its slot is free, the queue's head where it was, the
+ * posted count as it was. The QP is marked connected behind the
+ * driver's back, which refuses to send on a QP that is not.
  */
 static void ndk_post_refused_test(struct kunit *test)
 {
 	struct ndk_cenv *e = test->priv;
-	struct ndk_penv *pe = ndk_penv_new(test, e, true);
-	NDK_SGE sge = ndk_penv_sge(pe, 0, 32);
-	NDK_QP *qp = pe->p.aqp;
+	NDK_QP *qp = ndk_cenv_qp(test, e);
 	struct ndk_qp *q = container_of(qp, struct ndk_qp, ndk);
-	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
-	u64 posted;
+	NDK_SGE sge = { .Length = 0 };
+	u64 posted = 0;
 	u32 head;
 	int cpu;
 
-	KUNIT_ASSERT_EQ(test, ib_modify_qp(q->ibqp, &attr, IB_QP_STATE), 0);
-	attr.qp_state = IB_QPS_RESET;
-	if (ib_modify_qp(q->ibqp, &attr, IB_QP_STATE))
-		kunit_skip(test, "device cannot reset a QP in the error state");
-	posted = 0;
 	for_each_possible_cpu(cpu)
 		posted += per_cpu_ptr(q->stats, cpu)->v[NDK_STAT_POSTED];
 	head = q->sq.head;
+	WRITE_ONCE(q->connected, true);
 	KUNIT_EXPECT_NE(test, qp->Dispatch->NdkSend(qp, (void *)1, &sge, 1, 0),
 			STATUS_SUCCESS);
+	WRITE_ONCE(q->connected, false);
 	KUNIT_EXPECT_EQ(test, q->sq.head, head);
 	KUNIT_EXPECT_EQ(test, q->sq.state[head & q->sq.mask], NDK_SLOT_FREE);
 	for_each_possible_cpu(cpu)
 		posted -= per_cpu_ptr(q->stats, cpu)->v[NDK_STAT_POSTED];
 	KUNIT_EXPECT_EQ(test, posted, 0ULL);
+	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
 }
 
 static void ndk_post_queue_full_test(struct kunit *test)
