@@ -54,6 +54,8 @@ MODULE_PARM_DESC(wait_s, "seconds the passive side waits for its peer (300)");
 #define ST_DATA		(8 * PAGE_SIZE)	/* the active side's data */
 #define ST_READ_OFF	(4 * PAGE_SIZE + 500)	/* where reads land */
 #define ST_DEPTH	16
+/* Room for what a device that rounds ST_DEPTH up may take. */
+#define ST_CQ_DEPTH	256
 #define ST_RECVS	8
 #define ST_SGE		4
 #define ST_MSG		256	/* bytes of a receive buffer */
@@ -701,7 +703,7 @@ static int st_open(struct st *s)
 							    &size),
 		  STATUS_SUCCESS);
 	ST_CHECK(&chk, s->info.Version.Major == 1);
-	ST_CHECK(&chk, s->info.MaxCqDepth >= ST_DEPTH * 4);
+	ST_CHECK(&chk, s->info.MaxCqDepth >= ST_CQ_DEPTH);
 	ST_CHECK(&chk, s->info.MaxInitiatorQueueDepth >= ST_DEPTH);
 	ST_CHECK(&chk, s->info.MaxReceiveQueueDepth >= ST_DEPTH);
 	ST_CHECK(&chk, s->info.MaxInitiatorRequestSge >= ST_SGE);
@@ -1112,7 +1114,7 @@ static NTSTATUS st_conn_init(struct st *s, struct st_conn *cn,
 	cn->s = s;
 	init_completion(&cn->notify.done);
 	init_completion(&cn->srq_notify.done);
-	cn->cq = st_cq(s, 4 * ST_DEPTH, st_notify_cb, &cn->notify);
+	cn->cq = st_cq(s, ST_CQ_DEPTH, st_notify_cb, &cn->notify);
 	if (!cn->cq)
 		return STATUS_INSUFFICIENT_RESOURCES;
 	if (srq_threshold) {
@@ -1592,9 +1594,14 @@ static bool st_serve(struct st *s, NDK_CONNECTOR *c)
 			  "no single notification below the threshold" :
 			  cn->srq_notify.status ? "notification failed" : NULL);
 	}
-	if (atomic_read(&cn->disconnected) && !s->disc_seen) {
+	/* The first session ends with the peer's NdkDisconnect. */
+	if (!s->disc_seen) {
 		s->disc_seen = true;
-		st_report("server_disconnect_event", NULL);
+		for (i = 0; i < 50 && !atomic_read(&cn->disconnected); i++)
+			msleep(100);
+		st_report("server_disconnect_event",
+			  atomic_read(&cn->disconnected) != 1 ?
+			  "no single disconnect event" : NULL);
 	}
 	st_wait_init(&w);
 	st_wait(&w, c->Dispatch->NdkDisconnect(c, st_request_cb, &w));
@@ -1814,7 +1821,7 @@ static void st_initiator_depth(struct st *s, struct st_sess *ss)
 
 	st_begin(&chk, "initiator_queue_depth");
 	spin_lock_irqsave(&s->lock, flags);
-	for (k = 0; k < 4 * ST_DEPTH; k++) {
+	for (k = 0; k < ST_CQ_DEPTH / 2; k++) {
 		st = cn->qp->Dispatch->NdkWrite(cn->qp, ST_CTX(0x100 + k), &sge,
 						1, raddr, tok, 0);
 		if (st)
@@ -1822,7 +1829,7 @@ static void st_initiator_depth(struct st *s, struct st_sess *ss)
 	}
 	spin_unlock_irqrestore(&s->lock, flags);
 	ST_STATUS(&chk, st, STATUS_INSUFFICIENT_RESOURCES);
-	st_expect(&chk, k >= ST_DEPTH && k < 4 * ST_DEPTH, "%d writes taken",
+	st_expect(&chk, k >= ST_DEPTH && k < ST_CQ_DEPTH / 2, "%d writes taken",
 		  k);
 	for (got = 0; got < k; got++) {
 		if (!ST_STATUS(&chk, st_result(cn, ST_CTX(0x100 + got), &r,
