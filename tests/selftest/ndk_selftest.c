@@ -2001,12 +2001,28 @@ static void st_session_refused(struct st *s, const char *name, u8 kind,
 	kfree(ss);
 }
 
-static NTSTATUS st_op_wrong_token(struct st_sess *ss)
+/*
+ * A write the peer must refuse. On iWARP a write completes once sent and
+ * the peer answers a bad one by terminating the connection, so a write
+ * that completed is followed by a read through the region's own token,
+ * which then fails; on IB and RoCE the write fails itself.
+ */
+static NTSTATUS st_write_refused(struct st_sess *ss, u64 raddr, u32 tok)
 {
 	NDK_SGE sge = st_sge(&ss->data, 0, 64);
+	NTSTATUS st;
 
-	return st_rdma(&ss->cn, true, &sge, 1, le64_to_cpu(ss->hello.mr_va),
-		       le32_to_cpu(ss->hello.mr_tok) ^ 0x5a5a00);
+	st = st_rdma(&ss->cn, true, &sge, 1, raddr, tok);
+	if (st)
+		return st;
+	return st_rdma(&ss->cn, false, &sge, 1, le64_to_cpu(ss->hello.mr_va),
+		       le32_to_cpu(ss->hello.mr_tok));
+}
+
+static NTSTATUS st_op_wrong_token(struct st_sess *ss)
+{
+	return st_write_refused(ss, le64_to_cpu(ss->hello.mr_va),
+				le32_to_cpu(ss->hello.mr_tok) ^ 0x5a5a00);
 }
 
 static NTSTATUS st_op_out_of_range(struct st_sess *ss)
@@ -2021,13 +2037,11 @@ static NTSTATUS st_op_out_of_range(struct st_sess *ss)
 
 static NTSTATUS st_op_window_out_of_range(struct st_sess *ss)
 {
-	NDK_SGE sge = st_sge(&ss->data, 0, 64);
-
 	if (!ss->hello.mw_tok)
 		return STATUS_NOT_SUPPORTED;
-	return st_rdma(&ss->cn, true, &sge, 1,
-		       le64_to_cpu(ss->hello.mw_va) + ST_MW_LEN - 16,
-		       le32_to_cpu(ss->hello.mw_tok));
+	return st_write_refused(ss, le64_to_cpu(ss->hello.mw_va) +
+				ST_MW_LEN - 16,
+				le32_to_cpu(ss->hello.mw_tok));
 }
 
 /* The peer invalidates its fast-registered region; then it is closed. */
@@ -2055,8 +2069,8 @@ static NTSTATUS st_op_invalidated(struct st_sess *ss)
 	st_recv_copy(cn, (uintptr_t)r.RequestContext - ST_RECV_CTX, ack, 8);
 	if (st_get32(ack) != ST_ACK || st_get32(ack + 4))
 		return STATUS_SUCCESS;
-	return st_rdma(cn, true, &sge, 1, le64_to_cpu(ss->hello.fr_va),
-		       le32_to_cpu(ss->hello.fr_tok));
+	return st_write_refused(ss, le64_to_cpu(ss->hello.fr_va),
+				le32_to_cpu(ss->hello.fr_tok));
 }
 
 /* Echoes through the peer's SRQ, which notifies below its threshold. */
