@@ -68,7 +68,10 @@ enum { ST_SESSION = 1, ST_SESSION_SRQ, ST_REJECT, ST_DONE };
 /* Messages, the first word of a send. */
 enum { ST_HELLO = 1, ST_ECHO, ST_INVALIDATE, ST_ACK };
 
-/* The session's name lets both sides' logs say which check runs. */
+/*
+ * A connect's private data: the session's kind, and its name, which both
+ * sides print so that a log says which check a line belongs to.
+ */
 struct st_req {
 	__le32 magic;
 	u8 kind;
@@ -1932,7 +1935,9 @@ static void st_session_main(struct st *s)
 		st_begin(&chk, "rdma_memory_window");
 		ST_STATUS(&chk, st_write_read(ss, le64_to_cpu(ss->hello.mw_va),
 					      le32_to_cpu(ss->hello.mw_tok),
-					      ST_MW_LEN, 8), STATUS_SUCCESS);
+					      min_t(u32, PAGE_SIZE,
+						    le32_to_cpu(ss->hello.mw_len)),
+					      8), STATUS_SUCCESS);
 		st_end(&chk);
 	} else {
 		st_skip("rdma_memory_window",
@@ -2042,7 +2047,7 @@ static NTSTATUS st_op_window_out_of_range(struct st_sess *ss)
 	if (!ss->hello.mw_tok)
 		return STATUS_NOT_SUPPORTED;
 	return st_write_refused(ss, le64_to_cpu(ss->hello.mw_va) +
-				ST_MW_LEN - 16,
+				le32_to_cpu(ss->hello.mw_len) - 16,
 				le32_to_cpu(ss->hello.mw_tok));
 }
 
