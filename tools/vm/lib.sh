@@ -121,7 +121,9 @@ distro_image() {
 		if [ -z "$deb" ]; then
 			log "downloading $pkg=$version"
 			# As root apt warns that _apt cannot write there; harmless.
-			(cd "$dir" && apt-get download -q "$pkg=$version") >&2 ||
+			# Lists older than the installed headers lack the image.
+			(cd "$dir" && { apt-get download -q "$pkg=$version" ||
+				{ apt-get update -q && apt-get download -q "$pkg=$version"; }; }) >&2 ||
 				die "cannot download $pkg=$version"
 			deb=$(compgen -G "$dir/${pkg}_*.deb" | head -n 1)
 		fi
