@@ -32,7 +32,6 @@ log "Debian kernel $release ($version): $image"
 
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' dkms.conf)
 src=/usr/src/ndk-$ver
-base=/var/lib/dkms/ndk/$ver/$release/$(uname -m)
 [ ! -e "$src" ] || die "$src exists; remove it first"
 [ ! -e "/var/lib/dkms/ndk/$ver" ] || die "DKMS has ndk/$ver; run: dkms remove ndk/$ver --all"
 
@@ -69,8 +68,8 @@ for m in ndk ndk_wdk ndk_selftest; do
 	*) cp "$f" "$out/ndk/$m.ko" ;;
 	esac
 done
+# DKMS's part is done: leave the machine as it was.
 cleanup
-trap cleanup EXIT
 
 # The image's own modules the guest needs, in load order, uncompressed.
 mods=$out/mods
