@@ -2102,8 +2102,11 @@ static void st_session_srq(struct st *s)
 
 /*
  * Requests in flight when the connection goes: by NdkDisconnect, or by
- * closing the connector. Each completes exactly once, successfully or
- * cancelled, and nothing else arrives.
+ * closing the connector. Each completes exactly once, and nothing else
+ * arrives. The writes complete in order: successfully, then at most one
+ * with an error (the one the device was carrying when the connection
+ * went: siw reports a local QP error for it), then cancelled; the
+ * receives, to which nothing was sent, cancelled.
  */
 static void st_session_teardown(struct st *s, const char *name, bool close)
 {
@@ -2115,7 +2118,8 @@ static void st_session_teardown(struct st *s, const char *name, bool close)
 	NDK_RESULT_EX r;
 	NDK_SGE sge;
 	NTSTATUS st;
-	int k, posted = 0, id;
+	int k, posted = 0, id, next = 0;
+	bool failed = false;
 
 	if (!ss)
 		return;
@@ -2158,10 +2162,23 @@ static void st_session_teardown(struct st *s, const char *name, bool close)
 			       "unknown or repeated request %p",
 			       r.RequestContext))
 			break;
-		st_expect(&chk, r.Status == STATUS_SUCCESS ||
-			  r.Status == STATUS_CANCELLED,
-			  "request %p completed with %#x", r.RequestContext,
-			  r.Status);
+		if (id >= ST_DEPTH) {
+			ST_STATUS(&chk, r.Status, STATUS_CANCELLED);
+			continue;
+		}
+		st_expect(&chk, id == next, "write %d completed before %d",
+			  id, next);
+		next = id + 1;
+		if (r.Status == STATUS_SUCCESS)
+			st_expect(&chk, !failed, "write %d succeeded after one failed",
+				  id);
+		else if (r.Status != STATUS_CANCELLED)
+			st_expect(&chk, !failed, "write %d failed with %#x after one failed",
+				  id, r.Status);
+		if (r.Status != STATUS_SUCCESS && r.Status != STATUS_CANCELLED)
+			pr_info("# %s: write %d in flight completed with %#x\n",
+				name, id, r.Status);
+		failed |= r.Status != STATUS_SUCCESS;
 	}
 	msleep(50);
 	ST_CHECK(&chk, !cn->cq->Dispatch->NdkGetCqResultsEx(cn->cq, &r, 1));
