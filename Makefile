@@ -24,6 +24,8 @@
 #                        the test kernel and Debian's headers; fails on any finding
 #   make docs-check      docutils over Documentation/, kernel-doc over the sources
 #   make dkms-check      dkms add, build, install and remove on Debian's kernel
+#   make distro-check    DKMS-built modules on Debian's own kernel image in two
+#                        VMs: tests/selftest in loopback and across; build/distro-check/
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 PREFIX ?= /usr/local
@@ -91,6 +93,9 @@ docs-check:
 dkms-check:
 	bash tools/dkms-check.sh
 
+distro-check:
+	bash tools/vm/distro.sh
+
 # Works without a kernel tree too (the host's may not exist).
 clean:
 	if [ -d $(KDIR) ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
@@ -101,5 +106,4 @@ clean:
 
 .PHONY: all modules modules_install install headers_install symvers_install \
 	tools_install check check-selftest check-cross demo bench bench-repeat \
-	bench-gate stress lint docs-check \
-	dkms-check clean
+	bench-gate stress lint docs-check dkms-check distro-check clean

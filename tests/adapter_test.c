@@ -201,7 +201,12 @@ static void ndk_adapter_info_test(struct kunit *test)
 	ndk_close_adapter(a);
 }
 
-/* The inline size reported is one an RC QP really accepts. */
+/*
+ * The inline size reported is one an RC QP really accepts, and no less
+ * than what a QP with the device's whole send SGE list says it holds (the
+ * probe's first guess, which spares rxe a failed create and its error
+ * line).
+ */
 static void ndk_adapter_inline_probe_test(struct kunit *test)
 {
 	NDK_ADAPTER *a = ndk_test_open(test);
@@ -227,6 +232,15 @@ static void ndk_adapter_inline_probe_test(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, IS_ERR(qp));
 	if (!IS_ERR(qp))
 		ib_destroy_qp(qp);
+	attr.cap.max_send_sge = ibdev->attrs.max_send_sge;
+	attr.cap.max_inline_data = 0;
+	qp = ib_create_qp(pd, &attr);
+	KUNIT_EXPECT_FALSE(test, IS_ERR(qp));
+	if (!IS_ERR(qp)) {
+		KUNIT_EXPECT_GE(test, priv(a)->info.MaxInlineDataSize,
+				min_t(u32, attr.cap.max_inline_data, U16_MAX));
+		ib_destroy_qp(qp);
+	}
 	ib_free_cq(cq);
 	ib_dealloc_pd(pd);
 	ndk_close_adapter(a);

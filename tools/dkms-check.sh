@@ -21,7 +21,13 @@ base=/var/lib/dkms/ndk/$ver/$release/$(uname -m)
 # Debian's 6.12 kernels compress modules (CONFIG_MODULE_COMPRESS_XZ), and
 # DKMS installs ndk.ko.xz there; 6.1's do not.
 destdir=/lib/modules/$release/updates/dkms
-installed() { compgen -G "$destdir/ndk.ko*" || true; }
+modules="ndk ndk_wdk ndk_selftest"
+installed() {
+	local m
+	for m in $modules; do
+		compgen -G "$destdir/$m.ko*" || true
+	done
+}
 out=$NDK_TOP/build/dkms
 
 # Never clobber a real installation.
@@ -55,12 +61,15 @@ cp "$base/log/make.log" "$out/make.log"
 if grep -E 'warning:|error:' "$out/make.log" >&2; then
 	die "the DKMS build has warnings"
 fi
-if grep -E '/(tests|samples)/' "$out/make.log" >&2; then
-	die "DKMS built more than ndk.ko"
-fi
-dest=$(installed)
-[ -n "$dest" ] || die "ndk.ko is not installed in $destdir"
-log "installed $dest"
+# Every module the build linked, by its object's path.
+built=$(sed -n 's|.*LD \[M\] *.*/build/\(.*\)\.ko$|\1|p' "$out/make.log" |
+	sort | tr '\n' ' ')
+want="ndk/ndk tests/selftest/ndk_selftest wdk/ndk_wdk "
+[ "$built" = "$want" ] || die "DKMS built '$built', not '$want'"
+for m in $modules; do
+	compgen -G "$destdir/$m.ko*" >/dev/null || die "$m.ko is not installed in $destdir"
+done
+log "installed $(installed | tr '\n' ' ')"
 
 log "building samples/ndk_demo as a separate consumer module"
 mkdir -p "$out/consumer"

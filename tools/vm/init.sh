@@ -132,6 +132,19 @@ wdk_case() {
 	dmesg | grep WdkSample | sed 's/^/NDK-INTEROP-LOG: /'
 }
 
+# The conformance self-test a user runs (tests/selftest), in loopback,
+# here with the debug kernel's checkers watching; its checks are counted
+# by make distro-check on Debian's kernels, this is one case.
+selftest_case() {
+	dmesg -c >/dev/null
+	if insmod /ndk/ndk_selftest.ko ifname=eth0 && rmmod ndk_selftest; then
+		echo "NDK-INTEROP: ok $1 selftest"
+		return
+	fi
+	echo "NDK-INTEROP: not ok $1 selftest ($(dmesg | grep -Eo 'ndk_selftest: [0-9]+ passed.*'))"
+	dmesg | grep -E '^(\[[ 0-9.]+\] )?(not ok|# )' | sed 's/^/NDK-INTEROP-LOG: /'
+}
+
 # One full run per transport: Soft-RoCE (RoCEv2), then Soft-iWARP. Each
 # device alone sits on eth0 so that addresses resolve to it. ndk stays
 # loaded across both, so the switch also exercises device removal and
@@ -150,6 +163,7 @@ for t in $transports; do
 	interop $t
 	unload_case $t
 	wdk_case $t
+	selftest_case $t
 	echo "NDK-CHECK: tests begin $t"
 	insmod /ndk/ndk_kunit.ko $kunit_args ||
 		echo "NDK-CHECK: insmod ndk_kunit failed"

@@ -34,6 +34,7 @@ INTEROP_CASES = [
     "rdmacm-ndk-client-user-server",
     "consumer-unload",
     "wdk-sample",
+    "selftest",
 ]
 
 

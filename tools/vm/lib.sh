@@ -109,6 +109,48 @@ distro_release() {
 		sed -n 's/^linux-headers-\([^ ,]*\).*/\1/p'
 }
 
+# Debian's kernel image package of release $1, version $2, unpacked (not
+# installed) under NDK_CACHE_DIR/distro/, with the .deb kept beside it;
+# depmod has run over its modules. Prints the unpacked tree.
+distro_image() {
+	local release=$1 version=$2 dir=$NDK_CACHE_DIR/distro pkg deb
+	pkg=linux-image-$release
+	mkdir -p "$dir"
+	if [ ! -f "$dir/$release/.ndk-done" ]; then
+		deb=$(compgen -G "$dir/${pkg}_${version//:/%3a}_*.deb" | head -n 1) || true
+		if [ -z "$deb" ]; then
+			log "downloading $pkg=$version"
+			# As root apt warns that _apt cannot write there; harmless.
+			# Lists older than the installed headers lack the image.
+			(cd "$dir" && { apt-get download -q "$pkg=$version" ||
+				{ apt-get update -q && apt-get download -q "$pkg=$version"; }; }) >&2 ||
+				die "cannot download $pkg=$version"
+			deb=$(compgen -G "$dir/${pkg}_*.deb" | head -n 1)
+		fi
+		rm -rf "$dir/$release"
+		mkdir -p "$dir/$release"
+		dpkg-deb -x "$deb" "$dir/$release"
+		depmod -b "$dir/$release" "$release"
+		touch "$dir/$release/.ndk-done"
+	fi
+	echo "$dir/$release"
+}
+
+# The module files, in load order, that unpacked image $1 of release $2
+# needs to load modules "${@:3}"; built-in ones are left out.
+distro_modules() {
+	local root=$1 release=$2 m seen=" "
+	shift 2
+	for m in "$@"; do
+		modprobe -d "$root" -S "$release" --show-depends "$m" |
+			sed -n 's/^insmod \([^ ]*\).*/\1/p'
+	done | while read -r m; do
+		case $seen in *" $m "*) continue ;; esac
+		seen+="$m "
+		echo "$m"
+	done
+}
+
 # Install what is missing, build (or reuse) the kernel of flavour $2
 # (default debug) and build ndk's modules against it, warning-free; log
 # in $1/build.log. Prints the kernel tree.
@@ -136,9 +178,10 @@ boot_vm() {
 		-device virtio-net-pci,netdev=n0
 }
 
-# Boot kernel tree $2 with initramfs $3 and command line $4 for at most $5
-# seconds with $6 of memory, console to file $1; the rest are QEMU's
-# network and other options. NDK_QEMU_CPU replaces the CPU model (max).
+# Boot kernel tree $2 (or kernel image file $2) with initramfs $3 and
+# command line $4 for at most $5 seconds with $6 of memory, console to file
+# $1; the rest are QEMU's network and other options. NDK_QEMU_CPU replaces
+# the CPU model (max).
 # Returns QEMU's (or timeout's) status.
 #
 # acpi=noirq: the PCI interrupt routing method of QEMU's i440fx (_PRT, an
@@ -146,12 +189,12 @@ boot_vm() {
 # with the debug kernel, which cost every boot about 40 s and, on a busy
 # host, a soft-lockup splat. Nothing here needs it: virtio uses MSI-X.
 run_vm() {
-	local console=$1 ktree=$2 initrd=$3 append=$4 limit=$5 mem=$6
+	local console=$1 kernel=$2 initrd=$3 append=$4 limit=$5 mem=$6
 	shift 6
+	[ -f "$kernel" ] || kernel=$kernel/arch/x86/boot/bzImage
 	timeout "$limit" qemu-system-x86_64 \
 		-accel "${NDK_QEMU_ACCEL:-tcg}" -cpu "${NDK_QEMU_CPU:-max}" \
-		-smp "$NDK_VM_CPUS" -m "$mem" \
-		-kernel "$ktree/arch/x86/boot/bzImage" \
+		-smp "$NDK_VM_CPUS" -m "$mem" -kernel "$kernel" \
 		-initrd "$initrd" -append "$append acpi=noirq" "$@" \
 		-nographic -no-reboot -monitor none -serial stdio \
 		</dev/null >"$console" 2>&1

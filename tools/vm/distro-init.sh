@@ -1,0 +1,114 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# /init of the two VMs of `make distro-check`, on Debian's own kernel: load
+# that kernel's modules, create rxe0 on eth0, load the DKMS-built ndk.ko
+# and ndk_wdk.ko, run ndk_selftest.ko in loopback, then against the other
+# VM (the server VM, 192.168.77.1, with listen=1; the client VM,
+# 192.168.77.2, with peer=). After each run the kernel log of the run is
+# printed raw, with its levels, as "DISTRO-KMSG <run>: " lines.
+. /ndk/guest.sh
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+# kmod's, not busybox's applets, which the shell would prefer.
+insmod() { /ndk/bin/insmod "$@"; }
+rmmod() { /ndk/bin/rmmod "$@"; }
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev 2>/dev/null
+mount -t tmpfs tmp /tmp
+
+arg() { tr ' ' '\n' </proc/cmdline | sed -n "s/^ndk_distro\.$1=//p"; }
+role=$(arg role)
+server_ip=192.168.77.1
+me=$server_ip
+[ "$role" = client ] && me=192.168.77.2
+sync_port=7000
+sync_limit=300
+
+error() { echo "DISTRO: error: $*"; }
+echo "DISTRO: setup $role $(uname -r)"
+echo 240 >/proc/sys/kernel/hung_task_timeout_secs
+
+# The kernel's own modules, in dependency order (distro.sh).
+for m in /mods/*.ko; do
+	insmod "$m" || error "insmod $(basename "$m") failed"
+done
+ip link set lo up
+ip link set eth0 up || error "no eth0"
+ip addr add $me/24 dev eth0
+rdma link add rxe0 type rxe netdev eth0 || error "rxe link add failed"
+# The port is usable once the link is: the NIC comes up asynchronously.
+i=0
+until rdma link show rxe0/1 | grep -q 'state ACTIVE'; do
+	[ $i -ge 300 ] && error "rxe0 never became active" && break
+	sleep 0.1
+	i=$((i + 1))
+done
+rdma link show
+
+# The server listens, the client connects and sends the barrier's name.
+barrier() {
+	got=
+	if [ "$role" = server ]; then
+		got=$(timeout $sync_limit nc -l -p $sync_port </dev/null)
+	else
+		i=0
+		until echo "$1" | nc -w 2 $server_ip $sync_port >/dev/null 2>&1; do
+			[ $i -ge $((sync_limit * 2)) ] && break
+			sleep 0.5
+			i=$((i + 1))
+		done
+		[ $i -lt $((sync_limit * 2)) ] && got=$1
+	fi
+	[ "$got" = "$1" ] && return 0
+	error "barrier $1: the other VM did not come (got '$got')"
+	return 1
+}
+
+# The kernel log since the last call, with levels, for the judge.
+kmsg() {
+	dmesg -r -c | sed "s/^/DISTRO-KMSG $1: /"
+}
+
+# A run that failed was unloaded by its failed insmod.
+unload_selftest() {
+	grep -q '^ndk_selftest ' /proc/modules || return 0
+	rmmod ndk_selftest || error "rmmod ndk_selftest failed"
+}
+
+kmsg boot >/dev/null
+for m in ndk ndk_wdk; do
+	insmod /ndk/$m.ko || error "insmod $m failed"
+done
+
+insmod /ndk/ndk_selftest.ko ifname=eth0
+echo "DISTRO: run loopback rc=$?"
+unload_selftest
+kmsg loopback
+
+if barrier pair; then
+	if [ "$role" = server ]; then
+		insmod /ndk/ndk_selftest.ko ifname=eth0 listen=1 wait_s=120 &
+		pid=$!
+		wait_log 'ndk_selftest: listening' 120 ||
+			error "the passive self-test does not listen"
+		barrier listening
+		wait $pid
+		echo "DISTRO: run pair-server rc=$?"
+	else
+		barrier listening
+		insmod /ndk/ndk_selftest.ko ifname=eth0 peer=$server_ip
+		echo "DISTRO: run pair-client rc=$?"
+	fi
+	unload_selftest
+	kmsg pair
+	barrier end
+fi
+
+rmmod ndk_wdk || error "rmmod ndk_wdk failed"
+rmmod ndk || error "rmmod ndk failed"
+delete_device rxe 60 || error "rxe link delete failed"
+kmsg end
+echo "DISTRO: tainted $(cat /proc/sys/kernel/tainted)"
+echo "DISTRO: done"
+reboot -f

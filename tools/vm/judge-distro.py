@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Judge the two consoles of `make distro-check`.
+
+Each VM ran ndk_selftest in loopback and then one side of a run between
+the two VMs (distro-init.sh). A run passes when insmod succeeded and its
+last line reads "ndk_selftest: N passed, 0 failed, N skipped" with at
+least the minimum number of passes. Each of these counts as one more
+failure: a kernel splat after setup, an error line of the guest script,
+a missing end marker, a timeout, fewer CPUs than QEMU was given, a taint
+flag other than O (out-of-tree module) and E (unsigned module: DKMS signs
+with a key of the machine's own, which Debian's kernel does not trust
+unless it is enrolled), and any kernel line of level err or worse that
+the runs caused, except while a session that provokes a refused access
+(its name ends in "_refused") is under way: the device logs the access
+error it reports, and that is the check passing. The last line is
+"N passed, N failed, N skipped".
+"""
+import argparse
+import os
+import re
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from splats import SPLAT_RE, cpu_problem  # noqa: E402
+
+# Distinct checks a run must pass; the passive side of the pair runs the
+# local checks and the server's own.
+MIN_PASSED = {"loopback": 40, "pair-client": 40, "pair-server": 20}
+TAINT_ALLOWED = {12: "O", 13: "E"}
+TAINT_LETTERS = "PFSRMBUDAWCIOELKXTN"
+SUMMARY = re.compile(r"ndk_selftest: (\d+) passed, (\d+) failed, (\d+) skipped")
+KMSG = re.compile(r"DISTRO-KMSG (\S+): <(\d+)>(.*)")
+RESULT = re.compile(r"^(?:\[[ \d.]+\] )?(not ok|ok) \d+ (\S+)")
+SESSION = re.compile(r"# session (end )?(\S+)")
+RUN = re.compile(r"DISTRO: run (\S+) rc=(\d+)")
+
+
+def kmsg_problems(role, kmsg):
+    """Error-level kernel lines outside the refused-access sessions."""
+    problems, refused = [], set()
+    for run, level, text in kmsg:
+        session = SESSION.search(text)
+        result = RESULT.search(text)
+        if session:
+            name = session.group(2)
+            if session.group(1):
+                refused.discard(name)
+            elif name.endswith("_refused"):
+                refused.add(name)
+        elif result:
+            refused.discard(result.group(2))
+        elif level <= 3 and not refused:
+            problems.append(f"{role}: {run}: kernel error line: {text.strip()}")
+    return problems
+
+
+def judge_console(role, lines, qemu_rc):
+    runs, problems, kmsg = {}, [], []
+    setup = next((i for i, l in enumerate(lines)
+                  if "DISTRO: setup" in l), len(lines))
+    splats = [l.strip() for l in lines[setup:]
+              if SPLAT_RE.search(l) and "DISTRO-KMSG" not in l]
+    if splats:
+        problems.append(f"{role}: kernel splat:\n  " + "\n  ".join(splats[:20]))
+    problems += [f"{role}: " + l.strip() for l in lines
+                 if "DISTRO: error:" in l]
+    cpus = cpu_problem(lines)
+    if cpus:
+        problems.append(f"{role}: {cpus}")
+    if qemu_rc == 124:
+        problems.append(f"{role}: the VM timed out")
+    if not any("DISTRO: done" in l for l in lines):
+        problems.append(f"{role}: the VM did not reach the end of the run")
+
+    for line in lines:
+        m = RUN.search(line)
+        if m:
+            runs.setdefault(m.group(1), {})["rc"] = int(m.group(2))
+        m = KMSG.search(line)
+        if m:
+            n = int(m.group(2))
+            # Facility 0 is the kernel's own; its level is the low bits.
+            if n < 8:
+                kmsg.append((m.group(1), n, m.group(3)))
+        m = re.search(r"DISTRO: tainted (\d+)", line)
+        if m:
+            bad = [TAINT_LETTERS[b] for b in range(len(TAINT_LETTERS))
+                   if int(m.group(1)) >> b & 1 and b not in TAINT_ALLOWED]
+            if bad:
+                problems.append(f"{role}: kernel tainted {''.join(bad)} "
+                                f"({m.group(1)})")
+    if not any("DISTRO: tainted" in l for l in lines):
+        problems.append(f"{role}: no taint report")
+
+    # Each run's summary and failed cases, from its own kernel log.
+    for run, level, text in kmsg:
+        name = "loopback" if run == "loopback" else f"pair-{role}"
+        if run not in ("loopback", "pair"):
+            continue
+        r = runs.setdefault(name, {})
+        m = SUMMARY.search(text)
+        if m:
+            r["summary"] = tuple(int(x) for x in m.groups())
+        m = RESULT.search(text)
+        if m and m.group(1) == "not ok":
+            r.setdefault("failed", []).append(m.group(2))
+    problems += kmsg_problems(role, kmsg)
+    return runs, problems
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--server-rc", type=int, default=0)
+    ap.add_argument("--client-rc", type=int, default=0)
+    ap.add_argument("server_log")
+    ap.add_argument("client_log")
+    args = ap.parse_args()
+
+    passed = failed = skipped = 0
+    problems = []
+    for role, path, rc in (("server", args.server_log, args.server_rc),
+                           ("client", args.client_log, args.client_rc)):
+        try:
+            with open(path, errors="replace") as f:
+                lines = f.read().splitlines()
+        except FileNotFoundError:
+            lines = []
+        runs, found = judge_console(role, lines, rc)
+        problems += found
+        for name in ("loopback", f"pair-{role}"):
+            r = runs.get(name, {})
+            if "summary" not in r:
+                problems.append(f"{role}: {name}: no summary line")
+                continue
+            p, f_, s = r["summary"]
+            print(f"distro-check: {role} {name}: {p} passed, {f_} failed, "
+                  f"{s} skipped")
+            passed += p
+            failed += f_
+            skipped += s
+            for case in r.get("failed", []):
+                print(f"distro-check: {role} {name}: not ok {case}")
+            if r.get("rc") != 0:
+                problems.append(f"{role}: {name}: insmod exited with "
+                                f"{r.get('rc')}")
+            if p < MIN_PASSED[name]:
+                problems.append(f"{role}: {name}: only {p} checks passed")
+
+    for p in problems:
+        print("distro-check: " + p)
+    failed += len(problems)
+    print(f"{passed} passed, {failed} failed, {skipped} skipped")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
