@@ -32,6 +32,11 @@ log "Debian kernel $release ($version): $image"
 
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' dkms.conf)
 src=/usr/src/ndk-$ver
+# ndk has one DKMS installation per machine: other runs of this or of
+# dkms-check/distro-check (another clone, another series) wait here.
+mkdir -p "$NDK_CACHE_DIR"
+exec 8>"$NDK_CACHE_DIR/.lock-dkms"
+flock 8
 [ ! -e "$src" ] || die "$src exists; remove it first"
 [ ! -e "/var/lib/dkms/ndk/$ver" ] || die "DKMS has ndk/$ver; run: dkms remove ndk/$ver --all"
 
