@@ -775,48 +775,46 @@ static NTSTATUS ndk_send_and_invalidate(NDK_QP *pNdkQp, PVOID RequestContext,
 }
 
 /*
- * NdkReceive with its checks one by one, in order: for the requests
- * ndk_receive() cannot post at once.
+ * NdkReceive's checks one by one, in order: the status of the first that
+ * fails, for a receive ndk_receive_ok() did not pass.
  */
-static noinline NTSTATUS ndk_receive_slow(struct ndk_qp *qp,
-					  PVOID RequestContext,
-					  const NDK_SGE *pSgl, ULONG nSge)
+static noinline NTSTATUS ndk_receive_check(struct ndk_qp *qp,
+					   const NDK_SGE *pSgl, ULONG nSge)
 {
-	struct ib_recv_wr wr = {
-		.next = NULL,
-		.wr_id = 0,
-		.sg_list = ndk_ib_sges(pSgl),
-		.num_sge = nSge,
-	};
 	NTSTATUS status;
 	u64 total;
-	int err;
 
-	if (unlikely(qp->srq))
+	if (qp->srq)
 		return STATUS_INVALID_PARAMETER;
 	status = ndk_sges(pSgl, nSge, qp->max_rsge, &total);
-	if (unlikely(status))
+	if (status)
 		return status;
-	if (unlikely(total > qp->max_xfer))
+	if (total > qp->max_xfer)
 		return STATUS_INVALID_BUFFER_SIZE;
-	if (unlikely(!ndk_ring_room(&qp->rq, qp->rq.head)))
+	if (!ndk_ring_room(&qp->rq, qp->rq.head))
 		return STATUS_INSUFFICIENT_RESOURCES;
-	wr.wr_id = ndk_ring_take(&qp->rq, qp->rq.head, RequestContext,
-				 NdkOperationTypeReceive, NDK_SLOT_BUSY);
-	err = ib_post_recv(qp->ibqp, &wr, NULL);
-	if (unlikely(err)) {
-		ndk_ring_untake(&qp->rq, qp->rq.head);
-		return ndk_status_from_errno(err);
-	}
-	qp->rq.head++;
-	ndk_stat_add_to(qp->stats, NDK_STAT_POSTED, 1);
 	return STATUS_SUCCESS;
 }
 
+/* Every check of a receive with at least one SGE, in one pass. */
+static __always_inline bool ndk_receive_ok(struct ndk_qp *qp,
+					   const NDK_SGE *pSgl, ULONG nSge,
+					   u32 head)
+{
+	u64 total;
+	ULONG i;
+
+	if (qp->srq || nSge - 1 >= qp->max_rsge || !pSgl)
+		return false;
+	total = pSgl[0].Length;
+	for (i = 1; i < nSge; i++)
+		total += pSgl[i].Length;
+	return total <= qp->max_xfer && ndk_ring_room(&qp->rq, head);
+}
+
 /*
- * NdkReceive: allowed before the QP is connected. A receive with at
- * least one SGE that passes every check is posted in one pass, as in
- * ndk_qp_post(); any other takes ndk_receive_slow().
+ * NdkReceive: allowed before the QP is connected. The checks take one
+ * pass unless one fails, as in ndk_qp_post().
  */
 static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
 			    const NDK_SGE *pSgl, ULONG nSge)
@@ -825,17 +823,14 @@ static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
 	struct ndk_wr_ring *rq = &qp->rq;
 	u32 head = rq->head;
 	struct ib_recv_wr wr;
-	u64 total;
-	ULONG i;
+	NTSTATUS status;
 	int err;
 
-	if (unlikely(qp->srq || nSge - 1 >= qp->max_rsge || !pSgl))
-		goto slow;
-	total = pSgl[0].Length;
-	for (i = 1; i < nSge; i++)
-		total += pSgl[i].Length;
-	if (unlikely(total > qp->max_xfer || !ndk_ring_room(rq, head)))
-		goto slow;
+	if (unlikely(!ndk_receive_ok(qp, pSgl, nSge, head))) {
+		status = ndk_receive_check(qp, pSgl, nSge);
+		if (status)
+			return status;
+	}
 	wr.next = NULL;
 	wr.sg_list = ndk_ib_sges(pSgl);
 	wr.num_sge = nSge;
@@ -849,8 +844,6 @@ static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
 	rq->head = head + 1;
 	ndk_stat_add_to(qp->stats, NDK_STAT_POSTED, 1);
 	return STATUS_SUCCESS;
-slow:
-	return ndk_receive_slow(qp, RequestContext, pSgl, nSge);
 }
 
 /* NdkBind: see mw.c. */
