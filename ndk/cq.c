@@ -209,23 +209,22 @@ static void ndk_arm_cq(NDK_CQ *pNdkCq, ULONG Type)
 {
 	struct ndk_cq *cq = to_ndk_cq(pNdkCq);
 	enum ib_cq_notify_flags flags;
-	int old, want, ret;
+	int old, new, ret;
 	u32 events;
 
-	if (unlikely(Type >= ARRAY_SIZE(ndk_arm_want)))
-		return;
-	/* ndk_cq_arm_merge(): an arm as large or larger stays as it is. */
-	want = ndk_arm_want[Type];
 	old = atomic_read(&cq->arm);
-	while (old < want && !atomic_try_cmpxchg(&cq->arm, &old, want))
-		;
+	new = ndk_cq_arm_merge(old, Type);
+	if (unlikely(new < 0))
+		return;
+	/* An arm as large or larger stays as it is, without a store. */
+	while (new != old && !atomic_try_cmpxchg(&cq->arm, &old, new))
+		new = ndk_cq_arm_merge(old, Type);
 
 	/*
 	 * Completions already waiting, or a failed CQ, notify at once; never
 	 * from inside this call, where the caller may hold its own locks.
 	 */
-	flags = max(old, want) == NDK_ARM_SOLICITED ? IB_CQ_SOLICITED :
-		IB_CQ_NEXT_COMP;
+	flags = new == NDK_ARM_SOLICITED ? IB_CQ_SOLICITED : IB_CQ_NEXT_COMP;
 	events = READ_ONCE(cq->events);
 	ret = ib_req_notify_cq(cq->ibcq, flags | IB_CQ_REPORT_MISSED_EVENTS);
 	if (ret > 0 || READ_ONCE(cq->fatal)) {
