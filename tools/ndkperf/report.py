@@ -454,8 +454,9 @@ def compare(a_path, b_path):
                 metric.startswith('split_') or wl == 'memory' or \
                 metric in ('allocs_per_op', 'ndk_allocs', 'bw_mibps'):
             continue
-        bound = REPEAT_CALL if key in per_call and \
-            metric.endswith('_ns') or metric == 'ns_per_poll' else REPEAT_RATE
+        call = (key in per_call and metric.endswith('_ns')) or \
+            metric == 'ns_per_poll'
+        bound = REPEAT_CALL if call else REPEAT_RATE
         for mode in ('ndk', 'raw', 'core'):
             if not ra.get(mode) or not rb.get(mode):
                 continue
