@@ -146,22 +146,8 @@ static void ndk_cq_kick(struct ndk_cq *cq)
 		irq_poll_sched(&cq->iop);
 }
 
-/*
- * The device's handlers ran: the CQ is no longer idle. Ordered so that
- * an arm that sets @idle either sees @events move or has @idle cleared
- * after it; see ndk_cq_set_idle().
- */
-static void ndk_cq_woken(struct ndk_cq *cq)
-{
-	WRITE_ONCE(cq->events, cq->events + 1);
-	/* Pairs with the barrier in ndk_cq_set_idle(). */
-	smp_mb();
-	WRITE_ONCE(cq->idle, false);
-}
-
 static void ndk_cq_comp_handler(struct ib_cq *ibcq, void *ctx)
 {
-	ndk_cq_woken(ctx);
 	ndk_cq_kick(ctx);
 }
 
@@ -176,28 +162,7 @@ static void ndk_cq_event_handler(struct ib_event *event, void *ctx)
 	if (event->event != IB_EVENT_CQ_ERR)
 		return;
 	WRITE_ONCE(cq->fatal, STATUS_INTERNAL_ERROR);
-	ndk_cq_woken(cq);
 	ndk_cq_kick(cq);
-}
-
-/*
- * The device promised to call its handler for every completion it adds
- * after the last poll, and that poll left the CQ empty (ib_req_notify_cq()
- * returned 0 for IB_CQ_NEXT_COMP with IB_CQ_REPORT_MISSED_EVENTS): until
- * the handler runs, a poll would find nothing the consumer is not about
- * to be notified of, and answers without asking the device. A consumer
- * that arms and polls once more, as it must to close the race with a
- * completion that came before the arm, saves a call into the driver.
- * Should a handler have run since the arm began (@events moved), the CQ
- * is not idle.
- */
-static void ndk_cq_set_idle(struct ndk_cq *cq, u32 events)
-{
-	WRITE_ONCE(cq->idle, true);
-	/* Pairs with ndk_cq_woken(). */
-	smp_mb();
-	if (READ_ONCE(cq->events) != events)
-		WRITE_ONCE(cq->idle, false);
 }
 
 /*
@@ -209,8 +174,7 @@ static void ndk_arm_cq(NDK_CQ *pNdkCq, ULONG Type)
 {
 	struct ndk_cq *cq = to_ndk_cq(pNdkCq);
 	enum ib_cq_notify_flags flags;
-	int old, new, ret;
-	u32 events;
+	int old, new;
 
 	old = atomic_read(&cq->arm);
 	new = ndk_cq_arm_merge(old, Type);
@@ -225,16 +189,9 @@ static void ndk_arm_cq(NDK_CQ *pNdkCq, ULONG Type)
 	 * from inside this call, where the caller may hold its own locks.
 	 */
 	flags = new == NDK_ARM_SOLICITED ? IB_CQ_SOLICITED : IB_CQ_NEXT_COMP;
-	events = READ_ONCE(cq->events);
-	ret = ib_req_notify_cq(cq->ibcq, flags | IB_CQ_REPORT_MISSED_EVENTS);
-	if (ret > 0 || READ_ONCE(cq->fatal)) {
-		WRITE_ONCE(cq->idle, false);
+	if (ib_req_notify_cq(cq->ibcq, flags | IB_CQ_REPORT_MISSED_EVENTS) > 0 ||
+	    READ_ONCE(cq->fatal))
 		ndk_cq_kick(cq);
-		return;
-	}
-	/* Solicited arms leave other completions unnotified. */
-	if (!ret && flags == IB_CQ_NEXT_COMP && READ_ONCE(cq->drained))
-		ndk_cq_set_idle(cq, events);
 }
 
 /* Free a slot the poller is done with; the poster may refill it then. */
@@ -482,8 +439,6 @@ static __always_inline ULONG ndk_cq_fill(struct ndk_cq *cq, void *Results,
 			break;
 	}
 	rcu_read_unlock();
-	/* An empty poll leaves this as it is: see ndk_cq_set_idle(). */
-	WRITE_ONCE(cq->drained, n < ask);
 	return done;
 }
 
@@ -497,17 +452,14 @@ static noinline ULONG ndk_cq_results_ex(struct ndk_cq *cq, int n)
 	return ndk_cq_fill(cq, cq->results, cq->nresults, n, true);
 }
 
-/* A poll of an idle CQ: nothing, without asking the device. */
-static noinline ULONG ndk_cq_idle_poll(struct ndk_cq *cq)
-{
-	ndk_stat_add_to(cq->stats, NDK_STAT_CQ_IDLE_POLLS, 1);
-	return 0;
-}
-
 /*
  * An empty poll is one call into the driver, and nothing else. The
  * consumer's buffer waits in the CQ while the driver polls, so that
- * nothing but the CQ is kept across the call.
+ * nothing but the CQ is kept across the call. Every poll asks the
+ * driver, even right after an arm that reported nothing missed: siw
+ * reads its producer index for that report without ordering it against
+ * its completer, so the consumer's poll after the arm is what catches a
+ * completion whose notification was lost.
  */
 static ULONG ndk_get_cq_results(NDK_CQ *pNdkCq, NDK_RESULT Results[],
 				ULONG nResults)
@@ -515,8 +467,6 @@ static ULONG ndk_get_cq_results(NDK_CQ *pNdkCq, NDK_RESULT Results[],
 	struct ndk_cq *cq = to_ndk_cq(pNdkCq);
 	int n;
 
-	if (READ_ONCE(cq->idle))
-		return ndk_cq_idle_poll(cq);
 	cq->results = Results;
 	cq->nresults = nResults;
 	/* Asked for none, the driver returns none. */
@@ -530,8 +480,6 @@ static ULONG ndk_get_cq_results_ex(NDK_CQ *pNdkCq, NDK_RESULT_EX Results[],
 	struct ndk_cq *cq = to_ndk_cq(pNdkCq);
 	int n;
 
-	if (READ_ONCE(cq->idle))
-		return ndk_cq_idle_poll(cq);
 	cq->results = Results;
 	cq->nresults = nResults;
 	/* Asked for none, the driver returns none. */
@@ -557,9 +505,6 @@ static void ndk_cq_resize_work(struct work_struct *work)
 	NTSTATUS status;
 	int err;
 
-	/* The resized CQ is not known to be empty until it is polled. */
-	WRITE_ONCE(cq->idle, false);
-	WRITE_ONCE(cq->drained, false);
 	err = ib_resize_cq(cq->ibcq, req->depth);
 	status = ndk_status_from_errno(err);
 	if (!err)
@@ -835,7 +780,6 @@ NTSTATUS ndk_create_cq(NDK_ADAPTER *pNdkAdapter, ULONG CqDepth,
 	cq->notify_cb = CqNotification;
 	cq->notify_ctx = CqNotificationContext;
 	cq->fatal = STATUS_SUCCESS;
-	cq->drained = true;
 	atomic_set(&cq->arm, NDK_ARM_NONE);
 	spin_lock_init(&cq->notify_lock);
 	irq_poll_init(&cq->iop, NDK_CQ_NOTIFY_WEIGHT, ndk_cq_notify_poll);

@@ -243,7 +243,6 @@ static const char *const ndk_stat_names[NDK_STAT_MAX] = {
 	[NDK_STAT_CONNECTION_ERRORS] = "connection_errors",
 	[NDK_STAT_CQ_ERRORS] = "cq_errors",
 	[NDK_STAT_CQ_FLUSHED] = "cq_flushed",
-	[NDK_STAT_CQ_IDLE_POLLS] = "cq_idle_polls",
 	[NDK_STAT_POSTED] = "requests_posted",
 	[NDK_STAT_COMPLETED] = "requests_completed",
 };

@@ -185,7 +185,6 @@ enum ndk_stat {
 	NDK_STAT_CQ_FLUSHED,		/* completions polled as flushed */
 	NDK_STAT_POSTED,		/* requests posted */
 	NDK_STAT_COMPLETED,		/* completions polled */
-	NDK_STAT_CQ_IDLE_POLLS,		/* polls of an idle CQ (see ndk_arm_cq()) */
 	NDK_STAT_MAX,
 };
 
@@ -429,11 +428,6 @@ struct ndk_pd {
  *	it to clear
  * @notify_again: another one is due when it returns
  * @fatal: STATUS_SUCCESS, or the error that made the CQ unusable
- * @idle: empty, and the device armed to notify whatever it adds: polls
- *	answer without asking it until its handlers run (see ndk_arm_cq())
- * @drained: the last poll left the CQ empty (fewer results than asked)
- * @events: calls of the device's handlers, so that an arm can tell one
- *	that came while it set @idle
  * @iop: softirq context in which notifications are delivered
  * @kick: schedules @iop from hard interrupt context for a task that
  *	called a handler with interrupts off (see ndk_cq_kick())
@@ -462,9 +456,6 @@ struct ndk_cq {
 	bool in_notify;
 	bool notify_again;
 	NTSTATUS fatal;
-	bool idle;
-	bool drained;
-	u32 events;
 	struct irq_poll iop;
 	struct irq_work kick;
 	atomic_t moderation;
