@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Module core: the ib_client that tracks RDMA devices, adapter discovery
- * and notification, and the workqueue every asynchronous request runs on.
+ * and notification; module init and exit, which start and stop the
+ * workqueue every asynchronous request runs on (object.c).
  */
 #include <linux/module.h>
 #include <linux/netdevice.h>
@@ -13,8 +14,6 @@
 MODULE_AUTHOR("ndk developers");
 MODULE_DESCRIPTION("Network Direct Kernel Provider Interface over Linux RDMA");
 MODULE_LICENSE("Dual BSD/GPL");
-
-struct workqueue_struct *ndk_wq;
 
 /* The module state of every driver built into the kernel. */
 const enum module_state ndk_builtin_state = MODULE_STATE_LIVE;
@@ -348,52 +347,6 @@ struct module *ndk_module(void)
 	return THIS_MODULE;
 }
 EXPORT_SYMBOL_NDK_TEST(ndk_module);
-
-/* The ndk_faults suite's injection state; see NDK_FI_NULL() and kin. */
-static struct {
-	atomic_t countdown;	/* the call that makes it 0 fails */
-	atomic_t seen;		/* wrapped calls since arming */
-	bool on;
-} ndk_fi;
-
-/**
- * ndk_fault() - whether the wrapped call about to be made must fail
- *
- * Return: true for the call ndk_fault_arm() chose.
- */
-bool ndk_fault(void)
-{
-	if (likely(!READ_ONCE(ndk_fi.on)))
-		return false;
-	atomic_inc(&ndk_fi.seen);
-	return atomic_dec_return(&ndk_fi.countdown) == 0;
-}
-
-/**
- * ndk_fault_arm() - make the @nth wrapped call from now on fail
- * @nth: 1 for the next one
- */
-void ndk_fault_arm(int nth)
-{
-	atomic_set(&ndk_fi.seen, 0);
-	atomic_set(&ndk_fi.countdown, nth);
-	WRITE_ONCE(ndk_fi.on, true);
-}
-EXPORT_SYMBOL_NDK_TEST(ndk_fault_arm);
-
-/**
- * ndk_fault_disarm() - stop injecting
- * @fired: set to whether the chosen call came and failed
- *
- * Return: how many wrapped calls were made since ndk_fault_arm().
- */
-int ndk_fault_disarm(bool *fired)
-{
-	WRITE_ONCE(ndk_fi.on, false);
-	*fired = atomic_read(&ndk_fi.countdown) <= 0;
-	return atomic_read(&ndk_fi.seen);
-}
-EXPORT_SYMBOL_NDK_TEST(ndk_fault_disarm);
 #endif
 
 static int __init ndk_init(void)

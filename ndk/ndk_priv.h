@@ -32,6 +32,7 @@
 #define EXPORT_SYMBOL_NDK_TEST(sym)	__ADDRESSABLE(sym)
 #endif
 
+/* The workqueue of every asynchronous request (object.c). */
 extern struct workqueue_struct *ndk_wq;
 
 /* Slab caches (slab.c) */
@@ -46,7 +47,7 @@ void ndk_slab_exit(void);
  * Failure injection for the ndk_faults suite: every call on a create,
  * connect or register path that can fail is wrapped, so the suite can
  * make the n-th such call fail (ndk_fault_arm()) and count them. Without
- * KUnit the wrappers are the bare calls.
+ * KUnit the wrappers are the bare calls (fault.c).
  */
 #if IS_ENABLED(CONFIG_KUNIT)
 bool ndk_fault(void);

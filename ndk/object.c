@@ -21,6 +21,12 @@
 #include "ndk_priv.h"
 #include "trace.h"
 
+/*
+ * Every creation, destruction and pending request runs here; module init
+ * in main.c allocates it, before any object can exist.
+ */
+struct workqueue_struct *ndk_wq;
+
 static void ndk_obj_work(struct work_struct *work);
 
 /* Object ids for traces and debugfs; 0 is never used. */
