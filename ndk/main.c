@@ -245,20 +245,21 @@ static int ndk_ib_add(struct ib_device *ibdev)
 }
 
 /*
- * The live QP of @dev with the lowest object id above *@after, which
- * moves to its id; ids only grow, so a walk by id sees each QP once and
- * needs no cursor on the list. *@got says whether the QP was referenced:
- * one whose last reference is gone is being destroyed already.
+ * The live object of @dev with a kill operation (a QP) with the lowest
+ * object id above *@after, which moves to its id; ids only grow, so a
+ * walk by id sees each once and needs no cursor on the list. *@got says
+ * whether it was referenced: one whose last reference is gone is being
+ * destroyed already.
  */
-static struct ndk_obj *ndk_device_next_qp(struct ndk_device *dev, u32 *after,
-					  bool *got)
+static struct ndk_obj *ndk_device_next_kill(struct ndk_device *dev,
+					    u32 *after, bool *got)
 {
 	struct ndk_obj *obj, *found = NULL;
 	unsigned long flags;
 
 	spin_lock_irqsave(&dev->objs_lock, flags);
 	list_for_each_entry(obj, &dev->objs, dev_node) {
-		if (obj->hdr->ObjectType == NdkObjectTypeQp &&
+		if (obj->ops->kill &&
 		    obj->id > *after && (!found || obj->id < found->id))
 			found = obj;
 	}
@@ -272,8 +273,8 @@ static struct ndk_obj *ndk_device_next_qp(struct ndk_device *dev, u32 *after,
 
 /*
  * Removal has begun: no object goes live on @dev any more, and every QP
- * moves to the error state, so that what is posted completes with the
- * flush status. Connections end when rdma_cm, whose client is removed
+ * moves to the error state (its type's kill operation), so that what is
+ * posted completes with the flush status. Connections end when rdma_cm, whose client is removed
  * after ours, reports the removal on each of their ids.
  */
 static void ndk_device_kill(struct ndk_device *dev)
@@ -286,10 +287,10 @@ static void ndk_device_kill(struct ndk_device *dev)
 	spin_lock_irqsave(&dev->objs_lock, flags);
 	dev->dead = true;
 	spin_unlock_irqrestore(&dev->objs_lock, flags);
-	while ((obj = ndk_device_next_qp(dev, &after, &got))) {
+	while ((obj = ndk_device_next_kill(dev, &after, &got))) {
 		if (!got)
 			continue;
-		ndk_qp_set_error(container_of(obj, struct ndk_qp, obj));
+		obj->ops->kill(obj);
 		ndk_obj_put(obj);
 	}
 }

@@ -99,14 +99,28 @@ struct ndk_obj;
  * @destroy: release them; may sleep; also called after a failed @create,
  *	so it must cope with partly created objects
  * @free: free the containing structure
+ * @released: for an object without antecedent (the adapter) instead of
+ *	the queued destruction: the last reference went away
+ * @kill: optional; the object's device is being removed (main.c), so it
+ *	must stop what it has outstanding; called with a reference held, may
+ *	sleep
+ * @cm_event: optional; an event of an rdma_cm id whose context is the
+ *	object (cm.c); returns non-zero only to refuse a connect request
  * @close_inline: @destroy and @free wait for no consumer code (callback,
  *	work item), so a close by a caller that may sleep can finish inline
+ *
+ * The core (object.c, main.c, cm.c) reaches the object types only through
+ * these: each type's file registers its table, and no arrow points up.
  */
 struct ndk_obj_ops {
 	void (*close)(struct ndk_obj *obj);
 	NTSTATUS (*create)(struct ndk_obj *obj);
 	void (*destroy)(struct ndk_obj *obj);
 	void (*free)(struct ndk_obj *obj);
+	void (*released)(struct ndk_obj *obj);
+	void (*kill)(struct ndk_obj *obj);
+	int (*cm_event)(struct ndk_obj *obj, struct rdma_cm_id *id,
+			struct rdma_cm_event *ev);
 	bool close_inline;
 };
 
@@ -260,7 +274,6 @@ int ndk_device_port_of(struct ib_device *ibdev, struct net_device *ndev,
 		       u32 *port);
 void ndk_device_release(struct kref *ref);
 NDK_RDMA_TECHNOLOGY ndk_rdma_technology(struct ib_device *ibdev, u32 port);
-void ndk_adapter_released(struct ndk_adapter *adapter);
 #if IS_ENABLED(CONFIG_KUNIT)
 struct module *ndk_module(void);
 bool ndk_close_adapter_timeout(NDK_ADAPTER *adapter, unsigned long timeout);

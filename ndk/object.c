@@ -131,7 +131,7 @@ void ndk_obj_put(struct ndk_obj *obj)
 		return;
 	if (!obj->parent) {
 		/* The adapter: its closer waits for this. */
-		ndk_adapter_released(obj->adapter);
+		obj->ops->released(obj);
 		return;
 	}
 	queue_work(ndk_wq, &obj->work);

@@ -219,10 +219,13 @@ static void ndk_qp_free(struct ndk_obj *obj)
  * Destroying the verbs QP waits only for the driver, and the structure
  * is freed after a grace period: a close may finish inline.
  */
+static void ndk_qp_kill(struct ndk_obj *obj);
+
 static const struct ndk_obj_ops ndk_qp_ops = {
 	.create = ndk_qp_create,
 	.destroy = ndk_qp_destroy,
 	.free = ndk_qp_free,
+	.kill = ndk_qp_kill,
 	.close_inline = true,
 };
 
@@ -705,6 +708,12 @@ void ndk_qp_set_error(struct ndk_qp *qp)
 	 * ndk kept them back while the driver is being unloaded.
 	 */
 	ndk_qp_drain(qp);
+}
+
+/* Device removal (main.c): what is posted completes with the flush status. */
+static void ndk_qp_kill(struct ndk_obj *obj)
+{
+	ndk_qp_set_error(container_of(obj, struct ndk_qp, obj));
 }
 
 static void ndk_qp_flush_work(struct work_struct *work)
