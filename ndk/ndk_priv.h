@@ -1146,11 +1146,9 @@ struct ndk_connector *ndk_connector_alloc(struct ndk_adapter *adapter,
 void ndk_connector_adopt(struct ndk_connector *conn, struct rdma_cm_id *id,
 			 struct rdma_cm_event *ev);
 void ndk_connector_called(struct ndk_connector *conn);
-int ndk_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
+struct rdma_cm_id *ndk_cm_handler_id(void);
 NTSTATUS ndk_cm_create_id(void *ctx, struct rdma_cm_id **idp);
 NTSTATUS ndk_bind_status(const struct sockaddr *addr, int err);
-int ndk_listener_request(struct ndk_listener *listener,
-			 struct rdma_cm_id *id, struct rdma_cm_event *ev);
 NTSTATUS ndk_copy_addr(const struct sockaddr *addr, PSOCKADDR pAddress,
 		       ULONG *pAddressLength);
 ULONG ndk_addr_len(const struct sockaddr *addr, ULONG len);
