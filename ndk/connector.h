@@ -4,10 +4,10 @@
  * (the state machine they start): the calls go from the first to the
  * second only.
  */
-#ifndef _NDK_CONNECTOR_H
-#define _NDK_CONNECTOR_H
+#ifndef _NDK_PRIV_CONNECTOR_H
+#define _NDK_PRIV_CONNECTOR_H
 
-#include "ndk_priv.h"
+#include "cm.h"
 
 static inline struct ndk_connector *to_conn(NDK_CONNECTOR *c)
 {
@@ -30,4 +30,4 @@ int ndk_conn_cm_event(struct ndk_obj *obj, struct rdma_cm_id *id,
 void ndk_conn_work(struct work_struct *work);
 NTSTATUS ndk_conn_run(struct ndk_connector *conn);
 
-#endif /* _NDK_CONNECTOR_H */
+#endif /* _NDK_PRIV_CONNECTOR_H */
