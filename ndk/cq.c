@@ -194,6 +194,13 @@ static void ndk_arm_cq(NDK_CQ *pNdkCq, ULONG Type)
 		ndk_cq_kick(cq);
 }
 
+/*
+ * The poller's side of the ring (ring.h): static here, beside the poll
+ * path that alone calls it, because in another file the noinline
+ * ndk_ring_retire_gap() would change the poll path's register allocation
+ * (the caller would no longer know which registers it leaves alone).
+ */
+
 /* Free a slot the poller is done with; the poster may refill it then. */
 static __always_inline void ndk_ring_free_slot(struct ndk_wr_ring *ring, u32 slot)
 {
