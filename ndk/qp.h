@@ -129,6 +129,10 @@ static __always_inline NTSTATUS ndk_sges(const NDK_SGE *sgl, ULONG n,
 }
 
 void ndk_qp_set_error(struct ndk_qp *qp);
+/* What qp_create.c sets a new QP up with, from qp.c. */
+extern const NDK_QP_DISPATCH ndk_qp_dispatch;
+void ndk_qp_flush_work(struct work_struct *work);
+void ndk_qp_kill(struct ndk_obj *obj);
 NTSTATUS ndk_create_qp_with_srq(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,
 				NDK_CQ *pInitiatorCq, NDK_SRQ *pSrq,
 				PVOID QPContext, ULONG InitiatorQueueDepth,
