@@ -8,6 +8,24 @@
 
 #include "adapter.h"
 
+/**
+ * struct ndk_pgwalk - the pages of an MDL region, one at a time
+ * @fn: called for each page, with its index; non-zero stops the walk
+ * @arg: for @fn
+ * @n: pages so far
+ * @fbo: offset of the region in its first page
+ * @end: where the previous piece ended in its page
+ */
+struct ndk_pgwalk {
+	int (*fn)(struct ndk_pgwalk *w, struct page *page, u32 i);
+	void *arg;
+	u32 n;
+	u32 fbo;
+	u32 end;
+};
+
+int ndk_pgwalk(struct ndk_pgwalk *w, const struct ndk_mdl *mdl, u64 length);
+NTSTATUS ndk_pgwalk_status(int err);
 NTSTATUS ndk_build_lam(NDK_ADAPTER *pNdkAdapter, MDL *Mdl, SIZE_T Length,
 		       NDK_FN_REQUEST_COMPLETION RequestCompletion,
 		       PVOID RequestContext,

@@ -26,7 +26,11 @@ struct ndk_reg {
 	struct ndk_loop loop;
 };
 
+struct ndk_pd;
+
 void ndk_reg_init(struct ndk_reg *reg);
 void ndk_reg_destroy(struct ndk_reg *reg);
+NTSTATUS ndk_reg_post(struct ndk_pd *pd, struct ib_send_wr *wr);
+NTSTATUS ndk_reg_invalidate(struct ndk_pd *pd, u32 key);
 
 #endif /* _NDK_PRIV_REG_H */
