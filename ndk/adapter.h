@@ -108,34 +108,7 @@ static inline bool ndk_adapter_dead(struct ndk_adapter *adapter)
 	return READ_ONCE(adapter->dev->dead);
 }
 
-/*
- * The module of @ibdev's driver is being unloaded. siw stops its transmit
- * threads before it unregisters its devices, so a send it accepts on a
- * connected QP from then on takes a QP reference nothing drops, and
- * destroying that QP never returns (see deviations.rst): ndk hands such
- * a QP no initiator request from then on.
- */
-static inline bool ndk_driver_going(const struct ib_device *ibdev)
-{
-	struct module *owner = ibdev->ops.owner;
-
-	return owner && !module_is_live(owner);
-}
-
 extern const enum module_state ndk_builtin_state;
-
-/*
- * Where ndk_driver_going() reads the state of @ibdev's driver, kept by
- * the QP so that its post path tests it in one load: the state of the
- * driver's module, or for a driver built in one that stays live.
- */
-static inline const enum module_state *
-ndk_driver_state(const struct ib_device *ibdev)
-{
-	struct module *owner = ibdev->ops.owner;
-
-	return owner ? &owner->state : &ndk_builtin_state;
-}
 
 /* Count @n events of @stat on this CPU: no lock, no allocation. */
 static inline void ndk_stat_add(struct ndk_adapter *adapter,

@@ -12,9 +12,6 @@
 /* Largest private data any transport carries (iWARP MPA); IB's is less. */
 #define NDK_PDATA_MAX		RDMA_MAX_PRIVATE_DATA
 
-/* rdma_cm address and route resolution timeout. */
-#define NDK_CM_TIMEOUT_MS	2000
-
 enum ndk_conn_state {
 	NDK_CONN_IDLE,		/* created, not used yet */
 	NDK_CONN_CONNECTING,	/* NdkConnect pending */
@@ -176,7 +173,6 @@ NTSTATUS ndk_create_shared_endpoint(NDK_ADAPTER *pNdkAdapter,
 				    PVOID RequestContext,
 				    NDK_SHARED_ENDPOINT **ppNdkSharedEndpoint);
 struct ndk_sep *ndk_sep_of(NDK_SHARED_ENDPOINT *s, struct ndk_adapter *adapter);
-bool ndk_sep_same_addr(const struct sockaddr *a, const struct sockaddr *b);
 NTSTATUS ndk_sep_add_conn(struct ndk_sep *sep, struct ndk_connector *conn);
 void ndk_sep_del_conn(struct ndk_connector *conn);
 NTSTATUS ndk_create_connector(NDK_ADAPTER *pNdkAdapter,

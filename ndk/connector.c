@@ -9,6 +9,11 @@
 #include "connector.h"
 #include "trace.h"
 
+static struct ndk_connector *to_conn(NDK_CONNECTOR *c)
+{
+	return container_of(c, struct ndk_connector, ndk);
+}
+
 /* Common checks of Connect and Accept: QP, limits, private data. */
 static NTSTATUS ndk_conn_prepare(struct ndk_connector *conn, NDK_QP *pNdkQp,
 				 ULONG ird, ULONG ord, const void *pdata,

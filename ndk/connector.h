@@ -9,11 +9,6 @@
 
 #include "cm.h"
 
-static inline struct ndk_connector *to_conn(NDK_CONNECTOR *c)
-{
-	return container_of(c, struct ndk_connector, ndk);
-}
-
 int ndk_pdata_set(u8 **buf, const void *data, u32 len, gfp_t gfp);
 int ndk_peer_pdata_set(struct ndk_connector *conn, const void *data,
 		       u32 len, gfp_t gfp);

@@ -9,8 +9,6 @@
 
 /* Completions polled from the device per call into NdkGetCqResults. */
 #define NDK_CQ_POLL_BATCH	16
-/* irq_poll weight of a CQ; each delivered notification counts one. */
-#define NDK_CQ_NOTIFY_WEIGHT	4
 
 /**
  * struct ndk_cq - an NDK_CQ

@@ -42,6 +42,9 @@
 #include "connector.h"
 #include "trace.h"
 
+/* rdma_cm address and route resolution timeout. */
+#define NDK_CM_TIMEOUT_MS	2000
+
 /*
  * Each bound allows about three transmissions of the connection
  * manager's message (some 6 s apart on RoCE) and a peer consumer that

@@ -21,6 +21,13 @@
 #include "ndk_priv.h"
 #include "trace.h"
 
+/* The requests of an NDK_MR, which run one at a time. */
+enum ndk_mr_op {
+	NDK_MR_REGISTER,
+	NDK_MR_DEREGISTER,
+	NDK_MR_INIT_FAST,
+};
+
 static struct ndk_mr *to_ndk_mr(NDK_MR *mr)
 {
 	return container_of(mr, struct ndk_mr, ndk);
@@ -68,7 +75,7 @@ static void ndk_mr_release(struct ndk_mr *mr)
  * (the bind never ran, so an earlier one may still hold), the key before.
  * Sleeps.
  */
-void ndk_mr_revoke_windows(struct ndk_mr *mr)
+static void ndk_mr_revoke_windows(struct ndk_mr *mr)
 {
 	struct ndk_pd *pd = mr->pd;
 	struct ndk_mw *mw;

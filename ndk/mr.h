@@ -7,13 +7,6 @@
 
 #include "pd.h"
 
-/* The requests of an NDK_MR, which run one at a time. */
-enum ndk_mr_op {
-	NDK_MR_REGISTER,
-	NDK_MR_DEREGISTER,
-	NDK_MR_INIT_FAST,
-};
-
 /**
  * struct ndk_mr - an NDK_MR
  * @ndk: the public object
@@ -63,7 +56,6 @@ struct ndk_mr {
 NTSTATUS ndk_create_mr(NDK_PD *pNdkPd, BOOLEAN FastRegister,
 		       NDK_FN_CREATE_COMPLETION CreateCompletion,
 		       PVOID RequestContext, NDK_MR **ppNdkMr);
-void ndk_mr_revoke_windows(struct ndk_mr *mr);
 
 /**
  * struct ndk_mw - an NDK_MW: a fast-register MR that NdkBind fills with

@@ -292,8 +292,8 @@ NTSTATUS ndk_obj_create(struct ndk_obj *obj, NDK_FN_CREATE_COMPLETION cb,
  * Return: STATUS_SUCCESS if the object is gone already, else
  * STATUS_PENDING.
  */
-NTSTATUS ndk_obj_close(struct ndk_obj *obj, NDK_FN_CLOSE_COMPLETION cb,
-		       void *ctx)
+static NTSTATUS ndk_obj_close(struct ndk_obj *obj,
+			      NDK_FN_CLOSE_COMPLETION cb, void *ctx)
 {
 	trace_ndk_object_close(obj);
 	obj->close_cb = cb;

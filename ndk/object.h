@@ -122,8 +122,6 @@ NTSTATUS ndk_obj_create(struct ndk_obj *obj, NDK_FN_CREATE_COMPLETION cb,
 			void *ctx, bool may_inline);
 NTSTATUS ndk_obj_create_async(struct ndk_obj *obj,
 			      NDK_FN_CREATE_COMPLETION cb, void *ctx);
-NTSTATUS ndk_obj_close(struct ndk_obj *obj, NDK_FN_CLOSE_COMPLETION cb,
-		       void *ctx);
 NTSTATUS ndk_close_object(NDK_OBJECT_HEADER *pNdkObject,
 			  NDK_FN_CLOSE_COMPLETION CloseCompletion,
 			  PVOID RequestContext);

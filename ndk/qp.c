@@ -8,6 +8,21 @@
  */
 #include "ndk_priv.h"
 
+/*
+ * Whether a QP's queue has room for request @head (the queue's head,
+ * read once by the caller): fewer than its depth unretired, and the slot
+ * retired. Poster only.
+ */
+static __always_inline bool ndk_ring_room(const struct ndk_wr_ring *ring,
+					  u32 head)
+{
+	if (head - READ_ONCE(ring->retired) >= ring->depth)
+		return false;
+	/* Pairs with ndk_ring_retire(): the poller is done with the slot. */
+	return smp_load_acquire(&ring->state[head & ring->mask]) ==
+	       NDK_SLOT_FREE;
+}
+
 static struct ndk_qp *to_ndk_qp(NDK_QP *qp)
 {
 	return container_of(qp, struct ndk_qp, ndk);

@@ -151,6 +151,19 @@ static const struct ndk_obj_ops ndk_qp_ops = {
 	.close_inline = true,
 };
 
+/*
+ * Where ndk_driver_going() reads the state of @ibdev's driver, kept by
+ * the QP so that its post path tests it in one load: the state of the
+ * driver's module, or for a driver built in one that stays live.
+ */
+static const enum module_state *
+ndk_driver_state(const struct ib_device *ibdev)
+{
+	struct module *owner = ibdev->ops.owner;
+
+	return owner ? &owner->state : &ndk_builtin_state;
+}
+
 /* A live CQ of @adapter, or NULL. */
 static struct ndk_cq *ndk_qp_cq(NDK_CQ *cq, struct ndk_adapter *adapter)
 {

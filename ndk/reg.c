@@ -9,6 +9,20 @@
  */
 #include "ndk_priv.h"
 
+/*
+ * The module of @ibdev's driver is being unloaded. siw stops its transmit
+ * threads before it unregisters its devices, so a send it accepts on a
+ * connected QP from then on takes a QP reference nothing drops, and
+ * destroying that QP never returns (see deviations.rst): ndk hands such
+ * a QP no initiator request from then on.
+ */
+static bool ndk_driver_going(const struct ib_device *ibdev)
+{
+	struct module *owner = ibdev->ops.owner;
+
+	return owner && !module_is_live(owner);
+}
+
 void ndk_reg_init(struct ndk_reg *reg)
 {
 	mutex_init(&reg->lock);

@@ -77,48 +77,11 @@ int ndk_wr_owner_add(struct ndk_obj *obj);
 void ndk_wr_owner_del(struct ndk_obj *obj);
 extern struct xarray ndk_wr_owners;
 
-/**
- * ndk_wr_owner() - the live QP or SRQ that posted a request
- * @wr_id: the request's wr_id, of a kind ndk posts
- *
- * Call under rcu_read_lock(), which the poll path holds already, so the
- * lookup does without xa_load()'s own; the owner stays valid until it is
- * dropped.
- *
- * Return: the owner's object, or NULL once it is destroyed.
- */
-static __always_inline struct ndk_obj *ndk_wr_owner(u64 wr_id)
-{
-	XA_STATE(xas, &ndk_wr_owners,
-		 (wr_id >> NDK_WR_ID_SHIFT) & NDK_WR_ID_MASK);
-	void *entry;
-
-	do
-		entry = xas_load(&xas);
-	while (xas_retry(&xas, entry));
-	return entry;
-}
-
 /* The tag of @obj's queue of kind @kind (NDK_WR_SQ, _RQ or _SRQ). */
 static inline u64 ndk_wr_tag(const struct ndk_obj *obj, u64 kind)
 {
 	return kind << NDK_WR_KIND_SHIFT |
 	       (u64)(obj->id & NDK_WR_ID_MASK) << NDK_WR_ID_SHIFT;
-}
-
-/*
- * Whether a QP's queue has room for request @head (the queue's head,
- * read once by the caller): fewer than its depth unretired, and the slot
- * retired. Poster only.
- */
-static __always_inline bool ndk_ring_room(const struct ndk_wr_ring *ring,
-					  u32 head)
-{
-	if (head - READ_ONCE(ring->retired) >= ring->depth)
-		return false;
-	/* Pairs with ndk_ring_retire(): the poller is done with the slot. */
-	return smp_load_acquire(&ring->state[head & ring->mask]) ==
-	       NDK_SLOT_FREE;
 }
 
 /*
