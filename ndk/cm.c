@@ -155,11 +155,12 @@ NTSTATUS ndk_bind_status(const struct sockaddr *addr, int err)
  * @id: the id
  * @ev: the event
  *
- * The id's context is a listener, a connector or a shared endpoint,
- * whose object header they all start with leads to its type's cm_event
- * operation: cm.c serves the CM objects and names none of them. A connect
- * request arrives on a new id whose context is still the listener's; a
- * shared endpoint's id only holds a port and has no operation.
+ * The id's context is a listener, a connector or a shared endpoint. Each
+ * starts with its object header, which leads to its struct ndk_obj and
+ * its type's cm_event operation: cm.c serves the CM objects and names
+ * none of them. A connect request arrives on a new id whose context is
+ * still the listener's; a shared endpoint's id only holds a port, and its
+ * type has no such operation.
  *
  * Return: non-zero only to refuse a connect request, which makes rdma_cm
  * destroy the new id.
