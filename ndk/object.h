@@ -37,6 +37,28 @@
 extern struct workqueue_struct *ndk_wq;
 
 struct ndk_obj;
+struct ndk_obj_ops;
+
+/* The lifetime calls every object file makes (object.c). */
+bool ndk_caller_may_sleep(void);
+void ndk_obj_init(struct ndk_obj *obj, NDK_OBJECT_HEADER *hdr,
+		  NDK_OBJECT_TYPE type, const struct ndk_obj_ops *ops,
+		  struct ndk_obj *parent);
+NTSTATUS ndk_obj_create(struct ndk_obj *obj, NDK_FN_CREATE_COMPLETION cb,
+			void *ctx, bool may_inline);
+NTSTATUS ndk_obj_create_async(struct ndk_obj *obj,
+			      NDK_FN_CREATE_COMPLETION cb, void *ctx);
+NTSTATUS ndk_close_object(NDK_OBJECT_HEADER *pNdkObject,
+			  NDK_FN_CLOSE_COMPLETION CloseCompletion,
+			  PVOID RequestContext);
+void ndk_obj_add_antecedent(struct ndk_obj *obj, struct ndk_obj *ante);
+void ndk_obj_get(struct ndk_obj *obj);
+bool ndk_obj_tryget(struct ndk_obj *obj);
+void ndk_obj_put(struct ndk_obj *obj);
+void ndk_obj_put_may_sleep(struct ndk_obj *obj);
+NTSTATUS ndk_query_extension(NDK_OBJECT_HEADER *hdr, GUID *id,
+			     NDK_VERSION version,
+			     NDK_EXTENSION_INTERFACE *iface);
 
 /**
  * struct ndk_obj_ops - what differs between object types
@@ -113,26 +135,6 @@ struct ndk_obj {
 	void *cb_ctx;
 	struct list_head dev_node;
 };
-
-bool ndk_caller_may_sleep(void);
-void ndk_obj_init(struct ndk_obj *obj, NDK_OBJECT_HEADER *hdr,
-		  NDK_OBJECT_TYPE type, const struct ndk_obj_ops *ops,
-		  struct ndk_obj *parent);
-NTSTATUS ndk_obj_create(struct ndk_obj *obj, NDK_FN_CREATE_COMPLETION cb,
-			void *ctx, bool may_inline);
-NTSTATUS ndk_obj_create_async(struct ndk_obj *obj,
-			      NDK_FN_CREATE_COMPLETION cb, void *ctx);
-NTSTATUS ndk_close_object(NDK_OBJECT_HEADER *pNdkObject,
-			  NDK_FN_CLOSE_COMPLETION CloseCompletion,
-			  PVOID RequestContext);
-void ndk_obj_add_antecedent(struct ndk_obj *obj, struct ndk_obj *ante);
-void ndk_obj_get(struct ndk_obj *obj);
-bool ndk_obj_tryget(struct ndk_obj *obj);
-void ndk_obj_put(struct ndk_obj *obj);
-void ndk_obj_put_may_sleep(struct ndk_obj *obj);
-NTSTATUS ndk_query_extension(NDK_OBJECT_HEADER *hdr, GUID *id,
-			     NDK_VERSION version,
-			     NDK_EXTENSION_INTERFACE *iface);
 
 /*
  * Every object structure starts with its public NDKPI struct (header and
