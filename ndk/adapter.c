@@ -191,17 +191,20 @@ static const NDK_ADAPTER_DISPATCH ndk_adapter_dispatch = {
 
 NDK_OBJ_CHECK_LAYOUT(struct ndk_adapter);
 
-/**
- * ndk_adapter_released() - the last reference on an adapter is gone
- * @adapter: the adapter
- *
- * Every successor has closed and every callback has returned; wake the
- * thread blocked in ndk_close_adapter().
+/*
+ * The last reference on an adapter is gone (ndk_obj_put()): every
+ * successor has closed and every callback has returned; wake the thread
+ * blocked in ndk_close_adapter().
  */
-void ndk_adapter_released(struct ndk_adapter *adapter)
+static void ndk_adapter_released(struct ndk_obj *obj)
 {
-	complete(&adapter->released);
+	complete(&obj->adapter->released);
 }
+
+/* An adapter is no successor: it is neither created nor destroyed on ndk_wq. */
+static const struct ndk_obj_ops ndk_adapter_ops = {
+	.released = ndk_adapter_released,
+};
 
 /* The RDMA device and port behind a network interface index. */
 static NTSTATUS ndk_lookup_port(int ifindex, struct ib_device **ibdevp,
@@ -310,8 +313,8 @@ NTSTATUS ndk_open_adapter(int ifindex, NDK_VERSION version,
 	a->ndk.Dispatch = &ndk_adapter_dispatch;
 	a->ndk.Header.Version.Major = NDK_PROVIDER_VERSION_MAJOR;
 	a->ndk.Header.Version.Minor = NDK_PROVIDER_VERSION_MINOR;
-	ndk_obj_init(&a->obj, &a->ndk.Header, NdkObjectTypeAdapter, NULL,
-		     NULL);
+	ndk_obj_init(&a->obj, &a->ndk.Header, NdkObjectTypeAdapter,
+		     &ndk_adapter_ops, NULL);
 	a->obj.adapter = a;
 	a->obj.state = NDK_OBJ_LIVE;
 	a->dev = dev;

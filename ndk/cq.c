@@ -19,6 +19,9 @@
 #include "ndk_priv.h"
 #include "trace.h"
 
+/* irq_poll weight of a CQ; each delivered notification counts one. */
+#define NDK_CQ_NOTIFY_WEIGHT	4
+
 /* Arm states, ordered so that merging two arms is taking the maximum. */
 enum {
 	NDK_ARM_NONE,
@@ -194,6 +197,13 @@ static void ndk_arm_cq(NDK_CQ *pNdkCq, ULONG Type)
 		ndk_cq_kick(cq);
 }
 
+/*
+ * The poller's side of the ring (ring.h): static here, beside the poll
+ * path that alone calls it, because in another file the noinline
+ * ndk_ring_retire_gap() would change the poll path's register allocation
+ * (the caller would no longer know which registers it leaves alone).
+ */
+
 /* Free a slot the poller is done with; the poster may refill it then. */
 static __always_inline void ndk_ring_free_slot(struct ndk_wr_ring *ring, u32 slot)
 {
@@ -258,6 +268,28 @@ static NDK_OPERATION_TYPE ndk_wc_type(const struct ib_wc *wc)
 	default:
 		return NdkOperationTypeReceive;
 	}
+}
+
+/**
+ * ndk_wr_owner() - the live QP or SRQ that posted a request
+ * @wr_id: the request's wr_id, of a kind ndk posts
+ *
+ * Call under rcu_read_lock(), which the poll path holds already, so the
+ * lookup does without xa_load()'s own; the owner stays valid until it is
+ * dropped.
+ *
+ * Return: the owner's object, or NULL once it is destroyed.
+ */
+static __always_inline struct ndk_obj *ndk_wr_owner(u64 wr_id)
+{
+	XA_STATE(xas, &ndk_wr_owners,
+		 (wr_id >> NDK_WR_ID_SHIFT) & NDK_WR_ID_MASK);
+	void *entry;
+
+	do
+		entry = xas_load(&xas);
+	while (xas_retry(&xas, entry));
+	return entry;
 }
 
 /**

@@ -27,7 +27,8 @@ static struct ndk_sep *to_sep(NDK_SHARED_ENDPOINT *s)
  *
  * Return: true if family, address and port match.
  */
-bool ndk_sep_same_addr(const struct sockaddr *a, const struct sockaddr *b)
+static bool ndk_sep_same_addr(const struct sockaddr *a,
+			      const struct sockaddr *b)
 {
 	const struct sockaddr_in6 *a6 = (const void *)a, *b6 = (const void *)b;
 	const struct sockaddr_in *a4 = (const void *)a, *b4 = (const void *)b;

@@ -27,8 +27,9 @@ static struct ndk_listener *to_listener(NDK_LISTENER *l)
  * Return: 0 when a connector took the request; non-zero refuses it and
  * makes rdma_cm destroy @id.
  */
-int ndk_listener_request(struct ndk_listener *listener,
-			 struct rdma_cm_id *id, struct rdma_cm_event *ev)
+static int ndk_listener_request(struct ndk_listener *listener,
+				struct rdma_cm_id *id,
+				struct rdma_cm_event *ev)
 {
 	struct ndk_connector *conn;
 
@@ -185,11 +186,22 @@ static void ndk_listener_free(struct ndk_obj *obj)
 	kfree(container_of(obj, struct ndk_listener, obj));
 }
 
+/* The listener's rdma_cm events (see ndk_cm_handler()). */
+static int ndk_listener_cm_event(struct ndk_obj *obj, struct rdma_cm_id *id,
+				 struct rdma_cm_event *ev)
+{
+	if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST)
+		return 0;
+	return ndk_listener_request(container_of(obj, struct ndk_listener, obj),
+				    id, ev);
+}
+
 static const struct ndk_obj_ops ndk_listener_ops = {
 	.close = ndk_listener_close,
 	.create = ndk_listener_create,
 	.destroy = ndk_listener_destroy,
 	.free = ndk_listener_free,
+	.cm_event = ndk_listener_cm_event,
 };
 
 /**

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Module core: the ib_client that tracks RDMA devices, adapter discovery
- * and notification, and the workqueue every asynchronous request runs on.
+ * and notification; module init and exit, which start and stop the
+ * workqueue every asynchronous request runs on (object.c).
  */
 #include <linux/module.h>
 #include <linux/netdevice.h>
@@ -13,8 +14,6 @@
 MODULE_AUTHOR("ndk developers");
 MODULE_DESCRIPTION("Network Direct Kernel Provider Interface over Linux RDMA");
 MODULE_LICENSE("Dual BSD/GPL");
-
-struct workqueue_struct *ndk_wq;
 
 /* The module state of every driver built into the kernel. */
 const enum module_state ndk_builtin_state = MODULE_STATE_LIVE;
@@ -246,20 +245,21 @@ static int ndk_ib_add(struct ib_device *ibdev)
 }
 
 /*
- * The live QP of @dev with the lowest object id above *@after, which
- * moves to its id; ids only grow, so a walk by id sees each QP once and
- * needs no cursor on the list. *@got says whether the QP was referenced:
- * one whose last reference is gone is being destroyed already.
+ * The live object of @dev with a kill operation (a QP) with the lowest
+ * object id above *@after, which moves to its id; ids only grow, so a
+ * walk by id sees each once and needs no cursor on the list. *@got says
+ * whether it was referenced: one whose last reference is gone is being
+ * destroyed already.
  */
-static struct ndk_obj *ndk_device_next_qp(struct ndk_device *dev, u32 *after,
-					  bool *got)
+static struct ndk_obj *ndk_device_next_kill(struct ndk_device *dev,
+					    u32 *after, bool *got)
 {
 	struct ndk_obj *obj, *found = NULL;
 	unsigned long flags;
 
 	spin_lock_irqsave(&dev->objs_lock, flags);
 	list_for_each_entry(obj, &dev->objs, dev_node) {
-		if (obj->hdr->ObjectType == NdkObjectTypeQp &&
+		if (obj->ops->kill &&
 		    obj->id > *after && (!found || obj->id < found->id))
 			found = obj;
 	}
@@ -273,8 +273,8 @@ static struct ndk_obj *ndk_device_next_qp(struct ndk_device *dev, u32 *after,
 
 /*
  * Removal has begun: no object goes live on @dev any more, and every QP
- * moves to the error state, so that what is posted completes with the
- * flush status. Connections end when rdma_cm, whose client is removed
+ * moves to the error state (its type's kill operation), so that what is
+ * posted completes with the flush status. Connections end when rdma_cm, whose client is removed
  * after ours, reports the removal on each of their ids.
  */
 static void ndk_device_kill(struct ndk_device *dev)
@@ -287,10 +287,10 @@ static void ndk_device_kill(struct ndk_device *dev)
 	spin_lock_irqsave(&dev->objs_lock, flags);
 	dev->dead = true;
 	spin_unlock_irqrestore(&dev->objs_lock, flags);
-	while ((obj = ndk_device_next_qp(dev, &after, &got))) {
+	while ((obj = ndk_device_next_kill(dev, &after, &got))) {
 		if (!got)
 			continue;
-		ndk_qp_set_error(container_of(obj, struct ndk_qp, obj));
+		obj->ops->kill(obj);
 		ndk_obj_put(obj);
 	}
 }
@@ -348,52 +348,6 @@ struct module *ndk_module(void)
 	return THIS_MODULE;
 }
 EXPORT_SYMBOL_NDK_TEST(ndk_module);
-
-/* The ndk_faults suite's injection state; see NDK_FI_NULL() and kin. */
-static struct {
-	atomic_t countdown;	/* the call that makes it 0 fails */
-	atomic_t seen;		/* wrapped calls since arming */
-	bool on;
-} ndk_fi;
-
-/**
- * ndk_fault() - whether the wrapped call about to be made must fail
- *
- * Return: true for the call ndk_fault_arm() chose.
- */
-bool ndk_fault(void)
-{
-	if (likely(!READ_ONCE(ndk_fi.on)))
-		return false;
-	atomic_inc(&ndk_fi.seen);
-	return atomic_dec_return(&ndk_fi.countdown) == 0;
-}
-
-/**
- * ndk_fault_arm() - make the @nth wrapped call from now on fail
- * @nth: 1 for the next one
- */
-void ndk_fault_arm(int nth)
-{
-	atomic_set(&ndk_fi.seen, 0);
-	atomic_set(&ndk_fi.countdown, nth);
-	WRITE_ONCE(ndk_fi.on, true);
-}
-EXPORT_SYMBOL_NDK_TEST(ndk_fault_arm);
-
-/**
- * ndk_fault_disarm() - stop injecting
- * @fired: set to whether the chosen call came and failed
- *
- * Return: how many wrapped calls were made since ndk_fault_arm().
- */
-int ndk_fault_disarm(bool *fired)
-{
-	WRITE_ONCE(ndk_fi.on, false);
-	*fired = atomic_read(&ndk_fi.countdown) <= 0;
-	return atomic_read(&ndk_fi.seen);
-}
-EXPORT_SYMBOL_NDK_TEST(ndk_fault_disarm);
 #endif
 
 static int __init ndk_init(void)

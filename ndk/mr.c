@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * NDK_MR and logical address mappings.
+ * NDK_MR.
  *
  * Kernel verbs register kernel memory only through a fast-register MR and
  * an IB_WR_REG_MR work request on a QP of the region's PD. NdkRegisterMr
@@ -12,8 +12,8 @@
  * the caller when it may sleep, else on ndk_wq. Fast-register MRs are
  * filled by the consumer's own NdkFastRegister requests instead (qp.c).
  *
- * A LAM is the device address of each page of an MDL, mapped page by
- * page so that NdkReleaseLAM needs nothing but the LAM itself.
+ * The MDL page walk and the LAMs are in mdl.c, the registration QP in
+ * reg.c.
  */
 #include <linux/scatterlist.h>
 #include <linux/vmalloc.h>
@@ -21,338 +21,16 @@
 #include "ndk_priv.h"
 #include "trace.h"
 
+/* The requests of an NDK_MR, which run one at a time. */
+enum ndk_mr_op {
+	NDK_MR_REGISTER,
+	NDK_MR_DEREGISTER,
+	NDK_MR_INIT_FAST,
+};
+
 static struct ndk_mr *to_ndk_mr(NDK_MR *mr)
 {
 	return container_of(mr, struct ndk_mr, ndk);
-}
-
-/* ------------------------------------------------------------------ */
-/* MDL walking                                                         */
-
-/**
- * struct ndk_pgwalk - the pages of an MDL region, one at a time
- * @fn: called for each page, with its index; non-zero stops the walk
- * @arg: for @fn
- * @n: pages so far
- * @fbo: offset of the region in its first page
- * @end: where the previous piece ended in its page
- */
-struct ndk_pgwalk {
-	int (*fn)(struct ndk_pgwalk *w, struct page *page, u32 i);
-	void *arg;
-	u32 n;
-	u32 fbo;
-	u32 end;
-};
-
-/* A piece of memory inside one page; only the region's ends may be partial. */
-static int ndk_pgwalk_add(struct ndk_pgwalk *w, struct page *page, u32 off,
-			  u32 len)
-{
-	int err;
-
-	if (!page)
-		return -EINVAL;
-	if (!w->n)
-		w->fbo = off;
-	else if (off || w->end != PAGE_SIZE)
-		return -EINVAL;
-	if (w->fn) {
-		err = w->fn(w, page, w->n);
-		if (err)
-			return err;
-	}
-	w->n++;
-	w->end = off + len;
-	return 0;
-}
-
-/* @len bytes of physically contiguous memory from @off into @page. */
-static int ndk_pgwalk_seg(struct ndk_pgwalk *w, struct page *page, u64 off,
-			  u32 len)
-{
-	u32 n;
-	int err;
-
-	page = nth_page(page, off >> PAGE_SHIFT);
-	off &= ~PAGE_MASK;
-	while (len) {
-		n = min_t(u32, len, PAGE_SIZE - off);
-		err = ndk_pgwalk_add(w, page, off, n);
-		if (err)
-			return err;
-		page = nth_page(page, 1);
-		off = 0;
-		len -= n;
-	}
-	return 0;
-}
-
-static int ndk_pgwalk_kva(struct ndk_pgwalk *w, u8 *addr, u32 len)
-{
-	struct page *page;
-	u32 off, n;
-	int err;
-
-	while (len) {
-		off = offset_in_page(addr);
-		n = min_t(u32, len, PAGE_SIZE - off);
-		page = is_vmalloc_addr(addr) ? vmalloc_to_page(addr) :
-		       virt_addr_valid(addr) ? virt_to_page(addr) : NULL;
-		err = ndk_pgwalk_add(w, page, off, n);
-		if (err)
-			return err;
-		addr += n;
-		len -= n;
-	}
-	return 0;
-}
-
-/* The first @len bytes of one MDL. */
-static int ndk_pgwalk_piece(struct ndk_pgwalk *w, const struct ndk_mdl *mdl,
-			    u32 len)
-{
-	struct scatterlist *sg;
-	u64 pos = mdl->offset;
-	u32 i, n;
-	int err = 0;
-
-	switch (mdl->kind) {
-	case NDK_MDL_KVA:
-		return ndk_pgwalk_kva(w, mdl->addr, len);
-	case NDK_MDL_PAGES:
-		while (len && !err) {
-			if ((pos >> PAGE_SHIFT) >= mdl->nents)
-				return -EINVAL;
-			n = min_t(u32, len, PAGE_SIZE - (pos & ~PAGE_MASK));
-			err = ndk_pgwalk_add(w, mdl->pages[pos >> PAGE_SHIFT],
-					     pos & ~PAGE_MASK, n);
-			pos += n;
-			len -= n;
-		}
-		return err;
-	case NDK_MDL_BVEC:
-		for (i = 0; i < mdl->nents && len && !err; i++) {
-			n = min(len, mdl->bvec[i].bv_len);
-			err = ndk_pgwalk_seg(w, mdl->bvec[i].bv_page,
-					     mdl->bvec[i].bv_offset, n);
-			len -= n;
-		}
-		break;
-	case NDK_MDL_SG:
-		for_each_sg(mdl->sgl, sg, mdl->nents, i) {
-			if (!len || err)
-				break;
-			n = min(len, sg->length);
-			err = ndk_pgwalk_seg(w, sg_page(sg), sg->offset, n);
-			len -= n;
-		}
-		break;
-	default:
-		return -EINVAL;
-	}
-	return err ? err : len ? -EINVAL : 0;
-}
-
-/*
- * Walk the pages of the first @length bytes of the chain at @mdl, which
- * must be virtually contiguous. Atomic-safe.
- */
-static int ndk_pgwalk(struct ndk_pgwalk *w, const struct ndk_mdl *mdl,
-		      u64 length)
-{
-	u32 take;
-	int err;
-
-	if (!mdl || !length)
-		return -EINVAL;
-	for (; mdl && length; mdl = mdl->next) {
-		take = min_t(u64, mdl->length, length);
-		err = ndk_pgwalk_piece(w, mdl, take);
-		if (err)
-			return err;
-		length -= take;
-	}
-	return length ? -EINVAL : 0;
-}
-
-static NTSTATUS ndk_pgwalk_status(int err)
-{
-	return err == -EINVAL ? STATUS_INVALID_PARAMETER :
-				ndk_status_from_errno(err);
-}
-
-/* ------------------------------------------------------------------ */
-/* The registration path of a PD                                       */
-
-void ndk_reg_init(struct ndk_reg *reg)
-{
-	mutex_init(&reg->lock);
-	init_completion(&reg->done);
-}
-
-/* The registration CQ's completion handler wakes ndk_reg_post(). */
-static void ndk_reg_comp(struct ib_cq *cq, void *ctx)
-{
-	struct ndk_reg *reg = ctx;
-
-	complete(&reg->done);
-}
-
-/* Disconnect the loop and free what ndk_reg_setup() made. */
-static void ndk_reg_teardown(struct ndk_reg *reg)
-{
-	ndk_loop_disconnect(&reg->loop);
-	if (reg->loop.qp)
-		ib_destroy_qp(reg->loop.qp);
-	if (reg->loop.peer)
-		ib_destroy_qp(reg->loop.peer);
-	if (reg->cq)
-		ib_destroy_cq(reg->cq);
-	reg->loop.qp = NULL;
-	reg->loop.peer = NULL;
-	reg->cq = NULL;
-}
-
-void ndk_reg_destroy(struct ndk_reg *reg)
-{
-	ndk_reg_teardown(reg);
-	mutex_destroy(&reg->lock);
-}
-
-/* On iWARP the loop needs a second QP as its far end. */
-static int ndk_reg_setup(struct ndk_pd *pd)
-{
-	struct ndk_adapter *adapter = pd->obj.adapter;
-	struct ndk_reg *reg = &pd->reg;
-	struct ib_qp_init_attr init = {
-		.qp_type = IB_QPT_RC,
-		.sq_sig_type = IB_SIGNAL_REQ_WR,
-		.cap = { .max_send_wr = 2, .max_recv_wr = 1,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-	struct ib_cq_init_attr cq_attr = { .cqe = 4 };
-	struct ib_qp *qp;
-	int err;
-
-	/*
-	 * Polled by the request itself, which sleeps until the completion
-	 * handler wakes it when polling finds nothing: see ndk_reg_post().
-	 */
-	reg->cq = NDK_FI_PTR(ib_create_cq(pd->ibpd->device, ndk_reg_comp, NULL,
-					  reg, &cq_attr));
-	if (IS_ERR(reg->cq)) {
-		err = PTR_ERR(reg->cq);
-		reg->cq = NULL;
-		return err;
-	}
-	init.send_cq = reg->cq;
-	init.recv_cq = reg->cq;
-	qp = NDK_FI_PTR(ib_create_qp(pd->ibpd, &init));
-	if (IS_ERR(qp)) {
-		err = PTR_ERR(qp);
-		goto fail;
-	}
-	reg->loop.qp = qp;
-	if (rdma_protocol_iwarp(adapter->ibdev, adapter->port)) {
-		qp = NDK_FI_PTR(ib_create_qp(pd->ibpd, &init));
-		if (IS_ERR(qp)) {
-			err = PTR_ERR(qp);
-			goto fail;
-		}
-		reg->loop.peer = qp;
-	}
-	err = ndk_loop_connect(adapter, &reg->loop);
-	if (err)
-		goto fail;
-	return 0;
-fail:
-	ndk_reg_teardown(reg);
-	return err;
-}
-
-/*
- * How long ndk_reg_post() polls the registration CQ before it sleeps
- * until the CQ's completion handler wakes it. Hardware completes a local
- * request within microseconds, siw inside ib_post_send(), 6.1's rxe in
- * tasklets that the poll loop runs, 6.12's rxe in a work item, which
- * cond_resched() in the loop lets run if it was queued on this CPU. The
- * request mostly runs in the consumer's own thread, which waits for it
- * anyway: polling finds the completion without a sleep and a wakeup.
- * Under TCG on 6.12, 16 polls slept in 98 % of the requests, 1 ms of
- * polling in 0.3 % (5 % on a loaded host), which halved a registration;
- * 0.2 ms and 5 ms did as well as 1 ms on a quiet host, 0.1 ms still
- * slept in 28 % of them on a loaded one (see
- * Documentation/ndk/performance.rst). A device slower than this is
- * waited for asleep.
- */
-#define NDK_REG_SPIN_NS	(1000 * NSEC_PER_USEC)
-/* A wakeup that never came is noticed by polling again this often. */
-#define NDK_REG_WAIT	HZ
-
-/*
- * Post @wr (IB_WR_REG_MR or IB_WR_LOCAL_INV) on the PD's registration QP
- * and wait for its completion: poll for up to NDK_REG_SPIN_NS, then
- * sleep until the CQ's completion handler reports it. Sleeps.
- */
-static NTSTATUS ndk_reg_post(struct ndk_pd *pd, struct ib_send_wr *wr)
-{
-	struct ndk_reg *reg = &pd->reg;
-	struct ib_wc wc = { .status = IB_WC_SUCCESS };
-	u64 spin_end = 0;
-	int err = 0, n = 0, ret;
-
-	wr->send_flags = IB_SEND_SIGNALED;
-	mutex_lock(&reg->lock);
-	/* The registration QP is connected: see ndk_driver_going(). */
-	if (ndk_driver_going(pd->ibpd->device))
-		err = -ENODEV;
-	else if (!reg->loop.qp)
-		err = ndk_reg_setup(pd);
-	if (!err) {
-		err = NDK_FI_ERR(ib_post_send(reg->loop.qp, wr, NULL));
-		spin_end = ktime_get_ns() + NDK_REG_SPIN_NS;
-	}
-	/* The device completes the request, if only by flushing it. */
-	while (!err && !n) {
-		n = ib_poll_cq(reg->cq, 1, &wc);
-		if (n < 0) {
-			err = n;
-		} else if (!n && ktime_get_ns() < spin_end) {
-			/*
-			 * 6.1's rxe completes the request in tasklets that
-			 * ib_post_send() raised on this CPU: run them now
-			 * rather than wait for ksoftirqd or a tick.
-			 */
-			local_bh_disable();
-			local_bh_enable();
-			cond_resched();
-		} else if (!n) {
-			/*
-			 * Arm, then poll again if the request completed
-			 * meanwhile; else the handler's complete() ends
-			 * the wait. A wakeup left over from an earlier arm
-			 * only costs another poll.
-			 */
-			reinit_completion(&reg->done);
-			ret = ib_req_notify_cq(reg->cq, IB_CQ_NEXT_COMP |
-					       IB_CQ_REPORT_MISSED_EVENTS);
-			if (ret < 0) {
-				n = ret;
-				err = ret;
-			} else if (!ret) {
-				wait_for_completion_timeout(&reg->done,
-							    NDK_REG_WAIT);
-			}
-		}
-	}
-	/* A failed request leaves the QP in error: start afresh. */
-	if (n < 0 || wc.status != IB_WC_SUCCESS)
-		ndk_reg_teardown(reg);
-	mutex_unlock(&reg->lock);
-	if (err)
-		return ndk_status_from_errno(err);
-	return ndk_status_from_wc(wc.status);
 }
 
 /* ------------------------------------------------------------------ */
@@ -387,17 +65,6 @@ static void ndk_mr_release(struct ndk_mr *mr)
 	mr->frsg = NULL;
 }
 
-/* Invalidate @key on the PD's registration QP. Sleeps. */
-static NTSTATUS ndk_reg_invalidate(struct ndk_pd *pd, u32 key)
-{
-	struct ib_send_wr wr = {
-		.opcode = IB_WR_LOCAL_INV,
-		.ex.invalidate_rkey = key,
-	};
-
-	return ndk_reg_post(pd, &wr);
-}
-
 /**
  * ndk_mr_revoke_windows() - kill the tokens of windows bound to @mr
  * @mr: a registered region whose memory is about to go
@@ -408,7 +75,7 @@ static NTSTATUS ndk_reg_invalidate(struct ndk_pd *pd, u32 key)
  * (the bind never ran, so an earlier one may still hold), the key before.
  * Sleeps.
  */
-void ndk_mr_revoke_windows(struct ndk_mr *mr)
+static void ndk_mr_revoke_windows(struct ndk_mr *mr)
 {
 	struct ndk_pd *pd = mr->pd;
 	struct ndk_mw *mw;
@@ -841,100 +508,4 @@ NTSTATUS ndk_create_mr(NDK_PD *pNdkPd, BOOLEAN FastRegister,
 		     &pd->obj);
 	return ndk_obj_create_async(&mr->obj, CreateCompletion,
 				    RequestContext);
-}
-
-/* ------------------------------------------------------------------ */
-/* Logical address mappings                                            */
-
-static int ndk_lam_map(struct ndk_pgwalk *w, struct page *page, u32 i)
-{
-	NDK_LOGICAL_ADDRESS_MAPPING *lam = w->arg;
-	struct ib_device *dev = lam->AdapterContext;
-	u64 addr;
-
-	addr = ib_dma_map_page(dev, page, 0, PAGE_SIZE, DMA_BIDIRECTIONAL);
-	if (ib_dma_mapping_error(dev, addr))
-		return -ENOMEM;
-	lam->AdapterPageArray[i] = addr;
-	lam->AdapterPageCount = i + 1;
-	return 0;
-}
-
-/**
- * ndk_release_lam() - NdkReleaseLAM
- * @pNdkAdapter: the adapter
- * @pNdkLAM: a mapping NdkBuildLAM built
- *
- * Unmaps every page. Callable from atomic context.
- */
-void ndk_release_lam(NDK_ADAPTER *pNdkAdapter,
-		     NDK_LOGICAL_ADDRESS_MAPPING *pNdkLAM)
-{
-	struct ib_device *dev;
-	ULONG i;
-
-	if (!pNdkLAM || !pNdkLAM->AdapterContext)
-		return;
-	dev = pNdkLAM->AdapterContext;
-	for (i = 0; i < pNdkLAM->AdapterPageCount; i++)
-		ib_dma_unmap_page(dev, pNdkLAM->AdapterPageArray[i],
-				  PAGE_SIZE, DMA_BIDIRECTIONAL);
-	pNdkLAM->AdapterPageCount = 0;
-	pNdkLAM->AdapterContext = NULL;
-}
-
-/**
- * ndk_build_lam() - NdkBuildLAM
- * @pNdkAdapter: the adapter
- * @Mdl: the memory, virtually contiguous over @Length bytes
- * @Length: bytes to map
- * @RequestCompletion: not called: the mapping completes inline
- * @RequestContext: unused
- * @pNdkLAM: receives the device address of each page
- * @pLAMSize: size of @pNdkLAM in; bytes used, or needed, out
- * @pFBO: receives the offset of the first byte in the first page
- *
- * Maps page by page with ib_dma_map_page(), which never sleeps, so the
- * request never pends. Callable from atomic context.
- *
- * Return: STATUS_SUCCESS; STATUS_BUFFER_TOO_SMALL with the size needed;
- * STATUS_INVALID_PARAMETER for memory that is not virtually contiguous;
- * STATUS_INSUFFICIENT_RESOURCES when a page cannot be mapped (nothing
- * stays mapped then).
- */
-NTSTATUS ndk_build_lam(NDK_ADAPTER *pNdkAdapter, MDL *Mdl, SIZE_T Length,
-		       NDK_FN_REQUEST_COMPLETION RequestCompletion,
-		       PVOID RequestContext,
-		       NDK_LOGICAL_ADDRESS_MAPPING *pNdkLAM, ULONG *pLAMSize,
-		       ULONG *pFBO)
-{
-	struct ndk_adapter *adapter =
-		container_of(pNdkAdapter, struct ndk_adapter, ndk);
-	struct ndk_pgwalk w = {};
-	size_t need;
-	int err;
-
-	if (!pNdkAdapter || !Mdl || !pLAMSize || !pFBO || !Mdl->va)
-		return STATUS_INVALID_PARAMETER;
-	err = ndk_pgwalk(&w, Mdl, Length);
-	if (err)
-		return ndk_pgwalk_status(err);
-	/* What Windows consumers allocate: the header, then w.n entries. */
-	need = size_add(offsetof(NDK_LOGICAL_ADDRESS_MAPPING, AdapterPageArray),
-			array_size(w.n, sizeof(NDK_LOGICAL_ADDRESS)));
-	if (!pNdkLAM || *pLAMSize < need) {
-		*pLAMSize = need;
-		return STATUS_BUFFER_TOO_SMALL;
-	}
-	pNdkLAM->AdapterContext = adapter->ibdev;
-	pNdkLAM->AdapterPageCount = 0;
-	w = (struct ndk_pgwalk){ .fn = ndk_lam_map, .arg = pNdkLAM };
-	err = ndk_pgwalk(&w, Mdl, Length);
-	if (err) {
-		ndk_release_lam(pNdkAdapter, pNdkLAM);
-		return ndk_pgwalk_status(err);
-	}
-	*pLAMSize = need;
-	*pFBO = w.fbo;
-	return STATUS_SUCCESS;
 }

@@ -21,6 +21,12 @@
 #include "ndk_priv.h"
 #include "trace.h"
 
+/*
+ * Every creation, destruction and pending request runs here; module init
+ * in main.c allocates it, before any object can exist.
+ */
+struct workqueue_struct *ndk_wq;
+
 static void ndk_obj_work(struct work_struct *work);
 
 /* Object ids for traces and debugfs; 0 is never used. */
@@ -125,7 +131,7 @@ void ndk_obj_put(struct ndk_obj *obj)
 		return;
 	if (!obj->parent) {
 		/* The adapter: its closer waits for this. */
-		ndk_adapter_released(obj->adapter);
+		obj->ops->released(obj);
 		return;
 	}
 	queue_work(ndk_wq, &obj->work);
@@ -286,8 +292,8 @@ NTSTATUS ndk_obj_create(struct ndk_obj *obj, NDK_FN_CREATE_COMPLETION cb,
  * Return: STATUS_SUCCESS if the object is gone already, else
  * STATUS_PENDING.
  */
-NTSTATUS ndk_obj_close(struct ndk_obj *obj, NDK_FN_CLOSE_COMPLETION cb,
-		       void *ctx)
+static NTSTATUS ndk_obj_close(struct ndk_obj *obj,
+			      NDK_FN_CLOSE_COMPLETION cb, void *ctx)
 {
 	trace_ndk_object_close(obj);
 	obj->close_cb = cb;

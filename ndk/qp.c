@@ -3,228 +3,25 @@
  * NDK_QP: a reliable-connected queue pair. It is a successor of its PD
  * and of both of its CQs, so none of them completes its close while the
  * QP lives. Connectors move it through its states. Send, receive and
- * flush, RDMA read and write, and the memory requests are here.
+ * flush, RDMA read and write, and the memory requests are here, with
+ * the dispatch table; creation and destruction are in qp_create.c.
  */
 #include "ndk_priv.h"
 
-static struct ndk_cq *ndk_cq_of(NDK_CQ *cq)
-{
-	return container_of(cq, struct ndk_cq, ndk);
-}
-
 /*
- * Consumers post receives before they connect. IB and RoCE accept that
- * from INIT on, so the QP starts there; the connection moves it on.
- * iWARP QPs take receives in their idle state already.
+ * Whether a QP's queue has room for request @head (the queue's head,
+ * read once by the caller): fewer than its depth unretired, and the slot
+ * retired. Poster only.
  */
-static int ndk_qp_to_init(struct ndk_qp *qp)
+static __always_inline bool ndk_ring_room(const struct ndk_wr_ring *ring,
+					  u32 head)
 {
-	struct ndk_adapter *adapter = qp->obj.adapter;
-	struct ib_qp_attr attr = {
-		.qp_state = IB_QPS_INIT,
-		.port_num = adapter->port,
-		.qp_access_flags = IB_ACCESS_LOCAL_WRITE |
-				   IB_ACCESS_REMOTE_READ |
-				   IB_ACCESS_REMOTE_WRITE,
-	};
-
-	if (rdma_protocol_iwarp(adapter->ibdev, adapter->port))
-		return 0;
-	return NDK_FI_ERR(ib_modify_qp(qp->ibqp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
-			    IB_QP_PORT | IB_QP_ACCESS_FLAGS));
+	if (head - READ_ONCE(ring->retired) >= ring->depth)
+		return false;
+	/* Pairs with ndk_ring_retire(): the poller is done with the slot. */
+	return smp_load_acquire(&ring->state[head & ring->mask]) ==
+	       NDK_SLOT_FREE;
 }
-
-/*
- * The DEFER batch and its SGE arrays, one per request it holds, allocated
- * once here so that posting allocates nothing. Requests that go to the
- * device at once use the consumer's SGEs and need neither.
- */
-static int ndk_qp_alloc_held(struct ndk_qp *qp)
-{
-	qp->max_held = clamp(qp->sq.depth, 1U, (u32)NDK_DEFER_MAX);
-	qp->held = NDK_FI_NULL(kvcalloc(qp->max_held, sizeof(*qp->held),
-					GFP_KERNEL));
-	qp->isge = NDK_FI_NULL(kvcalloc(qp->max_held, max(qp->max_isge, 1U) *
-					sizeof(*qp->isge), GFP_KERNEL));
-	return qp->held && qp->isge ? 0 : -ENOMEM;
-}
-
-static NTSTATUS ndk_qp_create(struct ndk_obj *obj)
-{
-	struct ndk_qp *qp = container_of(obj, struct ndk_qp, obj);
-	struct ndk_pd *pd = container_of(obj->parent, struct ndk_pd, obj);
-	/* ndk_qp_new() adds the receive CQ, then the initiator CQ. */
-	struct ndk_cq *rcq = container_of(obj->extra[0], struct ndk_cq, obj);
-	struct ndk_cq *icq = container_of(obj->extra[1], struct ndk_cq, obj);
-	struct ib_qp_init_attr init = {
-		.qp_type = IB_QPT_RC,
-		.sq_sig_type = IB_SIGNAL_REQ_WR,
-		.qp_context = qp,
-		.send_cq = icq->ibcq,
-		.recv_cq = rcq->ibcq,
-		.srq = qp->srq ? qp->srq->ibsrq : NULL,
-		.cap = {
-			.max_send_wr = qp->sq.depth,
-			.max_recv_wr = qp->rq.depth,
-			.max_send_sge = qp->max_isge,
-			.max_recv_sge = qp->max_rsge,
-			.max_inline_data = qp->inline_size,
-		},
-	};
-	struct ib_qp *ibqp;
-	int err;
-
-	if (ndk_qp_alloc_held(qp))
-		return STATUS_INSUFFICIENT_RESOURCES;
-	/*
-	 * The depths the consumer asked for, not what the device granted
-	 * (often more): every device refuses the same request.
-	 */
-	if (ndk_ring_init(&qp->sq, qp->sq.depth) ||
-	    (!qp->srq && ndk_ring_init(&qp->rq, qp->rq.depth)))
-		return STATUS_INSUFFICIENT_RESOURCES;
-	ibqp = NDK_FI_PTR(ib_create_qp(pd->ibpd, &init));
-	if (IS_ERR(ibqp))
-		return ndk_status_from_errno(PTR_ERR(ibqp));
-	qp->ibqp = ibqp;
-	err = ndk_wr_owner_add(obj);
-	if (err)
-		return ndk_status_from_errno(err);
-	qp->sq.tag = ndk_wr_tag(obj, NDK_WR_SQ);
-	qp->rq.tag = ndk_wr_tag(obj, NDK_WR_RQ);
-	if (qp->srq) {
-		spin_lock(&qp->srq->qps_lock);
-		hlist_add_head_rcu(&qp->srq_node, &qp->srq->qps);
-		spin_unlock(&qp->srq->qps_lock);
-	}
-	return ndk_status_from_errno(ndk_qp_to_init(qp));
-}
-
-/*
- * The QPs and SRQs whose requests may still sit in a CQ, by object id.
- * Polling looks up the owner a wr_id names here (under rcu_read_lock()),
- * never through wc->qp: once the consumer has closed a QP it is
- * destroyed, and completions of it still in a CQ then find nothing and
- * are dropped, much as mlx5 cleans a destroyed kernel QP's completions
- * out of its CQ. Owners are freed only after a grace period.
- */
-DEFINE_XARRAY(ndk_wr_owners);
-
-/**
- * ndk_wr_owner_add() - let completions of @obj's queues find it
- * @obj: a QP or an SRQ, being created; its rings' tags name it
- *	(ndk_wr_tag())
- *
- * Process context.
- *
- * Return: 0 or a negative errno.
- */
-int ndk_wr_owner_add(struct ndk_obj *obj)
-{
-	return NDK_FI_ERR(xa_insert(&ndk_wr_owners, obj->id & NDK_WR_ID_MASK,
-				    obj, GFP_KERNEL));
-}
-
-/**
- * ndk_wr_owner_del() - completions of @obj's queues are dropped from now
- * @obj: a QP or an SRQ, before its verbs object is destroyed
- */
-void ndk_wr_owner_del(struct ndk_obj *obj)
-{
-	xa_cmpxchg(&ndk_wr_owners, obj->id & NDK_WR_ID_MASK, obj, NULL, 0);
-}
-
-/**
- * ndk_ring_init() - allocate the slots of a work queue
- * @ring: the ring
- * @depth: how many requests the queue holds
- *
- * Twice as many slots as requests: a read that siw completes late keeps
- * its slot while the requests behind it come and go, and the queue still
- * takes its depth unless more than @depth of those pass it.
- *
- * Two arrays, each a power of two in bytes that a kmalloc size class
- * holds exactly: the contexts, and the types followed by the states.
- * One block for all three would be 10 bytes a slot, rounded up to 16.
- *
- * Return: 0 or -ENOMEM.
- */
-int ndk_ring_init(struct ndk_wr_ring *ring, u32 depth)
-{
-	u32 n = roundup_pow_of_two(2 * max(depth, 1U));
-
-	ring->ctx = NDK_FI_NULL(kvcalloc(n, sizeof(*ring->ctx), GFP_KERNEL));
-	ring->type = NDK_FI_NULL(kvcalloc(n, sizeof(*ring->type) +
-					     sizeof(*ring->state),
-					  GFP_KERNEL));
-	if (!ring->ctx || !ring->type)
-		return -ENOMEM;
-	ring->state = ring->type + n;
-	ring->mask = n - 1;
-	ring->depth = depth;
-	return 0;
-}
-
-/**
- * ndk_ring_free() - free the slots ndk_ring_init() allocated
- * @ring: the ring, allocated or not
- */
-void ndk_ring_free(struct ndk_wr_ring *ring)
-{
-	kvfree(ring->ctx);
-	kvfree(ring->type);
-}
-
-static void ndk_qp_destroy(struct ndk_obj *obj)
-{
-	struct ndk_qp *qp = container_of(obj, struct ndk_qp, obj);
-
-	ndk_wr_owner_del(obj);
-	/* ndk_qp_new() added the receive CQ, then the initiator CQ. */
-	ndk_cq_forget_owner(container_of(obj->extra[0], struct ndk_cq, obj), obj);
-	ndk_cq_forget_owner(container_of(obj->extra[1], struct ndk_cq, obj), obj);
-	if (!hlist_unhashed(&qp->srq_node)) {
-		spin_lock(&qp->srq->qps_lock);
-		hlist_del_rcu(&qp->srq_node);
-		spin_unlock(&qp->srq->qps_lock);
-	}
-	if (qp->ibqp)
-		ib_destroy_qp(qp->ibqp);
-}
-
-/* kvfree() defers a vmalloc()ed block itself from softirq context. */
-static void ndk_qp_free_rcu(struct rcu_head *rcu)
-{
-	struct ndk_qp *qp = container_of(rcu, struct ndk_qp, rcu);
-
-	ndk_ring_free(&qp->sq);
-	ndk_ring_free(&qp->rq);
-	kvfree(qp->held);
-	kvfree(qp->isge);
-	kmem_cache_free(ndk_qp_cache, qp);
-}
-
-/*
- * A poll that found the QP before it was dropped may still read it.
- * Module exit waits for the callback with rcu_barrier().
- */
-static void ndk_qp_free(struct ndk_obj *obj)
-{
-	struct ndk_qp *qp = container_of(obj, struct ndk_qp, obj);
-
-	call_rcu(&qp->rcu, ndk_qp_free_rcu);
-}
-
-/*
- * Destroying the verbs QP waits only for the driver, and the structure
- * is freed after a grace period: a close may finish inline.
- */
-static const struct ndk_obj_ops ndk_qp_ops = {
-	.create = ndk_qp_create,
-	.destroy = ndk_qp_destroy,
-	.free = ndk_qp_free,
-	.close_inline = true,
-};
 
 static struct ndk_qp *to_ndk_qp(NDK_QP *qp)
 {
@@ -707,7 +504,13 @@ void ndk_qp_set_error(struct ndk_qp *qp)
 	ndk_qp_drain(qp);
 }
 
-static void ndk_qp_flush_work(struct work_struct *work)
+/* The kill operation (device removal): what is posted completes flushed. */
+void ndk_qp_kill(struct ndk_obj *obj)
+{
+	ndk_qp_set_error(container_of(obj, struct ndk_qp, obj));
+}
+
+void ndk_qp_flush_work(struct work_struct *work)
 {
 	struct ndk_qp *qp = container_of(work, struct ndk_qp, flush_work);
 
@@ -1059,7 +862,7 @@ static NTSTATUS ndk_write(NDK_QP *pNdkQp, PVOID RequestContext,
 			   NDK_RDMA_FLAGS | NDK_OP_FLAG_INLINE, qp->max_isge);
 }
 
-static const NDK_QP_DISPATCH ndk_qp_dispatch = {
+const NDK_QP_DISPATCH ndk_qp_dispatch = {
 	.NdkCloseQp = ndk_close_object,
 	.NdkQueryExtension = ndk_query_extension,
 	.NdkFlush = ndk_flush,
@@ -1074,153 +877,3 @@ static const NDK_QP_DISPATCH ndk_qp_dispatch = {
 };
 
 NDK_OBJ_CHECK_LAYOUT(struct ndk_qp);
-
-/* A live CQ of @adapter, or NULL. */
-static struct ndk_cq *ndk_qp_cq(NDK_CQ *cq, struct ndk_adapter *adapter)
-{
-	if (!cq || cq->Header.ObjectType != NdkObjectTypeCq)
-		return NULL;
-	if (ndk_cq_of(cq)->obj.adapter != adapter ||
-	    READ_ONCE(ndk_cq_of(cq)->obj.state) != NDK_OBJ_LIVE)
-		return NULL;
-	return ndk_cq_of(cq);
-}
-
-/* NdkCreateQp and NdkCreateQpWithSrq: @srq replaces the receive queue. */
-static NTSTATUS ndk_qp_new(struct ndk_pd *pd, NDK_CQ *pReceiveCq,
-			   NDK_CQ *pInitiatorCq, struct ndk_srq *srq,
-			   PVOID QPContext, ULONG ReceiveQueueDepth,
-			   ULONG InitiatorQueueDepth,
-			   ULONG MaxReceiveRequestSge,
-			   ULONG MaxInitiatorRequestSge, ULONG InlineDataSize,
-			   NDK_FN_CREATE_COMPLETION CreateCompletion,
-			   PVOID RequestContext, NDK_QP **ppNdkQp)
-{
-	const NDK_ADAPTER_INFO *info = &pd->obj.adapter->info;
-	struct ndk_cq *rcq, *icq;
-	struct ndk_qp *qp;
-	NTSTATUS status;
-
-	rcq = ndk_qp_cq(pReceiveCq, pd->obj.adapter);
-	icq = ndk_qp_cq(pInitiatorCq, pd->obj.adapter);
-	if (!rcq || !icq ||
-	    ReceiveQueueDepth > info->MaxReceiveQueueDepth ||
-	    InitiatorQueueDepth > info->MaxInitiatorQueueDepth ||
-	    MaxReceiveRequestSge > info->MaxReceiveRequestSge ||
-	    MaxInitiatorRequestSge > info->MaxInitiatorRequestSge ||
-	    InlineDataSize > info->MaxInlineDataSize)
-		return STATUS_INVALID_PARAMETER;
-
-	qp = NDK_FI_NULL(kmem_cache_zalloc(ndk_qp_cache, GFP_ATOMIC));
-	if (!qp)
-		return STATUS_INSUFFICIENT_RESOURCES;
-	qp->ndk.Dispatch = &ndk_qp_dispatch;
-	qp->context = QPContext;
-	qp->srq = srq;
-	qp->rq.depth = ReceiveQueueDepth;
-	qp->sq.depth = InitiatorQueueDepth;
-	qp->max_rsge = MaxReceiveRequestSge;
-	qp->max_isge = MaxInitiatorRequestSge;
-	qp->inline_size = InlineDataSize;
-	qp->max_xfer = info->MaxTransferLength;
-	qp->stats = pd->obj.adapter->dev->stats;
-	qp->driver = ndk_driver_state(pd->obj.adapter->ibdev);
-	INIT_WORK(&qp->flush_work, ndk_qp_flush_work);
-	ndk_obj_init(&qp->obj, &qp->ndk.Header, NdkObjectTypeQp, &ndk_qp_ops,
-		     &pd->obj);
-	/* In this order: ndk_qp_create() finds them there. */
-	ndk_obj_add_antecedent(&qp->obj, &rcq->obj);
-	ndk_obj_add_antecedent(&qp->obj, &icq->obj);
-	if (srq)
-		ndk_obj_add_antecedent(&qp->obj, &srq->obj);
-	status = ndk_obj_create(&qp->obj, CreateCompletion, RequestContext,
-				!!ppNdkQp);
-	if (status == STATUS_SUCCESS)
-		*ppNdkQp = &qp->ndk;
-	return status;
-}
-
-/**
- * ndk_create_qp() - NdkCreateQp
- * @pNdkPd: protection domain
- * @pReceiveCq: CQ for receive completions
- * @pInitiatorCq: CQ for initiator completions (may equal @pReceiveCq)
- * @QPContext: returned in every NDK_RESULT of this QP
- * @ReceiveQueueDepth: up to MaxReceiveQueueDepth
- * @InitiatorQueueDepth: up to MaxInitiatorQueueDepth
- * @MaxReceiveRequestSge: up to the adapter's MaxReceiveRequestSge
- * @MaxInitiatorRequestSge: up to the adapter's MaxInitiatorRequestSge
- * @InlineDataSize: up to MaxInlineDataSize
- * @CreateCompletion: called with the new QP, from ndk_wq
- * @RequestContext: passed back to @CreateCompletion
- * @ppNdkQp: receives the QP when the creation completes inline
- *
- * Callable from atomic context. Where the kernel can tell that the caller
- * may sleep, and @ppNdkQp is given, the QP is created inline.
- *
- * Return: STATUS_SUCCESS (created inline), STATUS_PENDING;
- * STATUS_INVALID_PARAMETER for limits beyond
- * the adapter's, CQs of another adapter or not CQs at all;
- * STATUS_INSUFFICIENT_RESOURCES.
- */
-NTSTATUS ndk_create_qp(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,
-		       NDK_CQ *pInitiatorCq, PVOID QPContext,
-		       ULONG ReceiveQueueDepth, ULONG InitiatorQueueDepth,
-		       ULONG MaxReceiveRequestSge, ULONG MaxInitiatorRequestSge,
-		       ULONG InlineDataSize,
-		       NDK_FN_CREATE_COMPLETION CreateCompletion,
-		       PVOID RequestContext, NDK_QP **ppNdkQp)
-{
-	if (!pNdkPd || !CreateCompletion)
-		return STATUS_INVALID_PARAMETER;
-	return ndk_qp_new(container_of(pNdkPd, struct ndk_pd, ndk),
-			  pReceiveCq, pInitiatorCq, NULL, QPContext,
-			  ReceiveQueueDepth, InitiatorQueueDepth,
-			  MaxReceiveRequestSge, MaxInitiatorRequestSge,
-			  InlineDataSize, CreateCompletion, RequestContext,
-			  ppNdkQp);
-}
-
-/**
- * ndk_create_qp_with_srq() - NdkCreateQpWithSrq
- * @pNdkPd: protection domain
- * @pReceiveCq: CQ for the completions of receives taken from @pSrq
- * @pInitiatorCq: CQ for initiator completions
- * @pSrq: a live SRQ of the same PD; it replaces the receive queue
- * @QPContext: returned in every NDK_RESULT of this QP
- * @InitiatorQueueDepth: up to MaxInitiatorQueueDepth
- * @MaxInitiatorRequestSge: up to the adapter's MaxInitiatorRequestSge
- * @InlineDataSize: up to MaxInlineDataSize
- * @CreateCompletion: called with the new QP, from ndk_wq
- * @RequestContext: passed back to @CreateCompletion
- * @ppNdkQp: receives the QP when the creation completes inline
- *
- * The QP is a successor of the SRQ as well. Callable from atomic context;
- * completes inline as ndk_create_qp() does.
- *
- * Return: as ndk_create_qp(); STATUS_INVALID_PARAMETER also for an SRQ
- * that is not one, not live, or of another PD.
- */
-NTSTATUS ndk_create_qp_with_srq(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,
-				NDK_CQ *pInitiatorCq, NDK_SRQ *pSrq,
-				PVOID QPContext, ULONG InitiatorQueueDepth,
-				ULONG MaxInitiatorRequestSge,
-				ULONG InlineDataSize,
-				NDK_FN_CREATE_COMPLETION CreateCompletion,
-				PVOID RequestContext, NDK_QP **ppNdkQp)
-{
-	struct ndk_pd *pd = container_of(pNdkPd, struct ndk_pd, ndk);
-	struct ndk_srq *srq;
-
-	if (!pNdkPd || !CreateCompletion || !pSrq ||
-	    pSrq->Header.ObjectType != NdkObjectTypeSrq)
-		return STATUS_INVALID_PARAMETER;
-	srq = container_of(pSrq, struct ndk_srq, ndk);
-	if (srq->obj.parent != &pd->obj ||
-	    READ_ONCE(srq->obj.state) != NDK_OBJ_LIVE)
-		return STATUS_INVALID_PARAMETER;
-	return ndk_qp_new(pd, pReceiveCq, pInitiatorCq, srq, QPContext, 0,
-			  InitiatorQueueDepth, 0, MaxInitiatorRequestSge,
-			  InlineDataSize, CreateCompletion, RequestContext,
-			  ppNdkQp);
-}

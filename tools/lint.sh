@@ -3,8 +3,9 @@
 #
 # Code hygiene gate: checkpatch --strict over every tracked C file, the
 # documentation check, a W=1 build with sparse against the test kernel
-# and against Debian's distribution headers, and the WDK layer's
-# build-time refusals (tools/wdk-refusals.sh).  Any finding fails; every
+# and against Debian's distribution headers, the seams between ndk/'s
+# files in each build (tools/seams.py), and the WDK layer's build-time
+# refusals (tools/wdk-refusals.sh).  Any finding fails; every
 # step runs, so one run reports them all.  Logs in build/lint/.
 set -euo pipefail
 . "$(dirname "$0")/vm/lib.sh"
@@ -48,6 +49,12 @@ build() {
 		log "build against $kdir failed"
 		fail=1
 	elif grep -E 'warning:|error:' "$dir.log" | sed "s|$NDK_TOP/$dir/||" >&2; then
+		fail=1
+	fi
+	# The seams between ndk/'s files, read from the objects just built.
+	if [ -e "$dir/ndk/ndk.o" ] &&
+	   ! tools/seams.py "$dir/ndk" >"$dir.seams.log" 2>&1; then
+		sed "s|$dir/||" "$dir.seams.log" >&2
 		fail=1
 	fi
 }

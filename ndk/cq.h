@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * NDK_CQ (cq.c).
+ */
+#ifndef _NDK_PRIV_CQ_H
+#define _NDK_PRIV_CQ_H
+
+#include "adapter.h"
+
+/* Completions polled from the device per call into NdkGetCqResults. */
+#define NDK_CQ_POLL_BATCH	16
+
+/**
+ * struct ndk_cq - an NDK_CQ
+ * @ndk: the public object
+ * @obj: lifetime state
+ * @ibcq: the verbs CQ
+ * @depth: entries the consumer asked for
+ * @comp_vector: completion vector chosen from the affinity
+ * @notify_cb: the consumer's notification callback
+ * @notify_ctx: its context
+ * @arm: NDK_ARM_* state; a notification consumes it
+ * @dead: set before destruction, under @notify_lock; no notification
+ *	starts afterwards
+ * @notify_lock: serializes notification callbacks
+ * @in_notify: a notification callback is running; destruction waits for
+ *	it to clear
+ * @notify_again: another one is due when it returns
+ * @fatal: STATUS_SUCCESS, or the error that made the CQ unusable
+ * @iop: softirq context in which notifications are delivered
+ * @kick: schedules @iop from hard interrupt context for a task that
+ *	called a handler with interrupts off (see ndk_cq_kick())
+ * @moderation: newest moderation setting, count << 16 | period
+ * @moderation_work: applies @moderation
+ * @stats: the device's counters, at hand for the poll path
+ * @owner: a hint, the QP the poll path last found as the owner of a
+ *	request; it names a QP that is live, or closed since but not freed
+ *	(see ndk_cq_forget_owner())
+ * @results: the buffer of the NdkGetCqResults(Ex) call in progress
+ * @nresults: and its length
+ * @wc: poll buffer; the consumer serializes polling
+ * @rcu: frees the CQ after a grace period, for a notification
+ */
+struct ndk_cq {
+	NDK_CQ ndk;
+	struct ndk_obj obj;
+	struct ib_cq *ibcq;
+	u32 depth;
+	int comp_vector;
+	NDK_FN_CQ_NOTIFICATION_CALLBACK notify_cb;
+	void *notify_ctx;
+	atomic_t arm;
+	bool dead;
+	spinlock_t notify_lock; /* serializes notification callbacks */
+	bool in_notify;
+	bool notify_again;
+	NTSTATUS fatal;
+	struct irq_poll iop;
+	struct irq_work kick;
+	atomic_t moderation;
+	struct work_struct moderation_work;
+	struct ndk_stats __percpu *stats;
+	struct ndk_obj *owner;
+	void *results;
+	ULONG nresults;
+	struct ib_wc wc[NDK_CQ_POLL_BATCH];
+	struct rcu_head rcu;
+};
+
+NTSTATUS ndk_create_cq(NDK_ADAPTER *pNdkAdapter, ULONG CqDepth,
+		       NDK_FN_CQ_NOTIFICATION_CALLBACK CqNotification,
+		       PVOID CqNotificationContext, GROUP_AFFINITY *Affinity,
+		       NDK_FN_CREATE_COMPLETION CreateCompletion,
+		       PVOID RequestContext, NDK_CQ **ppNdkCq);
+int ndk_cq_pick_vector(struct ib_device *ibdev, const GROUP_AFFINITY *aff);
+int ndk_cq_arm_merge(int armed, ULONG type);
+void ndk_cq_forget_owner(struct ndk_cq *cq, struct ndk_obj *owner);
+NTSTATUS ndk_cq_moderation(ULONG interval, ULONG count, ULONG depth,
+			   u16 *cq_count, u16 *cq_period);
+
+#endif /* _NDK_PRIV_CQ_H */

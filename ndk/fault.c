@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Failure injection for the ndk_faults suite (see NDK_FI_NULL() and kin
+ * in ndk_priv.h). Every file wraps its calls that can fail, so this sits
+ * below them all and calls nothing of ndk. Built with KUnit only.
+ */
+#include "ndk_priv.h"
+
+#if IS_ENABLED(CONFIG_KUNIT)
+/* The ndk_faults suite's injection state; see NDK_FI_NULL() and kin. */
+static struct {
+	atomic_t countdown;	/* the call that makes it 0 fails */
+	atomic_t seen;		/* wrapped calls since arming */
+	bool on;
+} ndk_fi;
+
+/**
+ * ndk_fault() - whether the wrapped call about to be made must fail
+ *
+ * Return: true for the call ndk_fault_arm() chose.
+ */
+bool ndk_fault(void)
+{
+	if (likely(!READ_ONCE(ndk_fi.on)))
+		return false;
+	atomic_inc(&ndk_fi.seen);
+	return atomic_dec_return(&ndk_fi.countdown) == 0;
+}
+
+/**
+ * ndk_fault_arm() - make the @nth wrapped call from now on fail
+ * @nth: 1 for the next one
+ */
+void ndk_fault_arm(int nth)
+{
+	atomic_set(&ndk_fi.seen, 0);
+	atomic_set(&ndk_fi.countdown, nth);
+	WRITE_ONCE(ndk_fi.on, true);
+}
+EXPORT_SYMBOL_NDK_TEST(ndk_fault_arm);
+
+/**
+ * ndk_fault_disarm() - stop injecting
+ * @fired: set to whether the chosen call came and failed
+ *
+ * Return: how many wrapped calls were made since ndk_fault_arm().
+ */
+int ndk_fault_disarm(bool *fired)
+{
+	WRITE_ONCE(ndk_fi.on, false);
+	*fired = atomic_read(&ndk_fi.countdown) <= 0;
+	return atomic_read(&ndk_fi.seen);
+}
+EXPORT_SYMBOL_NDK_TEST(ndk_fault_disarm);
+#endif

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * NDK_QP (qp.c), and the SGE conversion it shares with srq.c.
+ */
+#ifndef _NDK_PRIV_QP_H
+#define _NDK_PRIV_QP_H
+
+#include "adapter.h"
+#include "ring.h"
+
+/*
+ * Initiator requests with NDK_OP_FLAG_DEFER a QP holds at most; the chain
+ * goes to the device when it is full, or sooner on a shallower queue.
+ */
+#define NDK_DEFER_MAX		16
+
+/**
+ * union ndk_held_wr - a deferred initiator request waiting in its QP
+ * @wr: the request
+ * @rdma: an RDMA read or write
+ * @reg: a fast registration
+ */
+union ndk_held_wr {
+	struct ib_send_wr wr;
+	struct ib_rdma_wr rdma;
+	struct ib_reg_wr reg;
+};
+
+/**
+ * struct ndk_qp - an NDK_QP
+ * @ndk: the public object
+ * @obj: lifetime state; successor of its PD and of both CQs, which are
+ *	its first two @obj.extra antecedents, the receive CQ first
+ * @ibqp: the verbs RC QP
+ * @context: the consumer's QPContext, returned in every result
+ * @srq: SRQ that replaces the receive queue, or NULL
+ * @conn: the connector using the QP, if any
+ * @connected: the connection is established; sends may be posted
+ * @in_error: ndk_qp_set_error() moved the QP to the error state
+ * @max_rsge: SGEs per receive, as the consumer asked (the adapter's
+ *	MaxReceiveRequestSge bounds it to 16 bits)
+ * @max_isge: SGEs per initiator request, as the consumer asked (16 bits,
+ *	as @max_rsge)
+ * @inline_size: inline bytes per request, as the consumer asked (the
+ *	adapter's MaxInlineDataSize bounds it to 16 bits)
+ * @max_xfer: the adapter's MaxTransferLength, at hand for the post path
+ * @stats: the device's counters, at hand for the post path
+ * @driver: the state of the driver's module (ndk_driver_state()), at
+ *	hand for the post path
+ * @max_held: deferred requests held at most: NDK_DEFER_MAX, or the
+ *	initiator queue's depth if smaller (a chain cannot be longer)
+ * @isge: @max_held initiator SGE arrays of max(@max_isge, 1) entries,
+ *	one per held request; the consumer serializes the initiator queue
+ * @held: @max_held deferred requests not posted yet, chained in order
+ * @nheld: how many; only the poster raises it
+ * @held_owner: 1 while the poster or ndk_qp_set_error() works on @held
+ * @sq: slots of the initiator queue
+ * @rq: slots of the receive queue, with an SRQ none; its depth is the
+ *	receive queue's, as the consumer asked, from creation on
+ * @flush_work: moves the QP to the error state for NdkFlush
+ * @srq_node: entry in the SRQ's @qps
+ * @rcu: frees the QP after a grace period, for the poll path
+ *
+ * The depths and SGE counts the device granted are not kept: ndk checks
+ * requests against what the consumer asked for, as every device would.
+ */
+struct ndk_qp {
+	NDK_QP ndk;
+	struct ndk_obj obj;
+	struct ib_qp *ibqp;
+	PVOID context;
+	struct ndk_srq *srq;
+	struct ndk_connector *conn;
+	bool connected;
+	bool in_error;
+	u16 inline_size;
+	u16 max_rsge;
+	u16 max_isge;
+	u32 max_held;
+	u32 max_xfer;
+	struct ndk_stats __percpu *stats;
+	const enum module_state *driver;
+	struct ib_sge *isge;
+	union ndk_held_wr *held;
+	u32 nheld;
+	atomic_t held_owner;
+	struct ndk_wr_ring sq;
+	struct ndk_wr_ring rq;
+	struct work_struct flush_work;
+	struct hlist_node srq_node;
+	struct rcu_head rcu;
+};
+
+/*
+ * An NDK_SGE is laid out as an ib_sge (address, length, token), so the
+ * posting calls hand the consumer's array to the device as it is: a
+ * driver reads the list only during the call.
+ */
+static_assert(sizeof(NDK_SGE) == sizeof(struct ib_sge));
+static_assert(offsetof(NDK_SGE, LogicalAddress) ==
+	      offsetof(struct ib_sge, addr));
+static_assert(offsetof(NDK_SGE, Length) == offsetof(struct ib_sge, length));
+static_assert(offsetof(NDK_SGE, MemoryRegionToken) ==
+	      offsetof(struct ib_sge, lkey));
+
+static __always_inline struct ib_sge *ndk_ib_sges(const NDK_SGE *sgl)
+{
+	return (struct ib_sge *)sgl;
+}
+
+/*
+ * Check that @sgl has at most @max entries and add up their bytes. An
+ * SGE's address is a virtual address inside a region registered at that
+ * address, or a device address with the privileged token: either way the
+ * 64 bits go to the device unchanged.
+ */
+static __always_inline NTSTATUS ndk_sges(const NDK_SGE *sgl, ULONG n,
+					 ULONG max, u64 *total)
+{
+	u64 sum = 0;
+	ULONG i;
+
+	if (unlikely(n > max || (n && !sgl)))
+		return STATUS_INVALID_PARAMETER;
+	for (i = 0; i < n; i++)
+		sum += sgl[i].Length;
+	*total = sum;
+	return STATUS_SUCCESS;
+}
+
+void ndk_qp_set_error(struct ndk_qp *qp);
+/* What qp_create.c sets a new QP up with, from qp.c. */
+extern const NDK_QP_DISPATCH ndk_qp_dispatch;
+void ndk_qp_flush_work(struct work_struct *work);
+void ndk_qp_kill(struct ndk_obj *obj);
+NTSTATUS ndk_create_qp_with_srq(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,
+				NDK_CQ *pInitiatorCq, NDK_SRQ *pSrq,
+				PVOID QPContext, ULONG InitiatorQueueDepth,
+				ULONG MaxInitiatorRequestSge,
+				ULONG InlineDataSize,
+				NDK_FN_CREATE_COMPLETION CreateCompletion,
+				PVOID RequestContext, NDK_QP **ppNdkQp);
+NTSTATUS ndk_create_qp(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,
+		       NDK_CQ *pInitiatorCq, PVOID QPContext,
+		       ULONG ReceiveQueueDepth, ULONG InitiatorQueueDepth,
+		       ULONG MaxReceiveRequestSge, ULONG MaxInitiatorRequestSge,
+		       ULONG InlineDataSize,
+		       NDK_FN_CREATE_COMPLETION CreateCompletion,
+		       PVOID RequestContext, NDK_QP **ppNdkQp);
+
+/* The consumer's QPContext of a work completion's QP. */
+static inline PVOID ndk_qp_context(struct ib_qp *ibqp)
+{
+	struct ndk_qp *qp = ibqp ? ibqp->qp_context : NULL;
+
+	return qp ? qp->context : NULL;
+}
+
+#endif /* _NDK_PRIV_QP_H */

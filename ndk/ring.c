@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The work-request ring of a QP's or SRQ's queue, and the table through
+ * which a polled completion finds the ring's owner. The poster (qp.c,
+ * srq.c) and the poller (cq.c) use it; its fast-path helpers are inline
+ * in ring.h. Calls nothing of ndk but the failure injection.
+ */
+#include "ndk_priv.h"
+
+/*
+ * The QPs and SRQs whose requests may still sit in a CQ, by object id.
+ * Polling looks up the owner a wr_id names here (under rcu_read_lock()),
+ * never through wc->qp: once the consumer has closed a QP it is
+ * destroyed, and completions of it still in a CQ then find nothing and
+ * are dropped, much as mlx5 cleans a destroyed kernel QP's completions
+ * out of its CQ. Owners are freed only after a grace period.
+ */
+DEFINE_XARRAY(ndk_wr_owners);
+
+/**
+ * ndk_wr_owner_add() - let completions of @obj's queues find it
+ * @obj: a QP or an SRQ, being created; its rings' tags name it
+ *	(ndk_wr_tag())
+ *
+ * Process context.
+ *
+ * Return: 0 or a negative errno.
+ */
+int ndk_wr_owner_add(struct ndk_obj *obj)
+{
+	return NDK_FI_ERR(xa_insert(&ndk_wr_owners, obj->id & NDK_WR_ID_MASK,
+				    obj, GFP_KERNEL));
+}
+
+/**
+ * ndk_wr_owner_del() - completions of @obj's queues are dropped from now
+ * @obj: a QP or an SRQ, before its verbs object is destroyed
+ */
+void ndk_wr_owner_del(struct ndk_obj *obj)
+{
+	xa_cmpxchg(&ndk_wr_owners, obj->id & NDK_WR_ID_MASK, obj, NULL, 0);
+}
+
+/**
+ * ndk_ring_init() - allocate the slots of a work queue
+ * @ring: the ring
+ * @depth: how many requests the queue holds
+ *
+ * Twice as many slots as requests: a read that siw completes late keeps
+ * its slot while the requests behind it come and go, and the queue still
+ * takes its depth unless more than @depth of those pass it.
+ *
+ * Two arrays, each a power of two in bytes that a kmalloc size class
+ * holds exactly: the contexts, and the types followed by the states.
+ * One block for all three would be 10 bytes a slot, rounded up to 16.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int ndk_ring_init(struct ndk_wr_ring *ring, u32 depth)
+{
+	u32 n = roundup_pow_of_two(2 * max(depth, 1U));
+
+	ring->ctx = NDK_FI_NULL(kvcalloc(n, sizeof(*ring->ctx), GFP_KERNEL));
+	ring->type = NDK_FI_NULL(kvcalloc(n, sizeof(*ring->type) +
+					     sizeof(*ring->state),
+					  GFP_KERNEL));
+	if (!ring->ctx || !ring->type)
+		return -ENOMEM;
+	ring->state = ring->type + n;
+	ring->mask = n - 1;
+	ring->depth = depth;
+	return 0;
+}
+
+/**
+ * ndk_ring_free() - free the slots ndk_ring_init() allocated
+ * @ring: the ring, allocated or not
+ */
+void ndk_ring_free(struct ndk_wr_ring *ring)
+{
+	kvfree(ring->ctx);
+	kvfree(ring->type);
+}

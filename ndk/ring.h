@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The work-request ring of a QP's or SRQ's queue and the table of its
+ * owners (ring.c); the fast-path helpers are inline here, used by the
+ * posters (qp.c, srq.c) and the poller (cq.c).
+ */
+#ifndef _NDK_PRIV_RING_H
+#define _NDK_PRIV_RING_H
+
+#include "object.h"
+
+/**
+ * struct ndk_wr_ring - the requests of one work queue, until polled
+ * @ctx: RequestContext of each slot
+ * @type: NDK_OPERATION_TYPE of each slot; every type a request is posted
+ *	as fits a byte (ReceiveAndInvalidate is only reported, never posted)
+ * @state: NDK_SLOT_* of each slot, in the block of @type behind it; the
+ *	poster fills a free slot, the poller frees it once it has read it
+ * @mask: slots - 1; there are twice as many slots as the queue holds
+ *	requests, so a slot is free long before the sequence comes back
+ * @depth: requests a QP's queue holds, as the consumer asked (an SRQ's
+ *	depth is its own @depth, which may change)
+ * @head: sequence number of the next request; poster only
+ * @retired: requests the poller has retired; poller only (QP queues)
+ * @scan: every request before this sequence number is polled or a
+ *	silent one retired; poller only (QP queues)
+ * @tag: the queue's kind and the owner's object id, placed as in a wr_id
+ *
+ * A request occupies its queue from posting until its result is polled,
+ * whenever the device frees its own entry, so that a slot is never
+ * reused under a completion still waiting in a CQ. A work request's
+ * wr_id names its queue's owner, the queue and the sequence number, so
+ * a completion finds its RequestContext and operation type even when
+ * the device reports no opcode, as it may for errors and flushed
+ * requests; and it finds them without wc->qp, which dangles once the QP
+ * is destroyed.
+ */
+struct ndk_wr_ring {
+	void **ctx;
+	u8 *type;
+	u8 *state;
+	u32 mask;
+	u32 depth;
+	u32 head;
+	u32 retired;
+	u32 scan;
+	u64 tag;
+};
+
+/*
+ * Slot states. A silent request has no result of its own to retire it;
+ * a result polled after it does, since a queue completes its requests in
+ * order. Reads are the exception (siw completes one after the requests
+ * behind it), so ndk always signals them and drops the success of a
+ * silent one (QUIET) when it is polled.
+ */
+#define NDK_SLOT_FREE		0
+#define NDK_SLOT_BUSY		1
+#define NDK_SLOT_SILENT		2
+#define NDK_SLOT_QUIET		3
+
+/*
+ * A wr_id: the queue's kind in the top two bits (0 for a request ndk did
+ * not post), the owning QP's or SRQ's object id below, the sequence
+ * number in the low 32 bits. @tag of a ring holds the id part.
+ */
+#define NDK_WR_SQ		1ULL
+#define NDK_WR_RQ		2ULL
+#define NDK_WR_SRQ		3ULL
+#define NDK_WR_KIND_SHIFT	62
+#define NDK_WR_ID_SHIFT		32
+#define NDK_WR_ID_MASK		((1U << (NDK_WR_KIND_SHIFT - NDK_WR_ID_SHIFT)) - 1)
+
+int ndk_ring_init(struct ndk_wr_ring *ring, u32 depth);
+void ndk_ring_free(struct ndk_wr_ring *ring);
+int ndk_wr_owner_add(struct ndk_obj *obj);
+void ndk_wr_owner_del(struct ndk_obj *obj);
+extern struct xarray ndk_wr_owners;
+
+/* The tag of @obj's queue of kind @kind (NDK_WR_SQ, _RQ or _SRQ). */
+static inline u64 ndk_wr_tag(const struct ndk_obj *obj, u64 kind)
+{
+	return kind << NDK_WR_KIND_SHIFT |
+	       (u64)(obj->id & NDK_WR_ID_MASK) << NDK_WR_ID_SHIFT;
+}
+
+/*
+ * Fill the slot of request @head and return the wr_id naming it; no
+ * allocation. The slot is taken before the device sees the request,
+ * whose completion may be polled before the post returns;
+ * ndk_ring_untake() gives it back if the device refuses it. The caller
+ * reads the head once and passes it: every store here may alias it for
+ * the compiler, which would load it again after each.
+ */
+static __always_inline u64 ndk_ring_take(struct ndk_wr_ring *ring, u32 head,
+					 void *ctx, NDK_OPERATION_TYPE type,
+					 u8 state)
+{
+	u32 slot = head & ring->mask;
+
+	ring->ctx[slot] = ctx;
+	ring->type[slot] = type;
+	WRITE_ONCE(ring->state[slot], state);
+	return ring->tag | head;
+}
+
+/* The device refused request @head: nothing will poll it. */
+static __always_inline void ndk_ring_untake(struct ndk_wr_ring *ring, u32 head)
+{
+	WRITE_ONCE(ring->state[head & ring->mask], NDK_SLOT_FREE);
+}
+
+#endif /* _NDK_PRIV_RING_H */
