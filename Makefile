@@ -9,14 +9,14 @@
 #   make check-cross     two VMs on a virtual wire: ndk against ndk and against
 #                        rdma-core's rping across it, over rxe and siw
 #   make demo            boot a VM and run the sample consumer samples/ndk_demo
-#   make bench           boot a non-debug VM once and run tools/ndkperf (NDK
+#   make bench           boot a non-debug VM once and run tests/bench (NDK
 #                        against raw verbs), counting guest instructions
 #                        (NDK_BENCH_CLOCK=wall: wall time, two vCPUs, and
 #                        perftest too); build/bench/
 #   make bench-repeat    make bench twice; the two runs' figures side by side
 #   make bench-gate      the CI gate: a short instruction-count bench that
 #                        fails when a bound is broken
-#   make stress          churn objects and connections with tools/ndk_stress
+#   make stress          churn objects and connections with tests/stress
 #                        in the test VM for NDK_STRESS_SECONDS (600); not
 #                        part of `make check`; build/stress/
 #   make install         install modules, public headers and Module.symvers
@@ -73,13 +73,13 @@ demo:
 	bash tools/vm/demo.sh
 
 bench:
-	bash tools/vm/bench.sh
+	bash tests/bench/bench.sh
 
 bench-repeat:
-	bash tools/vm/bench-repeat.sh
+	bash tests/bench/bench-repeat.sh
 
 bench-gate:
-	NDK_BENCH_GATE=1 bash tools/vm/bench.sh
+	NDK_BENCH_GATE=1 bash tests/bench/bench.sh
 
 stress:
 	bash tools/vm/stress.sh
@@ -99,7 +99,7 @@ distro-check:
 # Works without a kernel tree too (the host's may not exist).
 clean:
 	if [ -d $(KDIR) ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
-	find ndk wdk tests samples tools/ndk_rping tools/ndkperf tools/ndk_stress \
+	find ndk wdk tests samples \
 		\( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' \
 		-o -name '.*.cmd' -o -name modules.order \) -delete
 	rm -rf build Module.symvers modules.order .tmp_versions

@@ -22,7 +22,7 @@ ktree=$(build_for_vm "$outdir")
 
 "$NDK_VM_DIR/mkinitramfs.sh" "$ktree" "$outdir/initramfs.cpio.gz" \
 	"$NDK_VM_DIR/init.sh" "$NDK_TOP/ndk/ndk.ko" "$NDK_TOP/tests/ndk_kunit.ko" \
-	"$NDK_TOP/tools/ndk_rping/ndk_rping.ko" \
+	"$NDK_TOP/tests/rping/ndk_rping.ko" \
 	"$NDK_TOP/tests/unload/ndk_unload.ko" "$NDK_TOP/wdk/ndk_wdk.ko" \
 	"$NDK_TOP/samples/wdk_rdma/wdk_rdma.ko" \
 	"$NDK_TOP/tests/selftest/ndk_selftest.ko"

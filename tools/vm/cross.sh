@@ -20,7 +20,7 @@ ktree=$(build_for_vm "$outdir")
 
 "$NDK_VM_DIR/mkinitramfs.sh" "$ktree" "$outdir/initramfs.cpio.gz" \
 	"$NDK_VM_DIR/cross-init.sh" "$NDK_TOP/ndk/ndk.ko" \
-	"$NDK_TOP/tools/ndk_rping/ndk_rping.ko"
+	"$NDK_TOP/tests/rping/ndk_rping.ko"
 
 append="console=ttyS0 panic=-1 kasan.fault=report"
 [ -n "${NDK_CROSS_TRANSPORTS:-}" ] &&

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # `make stress`: build the test kernel (cached) and ndk with
-# tools/ndk_stress against it, boot QEMU, churn NDK objects and
+# tests/stress against it, boot QEMU, churn NDK objects and
 # connections for NDK_STRESS_SECONDS per transport under KASAN, lockdep,
 # DEBUG_ATOMIC_SLEEP and kmemleak, and judge the console log. Ends with
 # "stress: <ops> operations, <splats> splats, <leaks> leaks".
@@ -26,7 +26,7 @@ ktree=$(build_for_vm "$outdir")
 
 "$NDK_VM_DIR/mkinitramfs.sh" "$ktree" "$outdir/initramfs.cpio.gz" \
 	"$NDK_VM_DIR/stress-init.sh" "$NDK_TOP/ndk/ndk.ko" \
-	"$NDK_TOP/tools/ndk_stress/ndk_stress.ko"
+	"$NDK_TOP/tests/stress/ndk_stress.ko"
 
 append="console=ttyS0 panic=-1 kasan.fault=report"
 append+=" ndk_stress.seconds=$seconds ndk_stress.transports=$transports"

@@ -26,7 +26,8 @@
  * differ only in what struct perf_ops calls. With mode=both (or all) the
  * modes are set up side by side and the timed iterations alternate between
  * them in PERF_CHUNKS chunks, so that all see the same load of the machine;
- * tools/vm/bench.sh loads the module so once per workload and round.
+ * bench-init.sh, the bench VM's /init, loads the module so once per
+ * workload and round.
  */
 #define pr_fmt(fmt) "ndkperf: " fmt
 

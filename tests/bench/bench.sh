@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # `make bench`: build (or reuse) the non-debug bench kernel, build ndk and
-# tools/ndkperf against it, boot QEMU once with Soft-RoCE, run each
+# tests/bench/ndkperf.ko against it, boot QEMU once with Soft-RoCE, run each
 # workload over NDK and over raw verbs interleaved for several rounds,
 # then print the table and write build/bench/results.csv and the chart.
 #
@@ -14,7 +14,7 @@
 # NDK_VM_CPUS vCPUs, for what needs two CPUs: send_bw_2cpu, and perftest,
 # whose user-space busy polling needs a CPU of its own.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../../tools/vm/lib.sh"
 
 clock=${NDK_BENCH_CLOCK:-icount}
 # NDK_BENCH_GATE=1: the CI gate, the per-call workloads and the
@@ -97,8 +97,8 @@ CONF
 
 NDK_INITRAMFS_ELF="/usr/bin/ib_send_lat /usr/bin/ib_send_bw /usr/bin/ib_write_bw /usr/bin/ib_write_lat" \
 	"$NDK_VM_DIR/mkinitramfs.sh" "$ktree" "$outdir/initramfs.cpio.gz" \
-	"$NDK_VM_DIR/bench-init.sh" "$NDK_TOP/ndk/ndk.ko" \
-	"$NDK_TOP/tools/ndkperf/ndkperf.ko" "$outdir/bench.conf"
+	"$NDK_TOP/tests/bench/bench-init.sh" "$NDK_TOP/ndk/ndk.ko" \
+	"$NDK_TOP/tests/bench/ndkperf.ko" "$outdir/bench.conf"
 
 # The host's TSC frequency in kHz, from its boot log or else /proc/cpuinfo.
 host_tsc_khz() {
@@ -142,7 +142,7 @@ log "VM ran $(($(date +%s) - start)) s"
 # A VM that ran out of time still leaves the rounds it finished.
 grep -q 'NDK-BENCH: done' "$outdir/console.log" ||
 	log "the bench did not finish; see $outdir/console.log"
-python3 "$NDK_TOP/tools/ndkperf/report.py" --clock "$clock" ${gate:+--gate} \
+python3 "$NDK_TOP/tests/bench/report.py" --clock "$clock" ${gate:+--gate} \
 	"$outdir/console.log" "$outdir" || die "bench: a bound is broken"
 grep -q 'NDK-BENCH: done' "$outdir/console.log" ||
 	die "the bench did not finish; see $outdir/console.log"
