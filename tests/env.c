@@ -152,18 +152,57 @@ void ndk_find_addr6(struct net_device *ndev, struct sockaddr_in6 *sin6)
 	in6_dev_put(idev);
 }
 
-int ndk_conn_init_test(struct kunit *test)
+/*
+ * The environment is built in layers, each on the one before, in this
+ * order: the adapter (ndk_env_adapter_init()), its PD and CQ
+ * (ndk_env_objects_init()), then its addresses and the listener
+ * (ndk_cenv_need()); ndk_conn_init_test() builds all three. A suite
+ * whose init builds less lets a case that needs the whole environment
+ * complete it with ndk_cenv_need(); ndk_conn_exit_test() tears down
+ * whatever was built.
+ */
+int ndk_env_adapter_init(struct kunit *test)
 {
 	struct ndk_cenv *e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
-	struct net_device *ndev;
 
 	KUNIT_ASSERT_NOT_NULL(test, e);
 	test->priv = e;
 	init_completion(&e->incoming_done);
 	e->a = ndk_test_open(test);
+	return 0;
+}
+
+int ndk_env_objects_init(struct kunit *test)
+{
+	struct ndk_cenv *e;
+
+	ndk_env_adapter_init(test);
+	e = test->priv;
 	e->pd = container_of(ndk_test_create_pd(test, e->a), NDK_PD, Header);
 	e->cq = container_of(ndk_test_create_cq(test, e->a, 64), NDK_CQ,
 			     Header);
+	return 0;
+}
+
+/* The adapter of the case's environment. */
+NDK_ADAPTER *ndk_env_adapter(struct kunit *test)
+{
+	return ((struct ndk_cenv *)test->priv)->a;
+}
+
+struct ndk_cenv *ndk_cenv_need(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct net_device *ndev;
+
+	if (!e->pd)
+		e->pd = container_of(ndk_test_create_pd(test, e->a), NDK_PD,
+				     Header);
+	if (!e->cq)
+		e->cq = container_of(ndk_test_create_cq(test, e->a, 64),
+				     NDK_CQ, Header);
+	if (e->listener)
+		return e;
 	ndev = dev_get_by_index(&init_net, ndk_test_ifindex(test));
 	KUNIT_ASSERT_NOT_NULL(test, ndev);
 	e->addr.sin_family = AF_INET;
@@ -175,6 +214,13 @@ int ndk_conn_init_test(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, ndk_cenv_listen(test, e, e->listener,
 					      NDK_TEST_PORT),
 			STATUS_SUCCESS);
+	return e;
+}
+
+int ndk_conn_init_test(struct kunit *test)
+{
+	ndk_env_objects_init(test);
+	ndk_cenv_need(test);
 	return 0;
 }
 
@@ -402,4 +448,49 @@ NDK_RESULT *ndk_find_result(NDK_RESULT *r, ULONG n, uintptr_t ctx)
 		if (r[i].RequestContext == (void *)ctx)
 			return &r[i];
 	return NULL;
+}
+
+/* Send @len bytes from @from's QP to @to's QP with raw verbs and reap. */
+void ndk_conn_traffic(struct kunit *test, struct ndk_cenv *e,
+		      NDK_QP *from, NDK_QP *to)
+{
+	struct ib_qp *sq = container_of(from, struct ndk_qp, ndk)->ibqp;
+	struct ib_qp *rq = container_of(to, struct ndk_qp, ndk)->ibqp;
+	struct ib_device *dev = sq->device;
+	u8 *buf = kunit_kzalloc(test, 64, GFP_KERNEL);
+	struct ib_sge ssge, rsge;
+	struct ib_send_wr swr = {};
+	struct ib_recv_wr rwr = {};
+	unsigned long end;
+	NDK_RESULT r[2];
+	u64 dma;
+	ULONG n = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	memcpy(buf, "ndk says hi", 12);
+	dma = ib_dma_map_single(dev, buf, 64, DMA_BIDIRECTIONAL);
+	KUNIT_ASSERT_FALSE(test, ib_dma_mapping_error(dev, dma));
+	rsge = (struct ib_sge){ dma + 32, 32, sq->pd->local_dma_lkey };
+	ssge = (struct ib_sge){ dma, 12, sq->pd->local_dma_lkey };
+	rwr.wr_id = 1;
+	rwr.sg_list = &rsge;
+	rwr.num_sge = 1;
+	swr.wr_id = 2;
+	swr.sg_list = &ssge;
+	swr.num_sge = 1;
+	swr.opcode = IB_WR_SEND;
+	swr.send_flags = IB_SEND_SIGNALED;
+	KUNIT_ASSERT_EQ(test, ib_post_recv(rq, &rwr, NULL), 0);
+	KUNIT_ASSERT_EQ(test, ib_post_send(sq, &swr, NULL), 0);
+	end = jiffies + NDK_TEST_TIMEOUT;
+	while (n < 2 && time_before(jiffies, end)) {
+		n += e->cq->Dispatch->NdkGetCqResults(e->cq, r + n, 2 - n);
+		if (n < 2)
+			usleep_range(5000, 10000);
+	}
+	ib_dma_unmap_single(dev, dma, 64, DMA_BIDIRECTIONAL);
+	KUNIT_ASSERT_EQ(test, n, 2U);
+	KUNIT_EXPECT_EQ(test, r[0].Status, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, r[1].Status, STATUS_SUCCESS);
+	NDK_EXPECT_MEMEQ(test, buf + 32, "ndk says hi", 12);
 }

@@ -9,21 +9,9 @@
 #include "ndk_tests.h"
 #include "ndk_priv.h"
 
-static int ndk_pd_init_test(struct kunit *test)
-{
-	test->priv = ndk_test_open(test);
-	return 0;
-}
-
-static void ndk_pd_exit_test(struct kunit *test)
-{
-	if (test->priv)
-		ndk_test_close_adapter(test, test->priv);
-}
-
 static void ndk_pd_create_close_test(struct kunit *test)
 {
-	NDK_ADAPTER *a = test->priv;
+	NDK_ADAPTER *a = ndk_env_adapter(test);
 	NDK_OBJECT_HEADER *hdr = ndk_test_create_pd(test, a);
 	NDK_PD *pd = container_of(hdr, NDK_PD, Header);
 
@@ -38,7 +26,7 @@ static void ndk_pd_create_close_test(struct kunit *test)
 /* Create and close with a spinlock held and interrupts off. */
 static void ndk_pd_atomic_test(struct kunit *test)
 {
-	NDK_ADAPTER *a = test->priv;
+	NDK_ADAPTER *a = ndk_env_adapter(test);
 	struct ndk_wait w, c;
 	unsigned long flags;
 	NDK_PD *pd = NULL;
@@ -86,7 +74,7 @@ static void ndk_close_in_create_cb(PVOID Context, NTSTATUS Status,
 /* The consumer may close an object from inside its create completion. */
 static void ndk_pd_close_in_create_test(struct kunit *test)
 {
-	NDK_ADAPTER *a = test->priv;
+	NDK_ADAPTER *a = ndk_env_adapter(test);
 	struct ndk_close_in_create t;
 	NDK_PD *pd = NULL;
 
@@ -105,7 +93,7 @@ static void ndk_pd_close_in_create_test(struct kunit *test)
 /* The privileged token is the local DMA key: local access, never remote. */
 static void ndk_pd_privileged_token_test(struct kunit *test)
 {
-	NDK_ADAPTER *a = test->priv;
+	NDK_ADAPTER *a = ndk_env_adapter(test);
 	NDK_OBJECT_HEADER *hdr = ndk_test_create_pd(test, a);
 	NDK_PD *pd = container_of(hdr, NDK_PD, Header);
 	struct ndk_pd *p = container_of(pd, struct ndk_pd, ndk);
@@ -120,7 +108,7 @@ static void ndk_pd_privileged_token_test(struct kunit *test)
 
 static void ndk_pd_bad_args_test(struct kunit *test)
 {
-	NDK_ADAPTER *a = test->priv;
+	NDK_ADAPTER *a = ndk_env_adapter(test);
 	NDK_OBJECT_HEADER *hdr;
 	NDK_PD *pd = NULL;
 	struct ndk_wait w;
@@ -146,7 +134,7 @@ static void ndk_pd_bad_args_test(struct kunit *test)
 /* Many creations in flight at once, then many closes in flight. */
 static void ndk_pd_many_test(struct kunit *test)
 {
-	NDK_ADAPTER *a = test->priv;
+	NDK_ADAPTER *a = ndk_env_adapter(test);
 	struct ndk_wait *w;
 	NDK_PD *pd = NULL;
 	int i;
@@ -251,7 +239,7 @@ static void ndk_pd_adapter_close_first_test(struct kunit *test)
 
 static void ndk_pd_query_extension_test(struct kunit *test)
 {
-	NDK_ADAPTER *a = test->priv;
+	NDK_ADAPTER *a = ndk_env_adapter(test);
 	NDK_OBJECT_HEADER *hdr = ndk_test_create_pd(test, a);
 	NDK_PD *pd = container_of(hdr, NDK_PD, Header);
 	GUID id = { 1 };
@@ -278,9 +266,4 @@ static struct kunit_case ndk_pd_cases[] = {
 	{}
 };
 
-struct kunit_suite ndk_pd_suite = {
-	.name = "ndk_pd",
-	.init = ndk_pd_init_test,
-	.exit = ndk_pd_exit_test,
-	.test_cases = ndk_pd_cases,
-};
+NDK_SUITE(pd, ndk_env_adapter_init, ndk_conn_exit_test);

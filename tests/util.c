@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Helpers shared by the ndk KUnit suites. */
 #include <linux/etherdevice.h>
+#include <linux/fs.h>
 #include <net/ipv6.h>
 #include <rdma/ib_cache.h>
 #include "ndk_tests.h"
@@ -260,4 +261,25 @@ unsigned int ndk_test_other_cpu(struct kunit *test)
 	cpu = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
 	KUNIT_ASSERT_LT_MSG(test, cpu, nr_cpu_ids, "only one CPU is online");
 	return cpu;
+}
+
+/* Read (@buf of @len bytes) or write the proc or sysfs file @path. */
+int ndk_rw_file(const char *path, char *buf, size_t len, bool write)
+{
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+
+	f = filp_open(path, write ? O_WRONLY : O_RDONLY, 0);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	if (write) {
+		n = kernel_write(f, buf, strlen(buf), &pos);
+	} else {
+		n = kernel_read(f, buf, len - 1, &pos);
+		if (n >= 0)
+			buf[n] = '\0';
+	}
+	filp_close(f, NULL);
+	return n < 0 ? n : 0;
 }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Suite ndk_observe: what ndk shows of itself. Probes on ndk's
- * tracepoints record a connection's life and the cases check ids,
- * order and statuses; the debugfs files are read back from the kernel
- * while a connection is up, and the counters must move.
+ * ndk_trace, the tests of ndk/trace.c: what ndk shows of itself. Probes on
+ * ndk's tracepoints record a connection's life and the cases check ids,
+ * order and statuses; the debugfs files are read back from the kernel while
+ * a connection is up, and the counters must move.
  */
 #include <linux/fs.h>
 #include <linux/tracepoint.h>
@@ -540,16 +540,11 @@ static void ndk_obs_failure_test(struct kunit *test)
 	ndk_close_all(test, c2, qp2);
 }
 
-static struct kunit_case ndk_observe_cases[] = {
+static struct kunit_case ndk_trace_cases[] = {
 	KUNIT_CASE(ndk_obs_trace_test),
 	KUNIT_CASE(ndk_obs_debugfs_test),
 	KUNIT_CASE(ndk_obs_failure_test),
 	{}
 };
 
-struct kunit_suite ndk_observe_suite = {
-	.name = "ndk_observe",
-	.init = ndk_obs_init,
-	.exit = ndk_obs_exit,
-	.test_cases = ndk_observe_cases,
-};
+NDK_SUITE(trace, ndk_obs_init, ndk_obs_exit);
