@@ -130,11 +130,7 @@ static void nd_conn_reject(struct kunit *test)
 	ULONG len = sizeof(pdata);
 
 	e->reject = true;
-	ndk_wait_init(&cw);
-	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c, qp, NDK_TEST_PORT, NULL,
-					       0, &cw),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw));
+	ndk_cenv_connect_done(test, e, c, qp, NDK_TEST_PORT, &cw);
 	KUNIT_EXPECT_EQ(test, cw.status, STATUS_CONNECTION_REFUSED);
 	KUNIT_EXPECT_EQ(test, c->Dispatch->NdkGetConnectionData(c, NULL, NULL,
 								pdata, &len),
@@ -152,11 +148,7 @@ static void ndk_conn_refused_test(struct kunit *test)
 	NDK_QP *qp = ndk_cenv_qp(test, e);
 	struct ndk_wait cw;
 
-	ndk_wait_init(&cw);
-	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c, qp, NDK_TEST_PORT + 1,
-					       NULL, 0, &cw),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw));
+	ndk_cenv_connect_done(test, e, c, qp, NDK_TEST_PORT + 1, &cw);
 	KUNIT_EXPECT_EQ(test, cw.status, STATUS_CONNECTION_REFUSED);
 	ndk_close_all(test, c, qp);
 }
@@ -619,13 +611,7 @@ static void nd_conn_close(struct kunit *test)
 	struct ndk_wait cw, aw;
 	NTSTATUS status;
 
-	ndk_wait_init(&cw);
-	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c, aqp, NDK_TEST_PORT, NULL,
-					       0, &cw),
-			STATUS_PENDING);
-	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&e->incoming_done,
-							  NDK_TEST_TIMEOUT),
-			0UL);
+	ndk_cenv_connect_incoming(test, e, c, aqp, &cw);
 	ndk_close_all(test, c, NULL);
 	/* The connect completed (aborted) before the close did. */
 	KUNIT_EXPECT_TRUE(test, completion_done(&cw.done));
@@ -1044,13 +1030,7 @@ static void ndk_conn_zero_pdata_test(struct kunit *test)
 	NTSTATUS st;
 
 	reinit_completion(&e->incoming_done);
-	ndk_wait_init(&cw);
-	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c, aqp, NDK_TEST_PORT, NULL,
-					       0, &cw),
-			STATUS_PENDING);
-	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&e->incoming_done,
-							  NDK_TEST_TIMEOUT),
-			0UL);
+	ndk_cenv_connect_incoming(test, e, c, aqp, &cw);
 	in = e->incoming;
 	ndk_expect_zero_pdata(test, in, iwarp ? 0 : 56);
 

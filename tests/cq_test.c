@@ -74,50 +74,25 @@ static void ndk_cq_atomic_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, n, 0U);
 	KUNIT_EXPECT_EQ(test, nx, 0U);
 
-	ndk_wait_init(&c);
-	spin_lock_irqsave(&ndk_test_lock, flags);
-	status = cq->Dispatch->NdkCloseCq(&cq->Header, ndk_test_close_cb, &c);
-	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	status = ndk_test_close_atomic(&cq->Header, cq->Dispatch->NdkCloseCq,
+				       &c);
 	KUNIT_ASSERT_EQ(test, status, STATUS_PENDING);
 	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&c));
 	/* Armed but empty: no notification, before or after the close. */
 	KUNIT_EXPECT_EQ(test, atomic_read(&notified), 0);
 }
 
-struct ndk_cq_close_in_create {
-	struct ndk_wait create;
-	struct ndk_wait close;
-	NTSTATUS close_status;
-};
-
-static void ndk_cq_close_in_create_cb(PVOID Context, NTSTATUS Status,
-				      NDK_OBJECT_HEADER *pNdkObject)
-{
-	struct ndk_cq_close_in_create *t = Context;
-
-	t->create.status = Status;
-	if (Status == STATUS_SUCCESS)
-		t->close_status =
-			to_cq(pNdkObject)->Dispatch->NdkCloseCq(pNdkObject,
-								ndk_test_close_cb,
-								&t->close);
-	complete(&t->create.done);
-}
-
 static void ndk_cq_close_in_create_test(struct kunit *test)
 {
 	NDK_ADAPTER *a = ndk_env_adapter(test);
-	struct ndk_cq_close_in_create t;
+	struct ndk_close_in_create t;
 	NDK_CQ *cq = NULL;
 
-	ndk_wait_init(&t.create);
-	ndk_wait_init(&t.close);
-	KUNIT_ASSERT_EQ(test, a->Dispatch->NdkCreateCq(a, 8, NULL, NULL, NULL,
-						       ndk_cq_close_in_create_cb,
+	ndk_close_in_create_init(&t);
+	ndk_create_with(test, a->Dispatch->NdkCreateCq(a, 8, NULL, NULL, NULL,
+						       ndk_close_in_create_cb,
 						       &t, &cq),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&t.create));
-	KUNIT_ASSERT_EQ(test, t.create.status, STATUS_SUCCESS);
+			&t.create);
 	KUNIT_EXPECT_EQ(test, t.close_status, STATUS_PENDING);
 	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&t.close));
 }

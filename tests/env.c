@@ -2,7 +2,8 @@
 /*
  * The connection environment several suites share: an adapter with a PD,
  * a CQ and a listener on the adapter's address, and helpers that connect
- * NDK QP pairs through it.
+ * NDK QP pairs through it; and the posting environment of the QP and
+ * ring suites (struct ndk_penv), a connection with a DMA-mapped buffer.
  */
 #include <linux/delay.h>
 #include <linux/inetdevice.h>
@@ -316,6 +317,38 @@ NTSTATUS ndk_cenv_connect(struct ndk_cenv *e, NDK_CONNECTOR *c,
 				       w);
 }
 
+/*
+ * NdkConnect of @c and @qp to @port of the adapter's address, without
+ * private data: it must pend and complete. Return: its status.
+ */
+NTSTATUS ndk_cenv_connect_done(struct kunit *test, struct ndk_cenv *e,
+			       NDK_CONNECTOR *c, NDK_QP *qp, u16 port,
+			       struct ndk_wait *w)
+{
+	ndk_wait_init(w);
+	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c, qp, port, NULL, 0, w),
+			STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(w));
+	return w->status;
+}
+
+/*
+ * NdkConnect of @c and @qp to the listener, without private data: it
+ * must pend, and the listener must hand over the request.
+ */
+void ndk_cenv_connect_incoming(struct kunit *test, struct ndk_cenv *e,
+			       NDK_CONNECTOR *c, NDK_QP *qp,
+			       struct ndk_wait *w)
+{
+	ndk_wait_init(w);
+	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c, qp, NDK_TEST_PORT, NULL,
+					       0, w),
+			STATUS_PENDING);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&e->incoming_done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+}
+
 NTSTATUS ndk_listener_close(NDK_LISTENER *l, struct ndk_wait *w)
 {
 	return l->Dispatch->NdkCloseListener(&l->Header, ndk_test_close_cb, w);
@@ -493,4 +526,93 @@ void ndk_conn_traffic(struct kunit *test, struct ndk_cenv *e,
 	KUNIT_EXPECT_EQ(test, r[0].Status, STATUS_SUCCESS);
 	KUNIT_EXPECT_EQ(test, r[1].Status, STATUS_SUCCESS);
 	NDK_EXPECT_MEMEQ(test, buf + 32, "ndk says hi", 12);
+}
+
+static NDK_QP *ndk_post_qp(struct kunit *test, struct ndk_cenv *e,
+			   const struct ndk_qpspec *q, NDK_CQ *cq, NDK_SRQ *srq)
+{
+	NDK_QP *qp = NULL;
+	struct ndk_wait w;
+	NTSTATUS st;
+
+	ndk_wait_init(&w);
+	if (srq)
+		st = e->pd->Dispatch->NdkCreateQpWithSrq(e->pd, cq, cq, srq,
+							 e, q->depth,
+							 q->sge[1],
+							 q->inline_size,
+							 ndk_test_create_cb,
+							 &w, &qp);
+	else
+		st = e->pd->Dispatch->NdkCreateQp(e->pd, cq, cq, e, q->depth,
+						  q->depth, q->sge[0],
+						  q->sge[1], q->inline_size,
+						  ndk_test_create_cb, &w, &qp);
+	return container_of(ndk_created(test, st, &w, qp), NDK_QP, Header);
+}
+
+/* The QPs as @q says and the buffer; connected only when @connect. */
+struct ndk_penv *ndk_penv_new_spec(struct kunit *test,
+				   struct ndk_cenv *e, bool connect,
+				   const struct ndk_qpspec *q)
+{
+	struct ndk_penv *pe = kunit_kzalloc(test, sizeof(*pe), GFP_KERNEL);
+	struct sockaddr_in dst;
+
+	KUNIT_ASSERT_NOT_NULL(test, pe);
+	pe->buf = kunit_kzalloc(test, NDK_POST_BUF, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, pe->buf);
+	pe->dev = container_of(e->pd, struct ndk_pd, ndk)->ibpd->device;
+	pe->dma = ib_dma_map_single(pe->dev, pe->buf, NDK_POST_BUF,
+				    DMA_BIDIRECTIONAL);
+	KUNIT_ASSERT_FALSE(test, ib_dma_mapping_error(pe->dev, pe->dma));
+	e->pd->Dispatch->NdkGetPrivilegedMemoryRegionToken(e->pd, &pe->tok);
+	pe->p.c = ndk_cenv_connector(test, e);
+	pe->p.aqp = ndk_post_qp(test, e, q, q->acq, NULL);
+	pe->p.pqp = ndk_post_qp(test, e, q, q->pcq, q->srq);
+	if (connect) {
+		ndk_listen_addr(e, &dst);
+		ndk_establish_pair(test, e, &pe->p,
+				   (struct sockaddr *)&e->addr,
+				   (struct sockaddr *)&dst, sizeof(dst), false);
+	}
+	return pe;
+}
+
+void ndk_penv_free(struct kunit *test, struct ndk_penv *pe)
+{
+	ib_dma_unmap_single(pe->dev, pe->dma, NDK_POST_BUF,
+			    DMA_BIDIRECTIONAL);
+	ndk_close_all(test, pe->p.in, pe->p.pqp);
+	ndk_close_all(test, pe->p.c, pe->p.aqp);
+}
+
+NDK_SGE ndk_penv_sge(struct ndk_penv *pe, u32 off, u32 len)
+{
+	return (NDK_SGE){ .LogicalAddress = pe->dma + off, .Length = len,
+			  .MemoryRegionToken = pe->tok };
+}
+
+/* Poll until @n results arrived; false on a timeout. */
+bool ndk_penv_poll(NDK_CQ *cq, NDK_RESULT_EX *out, int n)
+{
+	unsigned long end = jiffies + NDK_TEST_TIMEOUT;
+	int got = 0;
+
+	while (got < n && time_before(jiffies, end)) {
+		got += cq->Dispatch->NdkGetCqResultsEx(cq, out + got, n - got);
+		if (got < n)
+			usleep_range(2000, 4000);
+	}
+	return got == n;
+}
+
+/* NdkSend of 16 bytes from @src + 16 * @i, context @ctx + @i. */
+NTSTATUS ndk_penv_send(struct ndk_penv *pe, uintptr_t ctx, int i,
+		       u32 src, ULONG flags)
+{
+	NDK_SGE sge = ndk_penv_sge(pe, src + 16 * i, 16);
+	NDK_QP *qp = pe->p.aqp;
+
+	return qp->Dispatch->NdkSend(qp, (void *)(ctx + i), &sge, 1, flags);
 }

@@ -29,13 +29,7 @@ static void nd_conn_listen_closing(struct kunit *test)
 	NDK_QP *qp = ndk_cenv_qp(test, e), *qp2 = ndk_cenv_qp(test, e);
 	struct ndk_wait cw, cw2, lw;
 
-	ndk_wait_init(&cw);
-	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c, qp, NDK_TEST_PORT, NULL,
-					       0, &cw),
-			STATUS_PENDING);
-	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&e->incoming_done,
-							  NDK_TEST_TIMEOUT),
-			0UL);
+	ndk_cenv_connect_incoming(test, e, c, qp, &cw);
 
 	ndk_wait_init(&lw);
 	KUNIT_ASSERT_EQ(test, ndk_listener_close(e->listener, &lw),
@@ -43,11 +37,7 @@ static void nd_conn_listen_closing(struct kunit *test)
 	e->listener = NULL;
 	/* A new request is refused while the close is pending. */
 	reinit_completion(&e->incoming_done);
-	ndk_wait_init(&cw2);
-	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c2, qp2, NDK_TEST_PORT, NULL,
-					       0, &cw2),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw2));
+	ndk_cenv_connect_done(test, e, c2, qp2, NDK_TEST_PORT, &cw2);
 	KUNIT_EXPECT_EQ(test, cw2.status, STATUS_CONNECTION_REFUSED);
 	KUNIT_EXPECT_FALSE(test, completion_done(&e->incoming_done));
 	KUNIT_EXPECT_EQ(test, wait_for_completion_timeout(&lw.done, HZ / 5),
@@ -77,11 +67,7 @@ static void ndk_conn_pause_test(struct kunit *test)
 	e->listener->Dispatch->NdkControlConnectEvents(e->listener, TRUE);
 	spin_unlock_irqrestore(&ndk_test_lock, flags);
 	reinit_completion(&e->incoming_done);
-	ndk_wait_init(&cw);
-	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c, qp, NDK_TEST_PORT, NULL,
-					       0, &cw),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw));
+	ndk_cenv_connect_done(test, e, c, qp, NDK_TEST_PORT, &cw);
 	KUNIT_EXPECT_EQ(test, cw.status, STATUS_CONNECTION_REFUSED);
 	KUNIT_EXPECT_FALSE(test, completion_done(&e->incoming_done));
 	ndk_close_all(test, c, qp);

@@ -2,7 +2,8 @@
 /*
  * The memory environment the MR, MDL and MW suites share: test memory in
  * each form an MDL describes, MRs registered over it, and a connection
- * with a local buffer that reads and writes it through a token.
+ * with a local buffer that reads and writes it through a token; and the
+ * registered buffers of the posting environment (struct ndk_pmem).
  */
 #include <linux/delay.h>
 #include <linux/highmem.h>
@@ -303,4 +304,52 @@ NTSTATUS ndk_test_invalidate(struct kunit *test, struct ndk_cenv *e,
 	st = ndk_test_result(test, me, e->cq, (void *)0x98, &r);
 	KUNIT_EXPECT_EQ(test, r.Type, (ULONG)NdkOperationTypeInvalidate);
 	return st;
+}
+
+struct ndk_pmem *ndk_pmem_new(struct kunit *test, struct ndk_cenv *e,
+			      ULONG flags)
+{
+	struct ndk_pmem *m = kunit_kzalloc(test, sizeof(*m), GFP_KERNEL);
+	NDK_MR *unused = NULL;
+	struct ndk_wait w;
+	NTSTATUS st;
+
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	m->buf = kunit_kzalloc(test, NDK_PMEM_LEN, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, m->buf);
+	ndk_mdl_init_kva(&m->mdl, m->buf, NDK_PMEM_LEN);
+	ndk_wait_init(&w);
+	st = e->pd->Dispatch->NdkCreateMr(e->pd, FALSE, ndk_test_create_cb, &w,
+					  &unused);
+	m->mr = container_of(ndk_create_with(test, st, &w), NDK_MR, Header);
+	ndk_wait_init(&w);
+	st = m->mr->Dispatch->NdkRegisterMr(m->mr, &m->mdl, NDK_PMEM_LEN, flags,
+					    ndk_test_request_cb, &w);
+	KUNIT_ASSERT_EQ(test, ndk_test_outcome(test, &w, st), STATUS_SUCCESS);
+	return m;
+}
+
+void ndk_pmem_free(struct kunit *test, struct ndk_pmem *m)
+{
+	ndk_test_close(test, &m->mr->Header, m->mr->Dispatch->NdkCloseMr);
+}
+
+NDK_SGE ndk_pmem_sge(struct ndk_pmem *m, u32 off, u32 len)
+{
+	return (NDK_SGE){
+		.VirtualAddress = m->buf + off,
+		.Length = len,
+		.MemoryRegionToken =
+			m->mr->Dispatch->NdkGetLocalTokenFromMr(m->mr),
+	};
+}
+
+u64 ndk_pmem_va(struct ndk_pmem *m, u32 off)
+{
+	return (uintptr_t)m->buf + off;
+}
+
+UINT32 ndk_pmem_rtok(struct ndk_pmem *m)
+{
+	return m->mr->Dispatch->NdkGetRemoteTokenFromMr(m->mr);
 }

@@ -24,6 +24,7 @@ extern struct kunit_suite ndk_adapter_suite;
 extern struct kunit_suite ndk_pd_suite;
 extern struct kunit_suite ndk_cq_suite;
 extern struct kunit_suite ndk_qp_suite;
+extern struct kunit_suite ndk_ring_suite;
 extern struct kunit_suite ndk_connector_suite;
 extern struct kunit_suite ndk_listener_suite;
 extern struct kunit_suite ndk_endpoint_suite;
@@ -93,6 +94,24 @@ NDK_OBJECT_HEADER *ndk_test_create_cq(struct kunit *test, NDK_ADAPTER *a,
 				      ULONG depth);
 void ndk_test_close(struct kunit *test, NDK_OBJECT_HEADER *obj,
 		    NDK_FN_CLOSE_OBJECT close);
+NTSTATUS ndk_test_close_atomic(NDK_OBJECT_HEADER *obj,
+			       NDK_FN_CLOSE_OBJECT close, struct ndk_wait *c);
+
+/**
+ * struct ndk_close_in_create - an object closed by its create completion
+ * @create: the create's completion
+ * @close: the close's completion
+ * @close_status: what the close returned
+ */
+struct ndk_close_in_create {
+	struct ndk_wait create;
+	struct ndk_wait close;
+	NTSTATUS close_status;
+};
+
+void ndk_close_in_create_init(struct ndk_close_in_create *t);
+void ndk_close_in_create_cb(PVOID Context, NTSTATUS Status,
+			    NDK_OBJECT_HEADER *pNdkObject);
 
 struct ndk_adapter;
 
@@ -192,6 +211,12 @@ NTSTATUS ndk_connect_to(NDK_CONNECTOR *c, NDK_QP *qp,
 NTSTATUS ndk_cenv_connect(struct ndk_cenv *e, NDK_CONNECTOR *c,
 			  NDK_QP *qp, u16 port, const void *pdata,
 			  ULONG len, struct ndk_wait *w);
+NTSTATUS ndk_cenv_connect_done(struct kunit *test, struct ndk_cenv *e,
+			       NDK_CONNECTOR *c, NDK_QP *qp, u16 port,
+			       struct ndk_wait *w);
+void ndk_cenv_connect_incoming(struct kunit *test, struct ndk_cenv *e,
+			       NDK_CONNECTOR *c, NDK_QP *qp,
+			       struct ndk_wait *w);
 NTSTATUS ndk_listener_close(NDK_LISTENER *l, struct ndk_wait *w);
 void ndk_close_all(struct kunit *test, NDK_CONNECTOR *c, NDK_QP *qp);
 void ndk_pair_init(struct kunit *test, struct ndk_cenv *e,
@@ -293,5 +318,70 @@ NTSTATUS ndk_menv_rdma(struct kunit *test, struct ndk_cenv *e,
 NTSTATUS ndk_test_invalidate(struct kunit *test, struct ndk_cenv *e,
 			     struct ndk_menv *me,
 			     NDK_OBJECT_HEADER *obj);
+
+/* The posting environment (env.c, mem.c). */
+#define NDK_POST_BUF	PAGE_SIZE
+
+/**
+ * struct ndk_penv - a connection whose QPs take four SGEs, and a buffer
+ * @p: the connection
+ * @buf: NDK_POST_BUF bytes, DMA-mapped
+ * @dma: its device address
+ * @tok: the privileged token, for @dma
+ * @dev: the device that mapped it
+ */
+struct ndk_penv {
+	struct ndk_pair p;
+	u8 *buf;
+	u64 dma;
+	UINT32 tok;
+	struct ib_device *dev;
+};
+
+/**
+ * struct ndk_qpspec - what the QPs of a test connection are created with
+ * @depth: requests each way
+ * @sge: SGEs per receive and per initiator request
+ * @inline_size: inline bytes
+ * @acq: CQ of the active QP
+ * @pcq: CQ of the passive QP
+ * @srq: SRQ that replaces the passive QP's receive queue, or NULL
+ */
+struct ndk_qpspec {
+	ULONG depth;
+	ULONG sge[2];
+	ULONG inline_size;
+	NDK_CQ *acq, *pcq;
+	NDK_SRQ *srq;
+};
+
+/**
+ * struct ndk_pmem - a registered kernel buffer
+ * @buf: PAGE_SIZE * 4 bytes
+ * @mdl: describes @buf; NdkRegisterMr reads it after returning
+ * @mr: the region
+ */
+struct ndk_pmem {
+	u8 *buf;
+	struct ndk_mdl mdl;
+	NDK_MR *mr;
+};
+
+#define NDK_PMEM_LEN	(4 * PAGE_SIZE)
+
+struct ndk_penv *ndk_penv_new_spec(struct kunit *test,
+				   struct ndk_cenv *e, bool connect,
+				   const struct ndk_qpspec *q);
+void ndk_penv_free(struct kunit *test, struct ndk_penv *pe);
+NDK_SGE ndk_penv_sge(struct ndk_penv *pe, u32 off, u32 len);
+bool ndk_penv_poll(NDK_CQ *cq, NDK_RESULT_EX *out, int n);
+NTSTATUS ndk_penv_send(struct ndk_penv *pe, uintptr_t ctx, int i,
+		       u32 src, ULONG flags);
+struct ndk_pmem *ndk_pmem_new(struct kunit *test, struct ndk_cenv *e,
+			      ULONG flags);
+void ndk_pmem_free(struct kunit *test, struct ndk_pmem *m);
+NDK_SGE ndk_pmem_sge(struct ndk_pmem *m, u32 off, u32 len);
+u64 ndk_pmem_va(struct ndk_pmem *m, u32 off);
+UINT32 ndk_pmem_rtok(struct ndk_pmem *m);
 
 #endif /* _NDK_TESTS_H */

@@ -41,34 +41,12 @@ static void ndk_pd_atomic_test(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, w.status, STATUS_SUCCESS);
 	pd = container_of(w.obj, NDK_PD, Header);
 
-	ndk_wait_init(&c);
-	spin_lock_irqsave(&ndk_test_lock, flags);
-	status = pd->Dispatch->NdkClosePd(&pd->Header, ndk_test_close_cb, &c);
-	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	status = ndk_test_close_atomic(&pd->Header, pd->Dispatch->NdkClosePd,
+				       &c);
 	KUNIT_ASSERT_EQ(test, status, STATUS_PENDING);
 	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&c));
 	KUNIT_EXPECT_EQ(test, atomic_read(&c.calls), 1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 1);
-}
-
-struct ndk_close_in_create {
-	struct ndk_wait create;
-	struct ndk_wait close;
-	NTSTATUS close_status;
-};
-
-static void ndk_close_in_create_cb(PVOID Context, NTSTATUS Status,
-				   NDK_OBJECT_HEADER *pNdkObject)
-{
-	struct ndk_close_in_create *t = Context;
-	NDK_PD *pd = container_of(pNdkObject, NDK_PD, Header);
-
-	t->create.status = Status;
-	if (Status == STATUS_SUCCESS)
-		t->close_status = pd->Dispatch->NdkClosePd(pNdkObject,
-							   ndk_test_close_cb,
-							   &t->close);
-	complete(&t->create.done);
 }
 
 /* The consumer may close an object from inside its create completion. */
@@ -78,14 +56,10 @@ static void ndk_pd_close_in_create_test(struct kunit *test)
 	struct ndk_close_in_create t;
 	NDK_PD *pd = NULL;
 
-	ndk_wait_init(&t.create);
-	ndk_wait_init(&t.close);
-	KUNIT_ASSERT_EQ(test,
-			a->Dispatch->NdkCreatePd(a, ndk_close_in_create_cb, &t,
-						 &pd),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&t.create));
-	KUNIT_ASSERT_EQ(test, t.create.status, STATUS_SUCCESS);
+	ndk_close_in_create_init(&t);
+	ndk_create_with(test, a->Dispatch->NdkCreatePd(a, ndk_close_in_create_cb,
+						       &t, &pd),
+			&t.create);
 	KUNIT_EXPECT_EQ(test, t.close_status, STATUS_PENDING);
 	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&t.close));
 }

@@ -114,31 +114,10 @@ static void ndk_qp_atomic_test(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, w.status, STATUS_SUCCESS);
 	qp = container_of(w.obj, NDK_QP, Header);
 
-	ndk_wait_init(&c);
-	spin_lock_irqsave(&ndk_test_lock, flags);
-	status = qp->Dispatch->NdkCloseQp(&qp->Header, ndk_test_close_cb, &c);
-	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	status = ndk_test_close_atomic(&qp->Header, qp->Dispatch->NdkCloseQp,
+				       &c);
 	KUNIT_ASSERT_EQ(test, status, STATUS_PENDING);
 	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&c));
-}
-
-struct ndk_qp_cic {
-	struct ndk_wait create, close;
-	NTSTATUS close_status;
-};
-
-static void ndk_qp_cic_cb(PVOID Context, NTSTATUS Status,
-			  NDK_OBJECT_HEADER *pNdkObject)
-{
-	struct ndk_qp_cic *t = Context;
-	NDK_QP *qp = container_of(pNdkObject, NDK_QP, Header);
-
-	t->create.status = Status;
-	if (Status == STATUS_SUCCESS)
-		t->close_status = qp->Dispatch->NdkCloseQp(pNdkObject,
-							   ndk_test_close_cb,
-							   &t->close);
-	complete(&t->create.done);
 }
 
 /*
@@ -149,20 +128,18 @@ static void ndk_qp_cic_cb(PVOID Context, NTSTATUS Status,
 static void ndk_qp_close_in_create_test(struct kunit *test)
 {
 	struct ndk_cenv *e = test->priv;
-	struct ndk_qp_cic t;
+	struct ndk_close_in_create t;
 	NDK_QP *unused = NULL;
 	unsigned long flags;
 	NTSTATUS st;
 
-	ndk_wait_init(&t.create);
-	ndk_wait_init(&t.close);
+	ndk_close_in_create_init(&t);
 	spin_lock_irqsave(&ndk_test_lock, flags);
 	st = e->pd->Dispatch->NdkCreateQp(e->pd, e->cq, e->cq, NULL, 4, 4, 1, 1,
-					  0, ndk_qp_cic_cb, &t, &unused);
+					  0, ndk_close_in_create_cb, &t,
+					  &unused);
 	spin_unlock_irqrestore(&ndk_test_lock, flags);
-	KUNIT_ASSERT_EQ(test, st, STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&t.create));
-	KUNIT_ASSERT_EQ(test, t.create.status, STATUS_SUCCESS);
+	ndk_create_with(test, st, &t.create);
 	if (t.close_status == STATUS_SUCCESS) {
 		msleep(50);
 		KUNIT_EXPECT_EQ(test, atomic_read(&t.close.calls), 0);
@@ -388,92 +365,6 @@ static void ndk_qp_two_cqs_test(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&c));
 }
 
-#define NDK_POST_BUF	PAGE_SIZE
-
-/**
- * struct ndk_penv - a connection whose QPs take four SGEs, and a buffer
- * @p: the connection
- * @buf: NDK_POST_BUF bytes, DMA-mapped
- * @dma: its device address
- * @tok: the privileged token, for @dma
- * @dev: the device that mapped it
- */
-struct ndk_penv {
-	struct ndk_pair p;
-	u8 *buf;
-	u64 dma;
-	UINT32 tok;
-	struct ib_device *dev;
-};
-
-/**
- * struct ndk_qpspec - what the QPs of a test connection are created with
- * @depth: requests each way
- * @sge: SGEs per receive and per initiator request
- * @inline_size: inline bytes
- * @acq: CQ of the active QP
- * @pcq: CQ of the passive QP
- * @srq: SRQ that replaces the passive QP's receive queue, or NULL
- */
-struct ndk_qpspec {
-	ULONG depth;
-	ULONG sge[2];
-	ULONG inline_size;
-	NDK_CQ *acq, *pcq;
-	NDK_SRQ *srq;
-};
-
-static NDK_QP *ndk_post_qp(struct kunit *test, struct ndk_cenv *e,
-			   const struct ndk_qpspec *q, NDK_CQ *cq, NDK_SRQ *srq)
-{
-	NDK_QP *qp = NULL;
-	struct ndk_wait w;
-	NTSTATUS st;
-
-	ndk_wait_init(&w);
-	if (srq)
-		st = e->pd->Dispatch->NdkCreateQpWithSrq(e->pd, cq, cq, srq,
-							 e, q->depth,
-							 q->sge[1],
-							 q->inline_size,
-							 ndk_test_create_cb,
-							 &w, &qp);
-	else
-		st = e->pd->Dispatch->NdkCreateQp(e->pd, cq, cq, e, q->depth,
-						  q->depth, q->sge[0],
-						  q->sge[1], q->inline_size,
-						  ndk_test_create_cb, &w, &qp);
-	return container_of(ndk_created(test, st, &w, qp), NDK_QP, Header);
-}
-
-/* The QPs as @q says and the buffer; connected only when @connect. */
-static struct ndk_penv *ndk_penv_new_spec(struct kunit *test,
-					  struct ndk_cenv *e, bool connect,
-					  const struct ndk_qpspec *q)
-{
-	struct ndk_penv *pe = kunit_kzalloc(test, sizeof(*pe), GFP_KERNEL);
-	struct sockaddr_in dst;
-
-	KUNIT_ASSERT_NOT_NULL(test, pe);
-	pe->buf = kunit_kzalloc(test, NDK_POST_BUF, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, pe->buf);
-	pe->dev = container_of(e->pd, struct ndk_pd, ndk)->ibpd->device;
-	pe->dma = ib_dma_map_single(pe->dev, pe->buf, NDK_POST_BUF,
-				    DMA_BIDIRECTIONAL);
-	KUNIT_ASSERT_FALSE(test, ib_dma_mapping_error(pe->dev, pe->dma));
-	e->pd->Dispatch->NdkGetPrivilegedMemoryRegionToken(e->pd, &pe->tok);
-	pe->p.c = ndk_cenv_connector(test, e);
-	pe->p.aqp = ndk_post_qp(test, e, q, q->acq, NULL);
-	pe->p.pqp = ndk_post_qp(test, e, q, q->pcq, q->srq);
-	if (connect) {
-		ndk_listen_addr(e, &dst);
-		ndk_establish_pair(test, e, &pe->p,
-				   (struct sockaddr *)&e->addr,
-				   (struct sockaddr *)&dst, sizeof(dst), false);
-	}
-	return pe;
-}
-
 /*
  * QPs of 4 SGEs each way, @depth deep, the active one on the suite's CQ
  * and the passive one on @pcq.
@@ -494,20 +385,6 @@ static struct ndk_penv *ndk_penv_new(struct kunit *test, struct ndk_cenv *e,
 				     bool connect)
 {
 	return ndk_penv_new_qp(test, e, connect, 8, 0, e->cq);
-}
-
-static void ndk_penv_free(struct kunit *test, struct ndk_penv *pe)
-{
-	ib_dma_unmap_single(pe->dev, pe->dma, NDK_POST_BUF,
-			    DMA_BIDIRECTIONAL);
-	ndk_close_all(test, pe->p.in, pe->p.pqp);
-	ndk_close_all(test, pe->p.c, pe->p.aqp);
-}
-
-static NDK_SGE ndk_penv_sge(struct ndk_penv *pe, u32 off, u32 len)
-{
-	return (NDK_SGE){ .LogicalAddress = pe->dma + off, .Length = len,
-			  .MemoryRegionToken = pe->tok };
 }
 
 /* Post @n receives of 32 bytes on @qp, contexts @ctx.. and slots 0... */
@@ -723,20 +600,6 @@ static void ndk_penv_fill(struct ndk_penv *pe)
 				      DMA_BIDIRECTIONAL);
 }
 
-/* Poll until @n results arrived; false on a timeout. */
-static bool ndk_penv_poll(NDK_CQ *cq, NDK_RESULT_EX *out, int n)
-{
-	unsigned long end = jiffies + NDK_TEST_TIMEOUT;
-	int got = 0;
-
-	while (got < n && time_before(jiffies, end)) {
-		got += cq->Dispatch->NdkGetCqResultsEx(cq, out + got, n - got);
-		if (got < n)
-			usleep_range(2000, 4000);
-	}
-	return got == n;
-}
-
 /* Copy the results of @type among @r[0..@n) to @out, in order; count. */
 static int ndk_results_of(const NDK_RESULT_EX *r, int n,
 			  NDK_OPERATION_TYPE type, NDK_RESULT_EX *out)
@@ -797,16 +660,6 @@ static void ndk_penv_expect_sends(struct kunit *test, struct ndk_cenv *e,
 		NDK_EXPECT_MEMEQ(test, pe->buf + 32 * (slot + i),
 				 pe->buf + src + 16 * i, 16);
 	}
-}
-
-/* NdkSend of 16 bytes from @src + 16 * @i, context @ctx + @i. */
-static NTSTATUS ndk_penv_send(struct ndk_penv *pe, uintptr_t ctx, int i,
-			      u32 src, ULONG flags)
-{
-	NDK_SGE sge = ndk_penv_sge(pe, src + 16 * i, 16);
-	NDK_QP *qp = pe->p.aqp;
-
-	return qp->Dispatch->NdkSend(qp, (void *)(ctx + i), &sge, 1, flags);
 }
 
 /*
@@ -1099,68 +952,6 @@ static void ndk_post_defer_fast_register_test(struct kunit *test)
 	ndk_test_close(test, &mr->Header, mr->Dispatch->NdkCloseMr);
 	e->a->Dispatch->NdkReleaseLAM(e->a, lam);
 	__free_page(page);
-}
-
-/**
- * struct ndk_pmem - a registered kernel buffer
- * @buf: PAGE_SIZE * 4 bytes
- * @mdl: describes @buf; NdkRegisterMr reads it after returning
- * @mr: the region
- */
-struct ndk_pmem {
-	u8 *buf;
-	struct ndk_mdl mdl;
-	NDK_MR *mr;
-};
-
-#define NDK_PMEM_LEN	(4 * PAGE_SIZE)
-
-static struct ndk_pmem *ndk_pmem_new(struct kunit *test, struct ndk_cenv *e,
-				     ULONG flags)
-{
-	struct ndk_pmem *m = kunit_kzalloc(test, sizeof(*m), GFP_KERNEL);
-	NDK_MR *unused = NULL;
-	struct ndk_wait w;
-	NTSTATUS st;
-
-	KUNIT_ASSERT_NOT_NULL(test, m);
-	m->buf = kunit_kzalloc(test, NDK_PMEM_LEN, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, m->buf);
-	ndk_mdl_init_kva(&m->mdl, m->buf, NDK_PMEM_LEN);
-	ndk_wait_init(&w);
-	st = e->pd->Dispatch->NdkCreateMr(e->pd, FALSE, ndk_test_create_cb, &w,
-					  &unused);
-	m->mr = container_of(ndk_create_with(test, st, &w), NDK_MR, Header);
-	ndk_wait_init(&w);
-	st = m->mr->Dispatch->NdkRegisterMr(m->mr, &m->mdl, NDK_PMEM_LEN, flags,
-					    ndk_test_request_cb, &w);
-	KUNIT_ASSERT_EQ(test, ndk_test_outcome(test, &w, st), STATUS_SUCCESS);
-	return m;
-}
-
-static void ndk_pmem_free(struct kunit *test, struct ndk_pmem *m)
-{
-	ndk_test_close(test, &m->mr->Header, m->mr->Dispatch->NdkCloseMr);
-}
-
-static NDK_SGE ndk_pmem_sge(struct ndk_pmem *m, u32 off, u32 len)
-{
-	return (NDK_SGE){
-		.VirtualAddress = m->buf + off,
-		.Length = len,
-		.MemoryRegionToken =
-			m->mr->Dispatch->NdkGetLocalTokenFromMr(m->mr),
-	};
-}
-
-static u64 ndk_pmem_va(struct ndk_pmem *m, u32 off)
-{
-	return (uintptr_t)m->buf + off;
-}
-
-static UINT32 ndk_pmem_rtok(struct ndk_pmem *m)
-{
-	return m->mr->Dispatch->NdkGetRemoteTokenFromMr(m->mr);
 }
 
 static void ndk_pattern(u8 *p, u32 n, u8 seed)
@@ -2066,348 +1857,6 @@ static void nd_large_qp_depth(struct kunit *test)
 	ndk_test_close(test, &cq->Header, cq->Dispatch->NdkCloseCq);
 }
 
-/* The queues ndk_post_ring_test() fills. */
-enum ndk_ring_queue {
-	NDK_RING_SQ,
-	NDK_RING_RQ,
-	NDK_RING_SRQ,
-};
-
-/**
- * struct ndk_ring_case - a queue ndk_post_ring_test() fills and drains
- * @name: the case
- * @queue: the queue
- * @interleave: rounds of posting until refused, polling half of what is
- *	waiting in between; otherwise one full queue
- */
-struct ndk_ring_case {
-	const char *name;
-	enum ndk_ring_queue queue;
-	bool interleave;
-};
-
-static const struct ndk_ring_case ndk_ring_cases[] = {
-	{ "initiator queue full", NDK_RING_SQ, false },
-	{ "initiator queue interleaved", NDK_RING_SQ, true },
-	{ "receive queue full", NDK_RING_RQ, false },
-	{ "receive queue interleaved", NDK_RING_RQ, true },
-	{ "SRQ full", NDK_RING_SRQ, false },
-	{ "SRQ interleaved", NDK_RING_SRQ, true },
-};
-
-static void ndk_ring_desc(const struct ndk_ring_case *c, char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(ndk_ring, ndk_ring_cases, ndk_ring_desc);
-
-#define NDK_RING_DEPTH	8
-#define NDK_RING_ROUNDS	6
-#define NDK_RING_MAX	128
-#define NDK_RING_CTX	0x30000
-
-/*
- * Initiator requests by index modulo 5, silent ones between the others;
- * reads may complete out of order with the rest (siw), never lost.
- */
-static const struct {
-	NDK_OPERATION_TYPE type;
-	ULONG flags;
-} ndk_ring_ops[] = {
-	{ NdkOperationTypeWrite, 0 },
-	{ NdkOperationTypeWrite, NDK_OP_FLAG_SILENT_SUCCESS },
-	{ NdkOperationTypeRead, 0 },
-	{ NdkOperationTypeRead, NDK_OP_FLAG_SILENT_SUCCESS },
-	{ NdkOperationTypeWrite, NDK_OP_FLAG_SILENT_SUCCESS },
-};
-
-/**
- * struct ndk_ring_env - a connection with the queue of a case
- * @c: the case
- * @pe: the connection; the passive QP on @rcq, on @srq if there is one
- * @l: local buffer of the initiator requests
- * @rm: their remote buffer
- * @rcq: CQ of the passive QP
- * @srq: the SRQ of the SRQ cases
- * @posted: requests taken so far, by index
- * @pending: results expected and not polled yet
- * @seen: results polled, by index
- */
-struct ndk_ring_env {
-	const struct ndk_ring_case *c;
-	struct ndk_penv *pe;
-	struct ndk_pmem *l, *rm;
-	NDK_CQ *rcq;
-	NDK_SRQ *srq;
-	int posted;
-	int pending;
-	u8 seen[NDK_RING_MAX];
-};
-
-/* Request @i has a result: all do except the silent successes. */
-static bool ndk_ring_result(struct ndk_ring_env *re, int i)
-{
-	return re->c->queue != NDK_RING_SQ ||
-	       !(ndk_ring_ops[i % 5].flags & NDK_OP_FLAG_SILENT_SUCCESS);
-}
-
-static NDK_OPERATION_TYPE ndk_ring_type(struct ndk_ring_env *re, int i)
-{
-	return re->c->queue == NDK_RING_SQ ? ndk_ring_ops[i % 5].type :
-					     NdkOperationTypeReceive;
-}
-
-/* Post request @re->posted on the case's queue; count it if taken. */
-static NTSTATUS ndk_ring_post(struct kunit *test, struct ndk_ring_env *re)
-{
-	int i = re->posted;
-	void *ctx = (void *)(uintptr_t)(NDK_RING_CTX + i);
-	NDK_SGE sge = ndk_penv_sge(re->pe, 32 * (i % 64), 32);
-	NDK_QP *qp = re->pe->p.aqp;
-	ULONG flags = ndk_ring_ops[i % 5].flags;
-	NTSTATUS st;
-
-	if (i >= NDK_RING_MAX) {
-		KUNIT_FAIL(test, "more than %d requests taken", NDK_RING_MAX);
-		return STATUS_INTERNAL_ERROR;
-	}
-	switch (re->c->queue) {
-	case NDK_RING_SQ:
-		sge = ndk_pmem_sge(re->l, 64 * (i % 32), 64);
-		if (ndk_ring_ops[i % 5].type == NdkOperationTypeRead)
-			st = qp->Dispatch->NdkRead(qp, ctx, &sge, 1,
-						   ndk_pmem_va(re->rm, 64 * (i % 32)),
-						   ndk_pmem_rtok(re->rm), flags);
-		else
-			st = qp->Dispatch->NdkWrite(qp, ctx, &sge, 1,
-						    ndk_pmem_va(re->rm, 64 * (i % 32)),
-						    ndk_pmem_rtok(re->rm), flags);
-		break;
-	case NDK_RING_RQ:
-		qp = re->pe->p.pqp;
-		st = qp->Dispatch->NdkReceive(qp, ctx, &sge, 1);
-		break;
-	default:
-		st = re->srq->Dispatch->NdkSrqReceive(re->srq, ctx, &sge, 1);
-		break;
-	}
-	if (st == STATUS_SUCCESS) {
-		re->posted++;
-		re->pending += ndk_ring_result(re, i);
-	}
-	return st;
-}
-
-/*
- * Let the last @n requests complete without polling them: receives get
- * a message each (the sends are polled), initiator requests need
- * nothing but time.
- *
- * Return: false if a send did not complete; the test ends then.
- */
-static bool ndk_ring_complete(struct kunit *test, struct ndk_ring_env *re,
-			      int n)
-{
-	struct ndk_cenv *e = ndk_cenv_need(test);
-	NDK_RESULT_EX r[NDK_RING_DEPTH];
-	int k, i;
-
-	while (re->c->queue != NDK_RING_SQ && n > 0) {
-		k = min(n, NDK_RING_DEPTH);
-		for (i = 0; i < k; i++)
-			KUNIT_EXPECT_EQ(test, ndk_penv_send(re->pe, 0x7000, i,
-							    2048, 0),
-					STATUS_SUCCESS);
-		if (!ndk_penv_poll(e->cq, r, k)) {
-			KUNIT_FAIL(test, "sends did not complete");
-			return false;
-		}
-		for (i = 0; i < k; i++)
-			KUNIT_EXPECT_EQ(test, r[i].Status, STATUS_SUCCESS);
-		n -= k;
-	}
-	msleep(300);
-	return true;
-}
-
-/* The CQ of the case's queue. */
-static NDK_CQ *ndk_ring_cq(struct kunit *test, struct ndk_ring_env *re)
-{
-	return re->c->queue == NDK_RING_SQ ?
-	       ((struct ndk_cenv *)test->priv)->cq : re->rcq;
-}
-
-/*
- * Poll @n results; each is a request's own, once, with its own type.
- *
- * Return: false if one is missing or unknown; the test ends then, with
- * its objects closed for the suites after it.
- */
-static bool ndk_ring_poll(struct kunit *test, struct ndk_ring_env *re, int n)
-{
-	NDK_CQ *cq = ndk_ring_cq(test, re);
-	NDK_RESULT_EX x;
-	uintptr_t i;
-
-	for (; n > 0; n--) {
-		if (!ndk_penv_poll(cq, &x, 1)) {
-			KUNIT_FAIL(test, "%d results missing", n);
-			return false;
-		}
-		i = (uintptr_t)x.RequestContext - NDK_RING_CTX;
-		if (i >= (uintptr_t)re->posted) {
-			KUNIT_FAIL(test, "unknown result %p", x.RequestContext);
-			return false;
-		}
-		KUNIT_EXPECT_TRUE_MSG(test, ndk_ring_result(re, i),
-				      "silent request %lu has a result", i);
-		KUNIT_EXPECT_EQ_MSG(test, re->seen[i], 0,
-				    "request %lu polled twice", i);
-		KUNIT_EXPECT_EQ_MSG(test, x.Type, (ULONG)ndk_ring_type(re, i),
-				    "request %lu", i);
-		KUNIT_EXPECT_EQ_MSG(test, x.Status, STATUS_SUCCESS,
-				    "request %lu", i);
-		KUNIT_EXPECT_PTR_EQ(test, x.QPContext, test->priv);
-		re->seen[i]++;
-		re->pending--;
-	}
-	return true;
-}
-
-/*
- * Post until the queue refuses: it takes at most its depth, exactly its
- * depth when @empty, and refuses with STATUS_INSUFFICIENT_RESOURCES.
- *
- * Return: how many it took.
- */
-static int ndk_ring_fill(struct kunit *test, struct ndk_ring_env *re,
-			 bool empty)
-{
-	NTSTATUS st;
-	int k;
-
-	for (k = 0; k < 2 * NDK_RING_DEPTH; k++) {
-		st = ndk_ring_post(test, re);
-		if (st)
-			break;
-	}
-	KUNIT_EXPECT_EQ(test, st, STATUS_INSUFFICIENT_RESOURCES);
-	KUNIT_EXPECT_LE(test, k, NDK_RING_DEPTH);
-	if (empty)
-		KUNIT_EXPECT_EQ(test, k, NDK_RING_DEPTH);
-	else
-		KUNIT_EXPECT_GE(test, k, 1);
-	return k;
-}
-
-static struct ndk_ring_env *ndk_ring_env_new(struct kunit *test,
-					     const struct ndk_ring_case *c)
-{
-	struct ndk_ring_env *re = kunit_kzalloc(test, sizeof(*re), GFP_KERNEL);
-	struct ndk_cenv *e = ndk_cenv_need(test);
-	struct ndk_qpspec q = { .depth = NDK_RING_DEPTH, .sge = { 1, 1 },
-				.acq = e->cq };
-	NDK_SRQ *unused_srq = NULL;
-	NDK_CQ *unused_cq = NULL;
-	struct ndk_wait w;
-	NTSTATUS st;
-
-	KUNIT_ASSERT_NOT_NULL(test, re);
-	re->c = c;
-	ndk_wait_init(&w);
-	st = e->a->Dispatch->NdkCreateCq(e->a, 4 * NDK_RING_DEPTH, NULL, NULL,
-					 NULL, ndk_test_create_cb, &w,
-					 &unused_cq);
-	re->rcq = container_of(ndk_create_with(test, st, &w), NDK_CQ, Header);
-	if (c->queue == NDK_RING_SRQ) {
-		ndk_wait_init(&w);
-		st = e->pd->Dispatch->NdkCreateSrq(e->pd, NDK_RING_DEPTH, 1, 0,
-						   NULL, NULL, NULL,
-						   ndk_test_create_cb, &w,
-						   &unused_srq);
-		re->srq = container_of(ndk_create_with(test, st, &w), NDK_SRQ,
-				       Header);
-	}
-	q.pcq = re->rcq;
-	q.srq = re->srq;
-	re->pe = ndk_penv_new_spec(test, e, true, &q);
-	re->l = ndk_pmem_new(test, e, NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
-				      NDK_MR_FLAG_RDMA_READ_SINK);
-	re->rm = ndk_pmem_new(test, e, NDK_MR_FLAG_ALLOW_REMOTE_READ |
-				       NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
-	return re;
-}
-
-static void ndk_ring_env_free(struct kunit *test, struct ndk_ring_env *re)
-{
-	ndk_penv_free(test, re->pe);
-	if (re->srq)
-		ndk_test_close(test, &re->srq->Header,
-			       re->srq->Dispatch->NdkCloseSrq);
-	ndk_test_close(test, &re->rcq->Header, re->rcq->Dispatch->NdkCloseCq);
-	ndk_pmem_free(test, re->l);
-	ndk_pmem_free(test, re->rm);
-}
-
-/*
- * A request occupies its queue until its result is polled, however long
- * it has been complete in the device: a queue full of completed, unpolled
- * requests refuses the next one with STATUS_INSUFFICIENT_RESOURCES
- * rather than overwrite what they will report. Every result then comes
- * back once, with its own RequestContext and Type; silent successes
- * never do, and a polled result retires the silent ones before it. For
- * the initiator queue, the receive queue and an SRQ, full at once and in
- * rounds that poll half of what waits.
- */
-static void ndk_post_ring_test(struct kunit *test)
-{
-	const struct ndk_ring_case *c = test->param_value;
-	struct ndk_ring_env *re = ndk_ring_env_new(test, c);
-	NDK_CQ *cq = ndk_ring_cq(test, re);
-	NDK_RESULT_EX x;
-	int k, round, i;
-
-	if (!c->interleave) {
-		k = ndk_ring_fill(test, re, true);
-		if (!ndk_ring_complete(test, re, k))
-			goto out;
-		KUNIT_EXPECT_EQ(test, ndk_ring_post(test, re),
-				STATUS_INSUFFICIENT_RESOURCES);
-		if (!ndk_ring_poll(test, re, re->pending))
-			goto out;
-		/*
-		 * A silent read may complete after the results behind it
-		 * (siw): a poll that returns nothing retires it.
-		 */
-		msleep(50);
-		KUNIT_EXPECT_EQ(test, cq->Dispatch->NdkGetCqResultsEx(cq, &x, 1),
-				0U);
-		/* Everything is retired: the queue takes its depth again. */
-		k = ndk_ring_fill(test, re, true);
-		if (!ndk_ring_complete(test, re, k))
-			goto out;
-	} else {
-		for (round = 0; round < NDK_RING_ROUNDS; round++) {
-			k = ndk_ring_fill(test, re, !round);
-			if (!ndk_ring_complete(test, re, k) ||
-			    (re->pending &&
-			     !ndk_ring_poll(test, re, (re->pending + 1) / 2)))
-				goto out;
-		}
-	}
-	if (!ndk_ring_poll(test, re, re->pending))
-		goto out;
-	msleep(50);
-	KUNIT_EXPECT_EQ(test, cq->Dispatch->NdkGetCqResultsEx(cq, &x, 1), 0U);
-	for (i = 0; i < re->posted; i++)
-		KUNIT_EXPECT_EQ_MSG(test, re->seen[i],
-				    (u8)ndk_ring_result(re, i),
-				    "request %d", i);
-out:
-	ndk_ring_env_free(test, re);
-}
-
 static struct kunit_case ndk_qp_cases[] = {
 	KUNIT_CASE(ndk_qp_create_close_test),
 	KUNIT_CASE(ndk_qp_atomic_test),
@@ -2443,7 +1892,6 @@ static struct kunit_case ndk_qp_cases[] = {
 	KUNIT_CASE(nd_send_no_receive),
 	KUNIT_CASE(nd_qp_max),
 	KUNIT_CASE(nd_large_qp_depth),
-	KUNIT_CASE_PARAM(ndk_post_ring_test, ndk_ring_gen_params),
 	{}
 };
 

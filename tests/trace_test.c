@@ -490,21 +490,13 @@ static void ndk_obs_failure_test(struct kunit *test)
 	before = ndk_obs_read(test, e, "stats");
 	ndk_obs_start(test);
 	e->reject = true;
-	ndk_wait_init(&cw);
-	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c, qp, NDK_TEST_PORT, NULL,
-					       0, &cw),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw));
+	ndk_cenv_connect_done(test, e, c, qp, NDK_TEST_PORT, &cw);
 	KUNIT_EXPECT_EQ(test, cw.status, STATUS_CONNECTION_REFUSED);
 	ndk_close_all(test, e->incoming, NULL);
 	ndk_close_all(test, c, qp);
 
 	/* Nobody listens there; a QP serves one connection attempt. */
-	ndk_wait_init(&cw2);
-	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c2, qp2, NDK_TEST_PORT + 1,
-					       NULL, 0, &cw2),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw2));
+	ndk_cenv_connect_done(test, e, c2, qp2, NDK_TEST_PORT + 1, &cw2);
 	KUNIT_EXPECT_EQ(test, cw2.status, STATUS_CONNECTION_REFUSED);
 	ndk_obs_stop();
 

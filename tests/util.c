@@ -112,21 +112,31 @@ NDK_ADAPTER *ndk_test_open(struct kunit *test)
 	return a;
 }
 
+/*
+ * The object of a create that returned @st, reporting to @w: it must
+ * pend and complete with an object of @type.
+ */
+static NDK_OBJECT_HEADER *ndk_test_created(struct kunit *test, NTSTATUS st,
+					   struct ndk_wait *w,
+					   NDK_OBJECT_TYPE type)
+{
+	NDK_OBJECT_HEADER *obj = ndk_create_with(test, st, w);
+
+	KUNIT_ASSERT_NOT_NULL(test, obj);
+	KUNIT_EXPECT_EQ(test, obj->ObjectType, type);
+	return obj;
+}
+
 NDK_OBJECT_HEADER *ndk_test_create_pd(struct kunit *test, NDK_ADAPTER *a)
 {
 	struct ndk_wait w;
 	NDK_PD *unused = NULL;
 
 	ndk_wait_init(&w);
-	KUNIT_ASSERT_EQ(test,
-			a->Dispatch->NdkCreatePd(a, ndk_test_create_cb, &w,
-						 &unused),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
-	KUNIT_ASSERT_EQ(test, w.status, STATUS_SUCCESS);
-	KUNIT_ASSERT_NOT_NULL(test, w.obj);
-	KUNIT_EXPECT_EQ(test, w.obj->ObjectType, NdkObjectTypePd);
-	return w.obj;
+	return ndk_test_created(test,
+				a->Dispatch->NdkCreatePd(a, ndk_test_create_cb,
+							 &w, &unused),
+				&w, NdkObjectTypePd);
 }
 
 NDK_OBJECT_HEADER *ndk_test_create_cq(struct kunit *test, NDK_ADAPTER *a,
@@ -136,16 +146,12 @@ NDK_OBJECT_HEADER *ndk_test_create_cq(struct kunit *test, NDK_ADAPTER *a,
 	NDK_CQ *unused = NULL;
 
 	ndk_wait_init(&w);
-	KUNIT_ASSERT_EQ(test,
-			a->Dispatch->NdkCreateCq(a, depth, NULL, NULL, NULL,
-						 ndk_test_create_cb, &w,
-						 &unused),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
-	KUNIT_ASSERT_EQ(test, w.status, STATUS_SUCCESS);
-	KUNIT_ASSERT_NOT_NULL(test, w.obj);
-	KUNIT_EXPECT_EQ(test, w.obj->ObjectType, NdkObjectTypeCq);
-	return w.obj;
+	return ndk_test_created(test,
+				a->Dispatch->NdkCreateCq(a, depth, NULL, NULL,
+							 NULL,
+							 ndk_test_create_cb,
+							 &w, &unused),
+				&w, NdkObjectTypeCq);
 }
 
 /*
@@ -165,6 +171,58 @@ void ndk_test_close(struct kunit *test, NDK_OBJECT_HEADER *obj,
 		KUNIT_EXPECT_TRUE(test, ndk_wait_for(&w));
 	else
 		KUNIT_EXPECT_EQ(test, status, STATUS_SUCCESS);
+}
+
+/*
+ * Close @obj with @close from atomic context, reporting to @c. Return:
+ * what the close returned.
+ */
+NTSTATUS ndk_test_close_atomic(NDK_OBJECT_HEADER *obj,
+			       NDK_FN_CLOSE_OBJECT close, struct ndk_wait *c)
+{
+	unsigned long flags;
+	NTSTATUS status;
+
+	ndk_wait_init(c);
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	status = close(obj, ndk_test_close_cb, c);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	return status;
+}
+
+/* The close call in the dispatch table of @obj, a PD, CQ or QP. */
+static NDK_FN_CLOSE_OBJECT ndk_test_close_fn(NDK_OBJECT_HEADER *obj)
+{
+	switch (obj->ObjectType) {
+	case NdkObjectTypePd:
+		return container_of(obj, NDK_PD, Header)->Dispatch->NdkClosePd;
+	case NdkObjectTypeCq:
+		return container_of(obj, NDK_CQ, Header)->Dispatch->NdkCloseCq;
+	case NdkObjectTypeQp:
+		return container_of(obj, NDK_QP, Header)->Dispatch->NdkCloseQp;
+	default:
+		return NULL;
+	}
+}
+
+void ndk_close_in_create_init(struct ndk_close_in_create *t)
+{
+	ndk_wait_init(&t->create);
+	ndk_wait_init(&t->close);
+}
+
+/* A create completion that closes the object it was given at once. */
+void ndk_close_in_create_cb(PVOID Context, NTSTATUS Status,
+			    NDK_OBJECT_HEADER *pNdkObject)
+{
+	struct ndk_close_in_create *t = Context;
+
+	t->create.status = Status;
+	if (Status == STATUS_SUCCESS)
+		t->close_status = ndk_test_close_fn(pNdkObject)(pNdkObject,
+								ndk_test_close_cb,
+								&t->close);
+	complete(&t->create.done);
 }
 
 /*
