@@ -49,5 +49,5 @@ kunit_test_suites(&ndk_ndkpi_suite, &ndk_status_suite, &ndk_adapter_suite,
 		  &ndk_connector_suite, &ndk_listener_suite,
 		  &ndk_endpoint_suite, &ndk_mr_suite, &ndk_mdl_suite,
 		  &ndk_mw_suite, &ndk_srq_suite, &ndk_trace_suite,
-		  &ndk_fault_suite, &ndk_object_suite, &ndk_wdk_suite,
-		  &ndk_main_suite);
+		  &ndk_debugfs_suite, &ndk_fault_suite, &ndk_object_suite,
+		  &ndk_wdk_suite, &ndk_main_suite);

@@ -33,6 +33,7 @@ extern struct kunit_suite ndk_mdl_suite;
 extern struct kunit_suite ndk_mw_suite;
 extern struct kunit_suite ndk_srq_suite;
 extern struct kunit_suite ndk_trace_suite;
+extern struct kunit_suite ndk_debugfs_suite;
 extern struct kunit_suite ndk_fault_suite;
 extern struct kunit_suite ndk_object_suite;
 extern struct kunit_suite ndk_main_suite;
@@ -240,6 +241,12 @@ void ndk_establish(struct kunit *test, struct ndk_cenv *e,
 void ndk_pair_close(struct kunit *test, struct ndk_pair *p);
 void ndk_listen_addr(struct ndk_cenv *e, struct sockaddr_in *sin);
 ULONG ndk_poll_results(NDK_CQ *cq, NDK_RESULT *r, ULONG n);
+
+/* What ndk shows of itself (util.c): object ids and its debugfs files. */
+u32 ndk_obs_id(NDK_OBJECT_HEADER *hdr);
+char *ndk_obs_read(struct kunit *test, struct ndk_cenv *e, const char *file);
+const char *ndk_obs_next(const char *line);
+u64 ndk_obs_stat(struct kunit *test, const char *stats, const char *name);
 void ndk_conn_traffic(struct kunit *test, struct ndk_cenv *e,
 		      NDK_QP *from, NDK_QP *to);
 NDK_RESULT *ndk_find_result(NDK_RESULT *r, ULONG n, uintptr_t ctx);

@@ -341,3 +341,57 @@ int ndk_rw_file(const char *path, char *buf, size_t len, bool write)
 	filp_close(f, NULL);
 	return n < 0 ? n : 0;
 }
+
+/* The id ndk gives the object of @hdr in trace events and debugfs. */
+u32 ndk_obs_id(NDK_OBJECT_HEADER *hdr)
+{
+	return ndk_obj_of(hdr)->id;
+}
+
+#define NDK_OBS_BUF	8192
+
+/* The whole of /sys/kernel/debug/ndk/<dev>/<file>, as a string. */
+char *ndk_obs_read(struct kunit *test, struct ndk_cenv *e, const char *file)
+{
+	struct ndk_adapter *a = container_of(e->a, struct ndk_adapter, ndk);
+	char *buf = kunit_kzalloc(test, NDK_OBS_BUF, GFP_KERNEL);
+	char path[96];
+	struct file *f;
+	size_t got = 0;
+	loff_t pos = 0;
+	ssize_t n;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	snprintf(path, sizeof(path), "/sys/kernel/debug/ndk/%s/%s",
+		 dev_name(&a->ibdev->dev), file);
+	f = filp_open(path, O_RDONLY, 0);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(f), "open %s: %ld", path,
+			       PTR_ERR(f));
+	while ((n = kernel_read(f, buf + got, NDK_OBS_BUF - 1 - got, &pos)) > 0)
+		got += n;
+	filp_close(f, NULL);
+	KUNIT_ASSERT_GE(test, n, 0);
+	return buf;
+}
+
+/* The line after @line in a file's text, or NULL at the end. */
+const char *ndk_obs_next(const char *line)
+{
+	line = strchr(line, '\n');
+	return line && line[1] ? line + 1 : NULL;
+}
+
+/* The value of counter @name in a stats file's text. */
+u64 ndk_obs_stat(struct kunit *test, const char *stats, const char *name)
+{
+	size_t len = strlen(name);
+	const char *line;
+	u64 v;
+
+	for (line = stats; line; line = ndk_obs_next(line))
+		if (!strncmp(line, name, len) && line[len] == ' ' &&
+		    sscanf(line + len + 1, "%llu", &v) == 1)
+			return v;
+	KUNIT_FAIL(test, "no counter %s in:\n%s", name, stats);
+	return 0;
+}
