@@ -365,7 +365,4 @@ static struct kunit_case ndk_adapter_cases[] = {
 	{}
 };
 
-struct kunit_suite ndk_adapter_suite = {
-	.name = "ndk_adapter",
-	.test_cases = ndk_adapter_cases,
-};
+NDK_SUITE(adapter, NULL, NULL);

@@ -18,51 +18,6 @@
 #include <rdma/rdma_cm.h>
 #include "ndk_tests.h"
 
-/* Send @len bytes from @from's QP to @to's QP with raw verbs and reap. */
-static void ndk_conn_traffic(struct kunit *test, struct ndk_cenv *e,
-			     NDK_QP *from, NDK_QP *to)
-{
-	struct ib_qp *sq = container_of(from, struct ndk_qp, ndk)->ibqp;
-	struct ib_qp *rq = container_of(to, struct ndk_qp, ndk)->ibqp;
-	struct ib_device *dev = sq->device;
-	u8 *buf = kunit_kzalloc(test, 64, GFP_KERNEL);
-	struct ib_sge ssge, rsge;
-	struct ib_send_wr swr = {};
-	struct ib_recv_wr rwr = {};
-	unsigned long end;
-	NDK_RESULT r[2];
-	u64 dma;
-	ULONG n = 0;
-
-	KUNIT_ASSERT_NOT_NULL(test, buf);
-	memcpy(buf, "ndk says hi", 12);
-	dma = ib_dma_map_single(dev, buf, 64, DMA_BIDIRECTIONAL);
-	KUNIT_ASSERT_FALSE(test, ib_dma_mapping_error(dev, dma));
-	rsge = (struct ib_sge){ dma + 32, 32, sq->pd->local_dma_lkey };
-	ssge = (struct ib_sge){ dma, 12, sq->pd->local_dma_lkey };
-	rwr.wr_id = 1;
-	rwr.sg_list = &rsge;
-	rwr.num_sge = 1;
-	swr.wr_id = 2;
-	swr.sg_list = &ssge;
-	swr.num_sge = 1;
-	swr.opcode = IB_WR_SEND;
-	swr.send_flags = IB_SEND_SIGNALED;
-	KUNIT_ASSERT_EQ(test, ib_post_recv(rq, &rwr, NULL), 0);
-	KUNIT_ASSERT_EQ(test, ib_post_send(sq, &swr, NULL), 0);
-	end = jiffies + NDK_TEST_TIMEOUT;
-	while (n < 2 && time_before(jiffies, end)) {
-		n += e->cq->Dispatch->NdkGetCqResults(e->cq, r + n, 2 - n);
-		if (n < 2)
-			usleep_range(5000, 10000);
-	}
-	ib_dma_unmap_single(dev, dma, 64, DMA_BIDIRECTIONAL);
-	KUNIT_ASSERT_EQ(test, n, 2U);
-	KUNIT_EXPECT_EQ(test, r[0].Status, STATUS_SUCCESS);
-	KUNIT_EXPECT_EQ(test, r[1].Status, STATUS_SUCCESS);
-	NDK_EXPECT_MEMEQ(test, buf + 32, "ndk says hi", 12);
-}
-
 /*
  * The whole NDK handshake: Connect completes when the peer accepted,
  * both sides read the other's private data and the effective limits,
@@ -175,11 +130,7 @@ static void nd_conn_reject(struct kunit *test)
 	ULONG len = sizeof(pdata);
 
 	e->reject = true;
-	ndk_wait_init(&cw);
-	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c, qp, NDK_TEST_PORT, NULL,
-					       0, &cw),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw));
+	ndk_cenv_connect_done(test, e, c, qp, NDK_TEST_PORT, &cw);
 	KUNIT_EXPECT_EQ(test, cw.status, STATUS_CONNECTION_REFUSED);
 	KUNIT_EXPECT_EQ(test, c->Dispatch->NdkGetConnectionData(c, NULL, NULL,
 								pdata, &len),
@@ -197,11 +148,7 @@ static void ndk_conn_refused_test(struct kunit *test)
 	NDK_QP *qp = ndk_cenv_qp(test, e);
 	struct ndk_wait cw;
 
-	ndk_wait_init(&cw);
-	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c, qp, NDK_TEST_PORT + 1,
-					       NULL, 0, &cw),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw));
+	ndk_cenv_connect_done(test, e, c, qp, NDK_TEST_PORT + 1, &cw);
 	KUNIT_EXPECT_EQ(test, cw.status, STATUS_CONNECTION_REFUSED);
 	ndk_close_all(test, c, qp);
 }
@@ -257,17 +204,6 @@ static void nd_large_private_data(struct kunit *test)
 	ndk_close_all(test, c, qp);
 }
 
-/* nd_dual_listen: a second listen on the same address and port fails. */
-static void nd_dual_listen(struct kunit *test)
-{
-	struct ndk_cenv *e = test->priv;
-	NDK_LISTENER *l = ndk_cenv_listener(test, e);
-
-	KUNIT_EXPECT_EQ(test, ndk_cenv_listen(test, e, l, NDK_TEST_PORT),
-			STATUS_SHARING_VIOLATION);
-	ndk_test_close(test, &l->Header, l->Dispatch->NdkCloseListener);
-}
-
 struct ndk_cic {
 	struct ndk_wait close;
 	NDK_CONNECTOR *c;
@@ -313,51 +249,6 @@ static void ndk_conn_close_in_connect_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t.close_status, STATUS_PENDING);
 	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&t.close));
 	ndk_close_all(test, NULL, qp);
-}
-
-/*
- * nd_conn_listen_closing: a listener's close waits for the connectors it
- * handed out, and requests that arrive while it closes are refused.
- */
-static void nd_conn_listen_closing(struct kunit *test)
-{
-	struct ndk_cenv *e = test->priv;
-	NDK_CONNECTOR *c = ndk_cenv_connector(test, e);
-	NDK_CONNECTOR *c2 = ndk_cenv_connector(test, e);
-	NDK_QP *qp = ndk_cenv_qp(test, e), *qp2 = ndk_cenv_qp(test, e);
-	struct ndk_wait cw, cw2, lw;
-
-	ndk_wait_init(&cw);
-	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c, qp, NDK_TEST_PORT, NULL,
-					       0, &cw),
-			STATUS_PENDING);
-	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&e->incoming_done,
-							  NDK_TEST_TIMEOUT),
-			0UL);
-
-	ndk_wait_init(&lw);
-	KUNIT_ASSERT_EQ(test, ndk_listener_close(e->listener, &lw),
-			STATUS_PENDING);
-	e->listener = NULL;
-	/* A new request is refused while the close is pending. */
-	reinit_completion(&e->incoming_done);
-	ndk_wait_init(&cw2);
-	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c2, qp2, NDK_TEST_PORT, NULL,
-					       0, &cw2),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw2));
-	KUNIT_EXPECT_EQ(test, cw2.status, STATUS_CONNECTION_REFUSED);
-	KUNIT_EXPECT_FALSE(test, completion_done(&e->incoming_done));
-	KUNIT_EXPECT_EQ(test, wait_for_completion_timeout(&lw.done, HZ / 5),
-			0UL);
-
-	/* Closing the unanswered request rejects it. */
-	ndk_close_all(test, e->incoming, NULL);
-	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&lw));
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw));
-	KUNIT_EXPECT_EQ(test, cw.status, STATUS_CONNECTION_REFUSED);
-	ndk_close_all(test, c, qp);
-	ndk_close_all(test, c2, qp2);
 }
 
 /* Every call of the handshake and the teardown from atomic context. */
@@ -720,13 +611,7 @@ static void nd_conn_close(struct kunit *test)
 	struct ndk_wait cw, aw;
 	NTSTATUS status;
 
-	ndk_wait_init(&cw);
-	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c, aqp, NDK_TEST_PORT, NULL,
-					       0, &cw),
-			STATUS_PENDING);
-	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&e->incoming_done,
-							  NDK_TEST_TIMEOUT),
-			0UL);
+	ndk_cenv_connect_incoming(test, e, c, aqp, &cw);
 	ndk_close_all(test, c, NULL);
 	/* The connect completed (aborted) before the close did. */
 	KUNIT_EXPECT_TRUE(test, completion_done(&cw.done));
@@ -742,37 +627,6 @@ static void nd_conn_close(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, status, STATUS_CONNECTION_ABORTED);
 	ndk_close_all(test, e->incoming, pqp);
 	ndk_close_all(test, NULL, aqp);
-}
-
-/* While paused the listener is as good as absent; resume restores it. */
-static void ndk_conn_pause_test(struct kunit *test)
-{
-	struct ndk_cenv *e = test->priv;
-	unsigned long flags;
-	NDK_CONNECTOR *c = ndk_cenv_connector(test, e);
-	NDK_QP *qp = ndk_cenv_qp(test, e);
-	struct sockaddr_in dst;
-	struct ndk_pair p;
-	struct ndk_wait cw;
-
-	spin_lock_irqsave(&ndk_test_lock, flags);
-	e->listener->Dispatch->NdkControlConnectEvents(e->listener, TRUE);
-	spin_unlock_irqrestore(&ndk_test_lock, flags);
-	reinit_completion(&e->incoming_done);
-	ndk_wait_init(&cw);
-	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c, qp, NDK_TEST_PORT, NULL,
-					       0, &cw),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw));
-	KUNIT_EXPECT_EQ(test, cw.status, STATUS_CONNECTION_REFUSED);
-	KUNIT_EXPECT_FALSE(test, completion_done(&e->incoming_done));
-	ndk_close_all(test, c, qp);
-
-	e->listener->Dispatch->NdkControlConnectEvents(e->listener, FALSE);
-	ndk_listen_addr(e, &dst);
-	ndk_establish(test, e, &p, (struct sockaddr *)&e->addr,
-		      (struct sockaddr *)&dst, sizeof(dst), false);
-	ndk_pair_close(test, &p);
 }
 
 /* A kernel TCP socket listening on @addr:@port that never accepts. */
@@ -1176,13 +1030,7 @@ static void ndk_conn_zero_pdata_test(struct kunit *test)
 	NTSTATUS st;
 
 	reinit_completion(&e->incoming_done);
-	ndk_wait_init(&cw);
-	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c, aqp, NDK_TEST_PORT, NULL,
-					       0, &cw),
-			STATUS_PENDING);
-	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&e->incoming_done,
-							  NDK_TEST_TIMEOUT),
-			0UL);
+	ndk_cenv_connect_incoming(test, e, c, aqp, &cw);
 	in = e->incoming;
 	ndk_expect_zero_pdata(test, in, iwarp ? 0 : 56);
 
@@ -1341,273 +1189,9 @@ static void ndk_conn_cycles_test(struct kunit *test)
 	}
 }
 
-static NDK_SHARED_ENDPOINT *ndk_cenv_sep(struct kunit *test,
-					 struct ndk_cenv *e, u16 port,
-					 NTSTATUS *status)
-{
-	struct sockaddr_in sin = e->addr;
-	NDK_SHARED_ENDPOINT *unused = NULL;
-	unsigned long flags;
-	struct ndk_wait w;
-	NTSTATUS st;
-
-	sin.sin_port = htons(port);
-	ndk_wait_init(&w);
-	spin_lock_irqsave(&ndk_test_lock, flags);
-	st = e->a->Dispatch->NdkCreateSharedEndpoint(e->a,
-						     (struct sockaddr *)&sin,
-						     sizeof(sin),
-						     ndk_test_create_cb, &w,
-						     &unused);
-	spin_unlock_irqrestore(&ndk_test_lock, flags);
-	KUNIT_EXPECT_EQ(test, st, STATUS_PENDING);
-	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&w));
-	*status = w.status;
-	return w.obj ? container_of(w.obj, NDK_SHARED_ENDPOINT, Header) : NULL;
-}
-
-#define NDK_PORT_RANGE	"/proc/sys/net/ipv4/ip_local_port_range"
-
-/* Read (@buf of @len bytes) or write the proc or sysfs file @path. */
-static int ndk_rw_file(const char *path, char *buf, size_t len, bool write)
-{
-	struct file *f;
-	loff_t pos = 0;
-	ssize_t n;
-
-	f = filp_open(path, write ? O_WRONLY : O_RDONLY, 0);
-	if (IS_ERR(f))
-		return PTR_ERR(f);
-	if (write) {
-		n = kernel_write(f, buf, strlen(buf), &pos);
-	} else {
-		n = kernel_read(f, buf, len - 1, &pos);
-		if (n >= 0)
-			buf[n] = '\0';
-	}
-	filp_close(f, NULL);
-	return n < 0 ? n : 0;
-}
-
-/* Read (@buf of @len bytes) or write net.ipv4.ip_local_port_range. */
-static int ndk_port_range(char *buf, size_t len, bool write)
-{
-	return ndk_rw_file(NDK_PORT_RANGE, buf, len, write);
-}
-
-static int ndk_idle_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
-{
-	return 0;
-}
-
 /*
- * With the ephemeral range down to one port and that port taken, NdkConnect,
- * NdkListen and NdkCreateSharedEndpoint asked for port 0 all report
- * STATUS_TOO_MANY_ADDRESSES. Only EXPECTs until the range is restored.
- */
-static void ndk_endpoint_no_port_test(struct kunit *test)
-{
-	struct ndk_cenv *e = test->priv;
-	struct sockaddr_in src = e->addr, dst;
-	NDK_CONNECTOR *c = ndk_cenv_connector(test, e);
-	NDK_LISTENER *l = ndk_cenv_listener(test, e);
-	NDK_QP *qp = ndk_cenv_qp(test, e);
-	char old[32], one[] = "61000 61000";
-	NDK_SHARED_ENDPOINT *sep;
-	struct rdma_cm_id *id;
-	struct ndk_wait cw, lw;
-	NTSTATUS st;
-
-	id = rdma_create_id(&init_net, ndk_idle_cm_handler, NULL, RDMA_PS_TCP,
-			    IB_QPT_RC);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(id));
-	src.sin_port = htons(61000);
-	KUNIT_EXPECT_EQ(test, rdma_bind_addr(id, (struct sockaddr *)&src), 0);
-	src.sin_port = 0;
-	ndk_listen_addr(e, &dst);
-	KUNIT_EXPECT_EQ(test, ndk_port_range(old, sizeof(old), false), 0);
-	KUNIT_EXPECT_EQ(test, ndk_port_range(one, 0, true), 0);
-
-	ndk_wait_init(&cw);
-	st = ndk_connect_to(c, qp, (struct sockaddr *)&src,
-			    (struct sockaddr *)&dst, sizeof(dst), true, &cw);
-	if (st == STATUS_PENDING && ndk_wait_for(&cw))
-		st = cw.status;
-	KUNIT_EXPECT_EQ(test, st, STATUS_TOO_MANY_ADDRESSES);
-
-	ndk_wait_init(&lw);
-	st = l->Dispatch->NdkListen(l, (struct sockaddr *)&src, sizeof(src),
-				    ndk_test_request_cb, &lw);
-	if (st == STATUS_PENDING && ndk_wait_for(&lw))
-		st = lw.status;
-	KUNIT_EXPECT_EQ(test, st, STATUS_TOO_MANY_ADDRESSES);
-
-	sep = ndk_cenv_sep(test, e, 0, &st);
-	KUNIT_EXPECT_EQ(test, st, STATUS_TOO_MANY_ADDRESSES);
-	KUNIT_EXPECT_NULL(test, sep);
-
-	KUNIT_EXPECT_EQ(test, ndk_port_range(old, 0, true), 0);
-	rdma_destroy_id(id);
-	ndk_test_close(test, &l->Header, l->Dispatch->NdkCloseListener);
-	ndk_close_all(test, c, qp);
-	/* The range is back: port 0 works again. */
-	sep = ndk_cenv_sep(test, e, 0, &st);
-	KUNIT_EXPECT_EQ(test, st, STATUS_SUCCESS);
-	if (sep)
-		ndk_test_close(test, &sep->Header,
-			       sep->Dispatch->NdkCloseSharedEndpoint);
-}
-
-/*
- * Two connections from one shared endpoint's port to two destinations; a
- * third to a destination already used would repeat a four-tuple. The port
- * stays taken until the endpoint and its connectors are closed, and the
- * endpoint's close waits for them.
- */
-static void ndk_endpoint_shared_test(struct kunit *test)
-{
-	struct ndk_cenv *e = test->priv;
-	const u16 port = NDK_TEST_PORT + 3;
-	struct sockaddr_in dst, local;
-	NDK_SHARED_ENDPOINT *sep, *dup;
-	const NDK_CONNECTOR_DISPATCH *d;
-	struct ndk_pair p[2];
-	struct ndk_wait cw, aw, ccw, sw;
-	NDK_LISTENER *l, *l2;
-	NDK_CONNECTOR *c3;
-	NDK_QP *qp3;
-	NTSTATUS status;
-	ULONG len;
-	int i;
-
-	sep = ndk_cenv_sep(test, e, port, &status);
-	KUNIT_ASSERT_EQ(test, status, STATUS_SUCCESS);
-	len = sizeof(local);
-	KUNIT_EXPECT_EQ(test, sep->Dispatch->NdkGetLocalAddress(sep,
-								(struct sockaddr *)&local,
-								&len),
-			STATUS_SUCCESS);
-	KUNIT_EXPECT_EQ(test, ntohs(local.sin_port), port);
-	/* The address is the endpoint's alone. */
-	dup = ndk_cenv_sep(test, e, port, &status);
-	KUNIT_EXPECT_EQ(test, status, STATUS_SHARING_VIOLATION);
-	KUNIT_EXPECT_NULL(test, dup);
-
-	/* Two destinations: one endpoint connects once to each. */
-	l2 = ndk_cenv_listener(test, e);
-	KUNIT_ASSERT_EQ(test, ndk_cenv_listen(test, e, l2, NDK_TEST_PORT + 4),
-			STATUS_SUCCESS);
-	for (i = 0; i < 2; i++) {
-		ndk_listen_addr(e, &dst);
-		if (i)
-			dst.sin_port = htons(NDK_TEST_PORT + 4);
-		p[i].c = ndk_cenv_connector(test, e);
-		p[i].aqp = ndk_cenv_qp(test, e);
-		p[i].pqp = ndk_cenv_qp(test, e);
-		reinit_completion(&e->incoming_done);
-		ndk_wait_init(&cw);
-		d = p[i].c->Dispatch;
-		status = d->NdkConnectWithSharedEndpoint(p[i].c, p[i].aqp, sep,
-							 (struct sockaddr *)&dst,
-							 sizeof(dst), 2, 2,
-							 NULL, 0,
-							 ndk_test_request_cb,
-							 &cw);
-		KUNIT_ASSERT_EQ(test, status, STATUS_PENDING);
-		KUNIT_ASSERT_NE(test,
-				wait_for_completion_timeout(&e->incoming_done,
-							    NDK_TEST_TIMEOUT),
-				0UL);
-		p[i].in = e->incoming;
-		ndk_wait_init(&aw);
-		KUNIT_ASSERT_EQ(test, p[i].in->Dispatch->NdkAccept(p[i].in,
-								   p[i].pqp, 2,
-								   2, NULL, 0,
-								   NULL, NULL,
-								   ndk_test_request_cb,
-								   &aw),
-				STATUS_PENDING);
-		KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw));
-		KUNIT_ASSERT_EQ(test, cw.status, STATUS_SUCCESS);
-		ndk_wait_init(&ccw);
-		status = d->NdkCompleteConnect(p[i].c, NULL, NULL,
-					       ndk_test_request_cb, &ccw);
-		KUNIT_ASSERT_EQ(test, ndk_test_outcome(test, &ccw, status),
-				STATUS_SUCCESS);
-		KUNIT_ASSERT_TRUE(test, ndk_wait_for(&aw));
-		len = sizeof(local);
-		status = d->NdkGetLocalAddress(p[i].c,
-					       (struct sockaddr *)&local, &len);
-		KUNIT_EXPECT_EQ(test, status, STATUS_SUCCESS);
-		KUNIT_EXPECT_EQ(test, ntohs(local.sin_port), port);
-		ndk_conn_traffic(test, e, p[i].aqp, p[i].pqp);
-	}
-
-	/* A second connection to the first destination: same four-tuple. */
-	c3 = ndk_cenv_connector(test, e);
-	qp3 = ndk_cenv_qp(test, e);
-	ndk_listen_addr(e, &dst);
-	ndk_wait_init(&cw);
-	status = c3->Dispatch->NdkConnectWithSharedEndpoint(c3, qp3, sep,
-							    (struct sockaddr *)&dst,
-							    sizeof(dst), 2, 2,
-							    NULL, 0,
-							    ndk_test_request_cb,
-							    &cw);
-	KUNIT_EXPECT_EQ(test, status, STATUS_ADDRESS_ALREADY_EXISTS);
-	ndk_close_all(test, c3, qp3);
-
-	ndk_wait_init(&sw);
-	status = sep->Dispatch->NdkCloseSharedEndpoint(&sep->Header,
-						       ndk_test_close_cb, &sw);
-	KUNIT_ASSERT_EQ(test, status, STATUS_PENDING);
-	l = ndk_cenv_listener(test, e);
-	for (i = 0; i < 2; i++) {
-		/* The port is still taken: a listen on it fails. */
-		KUNIT_EXPECT_EQ(test, ndk_cenv_listen(test, e, l, port),
-				STATUS_SHARING_VIOLATION);
-		KUNIT_EXPECT_FALSE(test, completion_done(&sw.done));
-		ndk_pair_close(test, &p[i]);
-	}
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&sw));
-	KUNIT_EXPECT_EQ(test, ndk_cenv_listen(test, e, l, port),
-			STATUS_SUCCESS);
-	ndk_test_close(test, &l->Header, l->Dispatch->NdkCloseListener);
-	ndk_test_close(test, &l2->Header, l2->Dispatch->NdkCloseListener);
-}
-
-/*
- * The implicit endpoint of a listener: after the listener closed, its
- * port stays taken until the last accepted connector is closed.
- */
-static void ndk_endpoint_listener_test(struct kunit *test)
-{
-	struct ndk_cenv *e = test->priv;
-	struct sockaddr_in dst;
-	struct ndk_wait lw;
-	struct ndk_pair p;
-	NDK_LISTENER *l;
-
-	ndk_listen_addr(e, &dst);
-	ndk_establish(test, e, &p, (struct sockaddr *)&e->addr,
-		      (struct sockaddr *)&dst, sizeof(dst), false);
-	ndk_wait_init(&lw);
-	KUNIT_ASSERT_EQ(test, ndk_listener_close(e->listener, &lw),
-			STATUS_PENDING);
-	e->listener = NULL;
-	l = ndk_cenv_listener(test, e);
-	KUNIT_EXPECT_EQ(test, ndk_cenv_listen(test, e, l, NDK_TEST_PORT),
-			STATUS_SHARING_VIOLATION);
-	ndk_pair_close(test, &p);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&lw));
-	KUNIT_EXPECT_EQ(test, ndk_cenv_listen(test, e, l, NDK_TEST_PORT),
-			STATUS_SUCCESS);
-	e->listener = l;
-}
-
-/*
- * ndk_conn_timeout: ndk's own bounds of a connect's and an accept's wait
- * for the peer, set short through ndk.ko's module parameters.
+ * ndk's own bounds of a connect's and an accept's wait for the peer, set
+ * short through ndk.ko's module parameters by the ndk_tmo cases.
  */
 
 /* The bounds the suite runs with: short, yet far above a handshake. */
@@ -1619,7 +1203,7 @@ static const char *const ndk_tmo_params[] = {
 	"connect_timeout_ms", "accept_timeout_ms",
 };
 
-/* The values before the suite changed them, restored by every case. */
+/* The values before a case changed them, restored by the suite's exit. */
 static char ndk_tmo_saved[ARRAY_SIZE(ndk_tmo_params)][16];
 
 /* Read or write ndk.ko's parameter @name as root would, through sysfs. */
@@ -1645,7 +1229,12 @@ static void ndk_tmo_set(struct kunit *test, unsigned int connect_ms,
 			0);
 }
 
-static int ndk_tmo_init_test(struct kunit *test)
+/*
+ * The connection environment of a ndk_tmo case, with the bounds saved
+ * and set to NDK_TMO_MS; ndk_connector_exit_test() restores them. ndk
+ * reads them when a connect or accept starts.
+ */
+static struct ndk_cenv *ndk_tmo_env(struct kunit *test)
 {
 	size_t i;
 
@@ -1656,18 +1245,20 @@ static int ndk_tmo_init_test(struct kunit *test)
 						    false),
 				0);
 	ndk_tmo_set(test, NDK_TMO_MS, NDK_TMO_MS);
-	return ndk_conn_init_test(test);
+	return test->priv;
 }
 
-static void ndk_tmo_exit_test(struct kunit *test)
+static void ndk_connector_exit_test(struct kunit *test)
 {
 	size_t i;
 
 	ndk_conn_exit_test(test);
 	for (i = 0; i < ARRAY_SIZE(ndk_tmo_params); i++)
-		if (ndk_tmo_saved[i][0])
+		if (ndk_tmo_saved[i][0]) {
 			ndk_tmo_param(ndk_tmo_params[i], ndk_tmo_saved[i], 0,
 				      true);
+			ndk_tmo_saved[i][0] = '\0';
+		}
 }
 
 /*
@@ -1778,7 +1369,7 @@ static u64 ndk_tmo_post_receive(struct kunit *test, struct ndk_cenv *e,
  */
 static void ndk_tmo_connect_silent_test(struct kunit *test)
 {
-	struct ndk_cenv *e = test->priv;
+	struct ndk_cenv *e = ndk_tmo_env(test);
 	struct ib_device *dev = container_of(e->pd, struct ndk_pd,
 					     ndk)->ibpd->device;
 	u8 *buf = kunit_kzalloc(test, 64, GFP_KERNEL);
@@ -1843,7 +1434,7 @@ static void ndk_tmo_connect_silent_test(struct kunit *test)
  */
 static void ndk_tmo_connect_unanswered_test(struct kunit *test)
 {
-	struct ndk_cenv *e = test->priv;
+	struct ndk_cenv *e = ndk_tmo_env(test);
 	NDK_CONNECTOR *c = ndk_cenv_connector(test, e);
 	NDK_QP *qp = ndk_cenv_qp(test, e), *pqp = ndk_cenv_qp(test, e);
 	unsigned long start;
@@ -1888,7 +1479,7 @@ static void ndk_tmo_connect_unanswered_test(struct kunit *test)
  */
 static void ndk_tmo_accept_mute_test(struct kunit *test)
 {
-	struct ndk_cenv *e = test->priv;
+	struct ndk_cenv *e = ndk_tmo_env(test);
 	struct ndk_mute_peer m = {};
 	NDK_QP *qp = ndk_cenv_qp(test, e);
 	struct socket *tcp = NULL;
@@ -1940,7 +1531,7 @@ static void ndk_tmo_accept_mute_test(struct kunit *test)
  */
 static void ndk_tmo_complete_withheld_test(struct kunit *test)
 {
-	struct ndk_cenv *e = test->priv;
+	struct ndk_cenv *e = ndk_tmo_env(test);
 	struct sockaddr_in dst;
 	struct ndk_wait cw, aw, ccw;
 	unsigned long start;
@@ -2125,7 +1716,7 @@ static void ndk_tmo_try_once(struct kunit *test, struct ndk_cenv *e,
  */
 static void ndk_tmo_connect_race_test(struct kunit *test)
 {
-	struct ndk_cenv *e = test->priv;
+	struct ndk_cenv *e = ndk_tmo_env(test);
 	int ms, ok = 0, timed_out = 0;
 	struct ndk_tmo_try t;
 
@@ -2152,7 +1743,7 @@ static void ndk_tmo_connect_race_test(struct kunit *test)
  */
 static void ndk_tmo_accept_race_test(struct kunit *test)
 {
-	struct ndk_cenv *e = test->priv;
+	struct ndk_cenv *e = ndk_tmo_env(test);
 	int ms, ok = 0, timed_out = 0;
 	struct ndk_tmo_try t;
 
@@ -2194,17 +1785,7 @@ static struct kunit_case ndk_connector_cases[] = {
 	KUNIT_CASE(nd_conn_close),
 	KUNIT_CASE(ndk_conn_cycles_test),
 	KUNIT_CASE(ndk_conn_accept_timeout_test),
-	{}
-};
-
-struct kunit_suite ndk_connector_suite = {
-	.name = "ndk_connector",
-	.init = ndk_conn_init_test,
-	.exit = ndk_conn_exit_test,
-	.test_cases = ndk_connector_cases,
-};
-
-static struct kunit_case ndk_conn_timeout_cases[] = {
+	/* ndk's own bounds: these shorten them (ndk_tmo_env()). */
 	KUNIT_CASE(ndk_tmo_connect_silent_test),
 	KUNIT_CASE(ndk_tmo_connect_unanswered_test),
 	KUNIT_CASE(ndk_tmo_accept_mute_test),
@@ -2214,37 +1795,4 @@ static struct kunit_case ndk_conn_timeout_cases[] = {
 	{}
 };
 
-struct kunit_suite ndk_conn_timeout_suite = {
-	.name = "ndk_conn_timeout",
-	.init = ndk_tmo_init_test,
-	.exit = ndk_tmo_exit_test,
-	.test_cases = ndk_conn_timeout_cases,
-};
-
-static struct kunit_case ndk_listener_cases[] = {
-	KUNIT_CASE(nd_dual_listen),
-	KUNIT_CASE(nd_conn_listen_closing),
-	KUNIT_CASE(ndk_conn_pause_test),
-	{}
-};
-
-struct kunit_suite ndk_listener_suite = {
-	.name = "ndk_listener",
-	.init = ndk_conn_init_test,
-	.exit = ndk_conn_exit_test,
-	.test_cases = ndk_listener_cases,
-};
-
-static struct kunit_case ndk_endpoint_cases[] = {
-	KUNIT_CASE(ndk_endpoint_shared_test),
-	KUNIT_CASE(ndk_endpoint_listener_test),
-	KUNIT_CASE(ndk_endpoint_no_port_test),
-	{}
-};
-
-struct kunit_suite ndk_endpoint_suite = {
-	.name = "ndk_endpoint",
-	.init = ndk_conn_init_test,
-	.exit = ndk_conn_exit_test,
-	.test_cases = ndk_endpoint_cases,
-};
+NDK_SUITE(connector, ndk_conn_init_test, ndk_connector_exit_test);

@@ -1,28 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * ndk_cq: completion queue creation limits, affinity, the arm merge
- * table, resize and interrupt moderation, and overflow.
- *
- * ndk_cq_notify: notification and polling with real completions from a
+ * ndk_cq, the tests of ndk/cq.c: completion queue creation limits,
+ * affinity, the arm merge table, resize and interrupt moderation, and
+ * overflow; then notification and polling with real completions from a
  * raw loopback QP on the NDK CQ, the serialization of notifications,
  * and a consumer that polls, posts and re-arms from inside them.
+ *
+ * The suite's init opens only the adapter; the notification cases
+ * complete the connection environment (ndk_cenv_need()) they ran in
+ * when they were a suite of their own.
  */
 #include <linux/delay.h>
 #include <linux/kthread.h>
 #include "ndk_tests.h"
 #include "ndk_priv.h"
-
-static int ndk_cq_init_test(struct kunit *test)
-{
-	test->priv = ndk_test_open(test);
-	return 0;
-}
-
-static void ndk_cq_exit_test(struct kunit *test)
-{
-	if (test->priv)
-		ndk_test_close_adapter(test, test->priv);
-}
 
 static NDK_CQ *to_cq(NDK_OBJECT_HEADER *hdr)
 {
@@ -36,7 +27,8 @@ static ULONG ndk_test_max_cq(NDK_ADAPTER *a)
 
 static void ndk_cq_create_close_test(struct kunit *test)
 {
-	NDK_OBJECT_HEADER *hdr = ndk_test_create_cq(test, test->priv, 64);
+	NDK_OBJECT_HEADER *hdr = ndk_test_create_cq(test,
+						    ndk_env_adapter(test), 64);
 	NDK_CQ *cq = to_cq(hdr);
 	struct ndk_cq *p = container_of(cq, struct ndk_cq, ndk);
 
@@ -53,7 +45,7 @@ static void ndk_cq_notify_count(PVOID Context, NTSTATUS CqStatus)
 /* Create, arm, poll and close with a spinlock held and interrupts off. */
 static void ndk_cq_atomic_test(struct kunit *test)
 {
-	NDK_ADAPTER *a = test->priv;
+	NDK_ADAPTER *a = ndk_env_adapter(test);
 	struct ndk_wait w, c;
 	NDK_RESULT r[4];
 	NDK_RESULT_EX rx[4];
@@ -82,50 +74,25 @@ static void ndk_cq_atomic_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, n, 0U);
 	KUNIT_EXPECT_EQ(test, nx, 0U);
 
-	ndk_wait_init(&c);
-	spin_lock_irqsave(&ndk_test_lock, flags);
-	status = cq->Dispatch->NdkCloseCq(&cq->Header, ndk_test_close_cb, &c);
-	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	status = ndk_test_close_atomic(&cq->Header, cq->Dispatch->NdkCloseCq,
+				       &c);
 	KUNIT_ASSERT_EQ(test, status, STATUS_PENDING);
 	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&c));
 	/* Armed but empty: no notification, before or after the close. */
 	KUNIT_EXPECT_EQ(test, atomic_read(&notified), 0);
 }
 
-struct ndk_cq_close_in_create {
-	struct ndk_wait create;
-	struct ndk_wait close;
-	NTSTATUS close_status;
-};
-
-static void ndk_cq_close_in_create_cb(PVOID Context, NTSTATUS Status,
-				      NDK_OBJECT_HEADER *pNdkObject)
-{
-	struct ndk_cq_close_in_create *t = Context;
-
-	t->create.status = Status;
-	if (Status == STATUS_SUCCESS)
-		t->close_status =
-			to_cq(pNdkObject)->Dispatch->NdkCloseCq(pNdkObject,
-								ndk_test_close_cb,
-								&t->close);
-	complete(&t->create.done);
-}
-
 static void ndk_cq_close_in_create_test(struct kunit *test)
 {
-	NDK_ADAPTER *a = test->priv;
-	struct ndk_cq_close_in_create t;
+	NDK_ADAPTER *a = ndk_env_adapter(test);
+	struct ndk_close_in_create t;
 	NDK_CQ *cq = NULL;
 
-	ndk_wait_init(&t.create);
-	ndk_wait_init(&t.close);
-	KUNIT_ASSERT_EQ(test, a->Dispatch->NdkCreateCq(a, 8, NULL, NULL, NULL,
-						       ndk_cq_close_in_create_cb,
+	ndk_close_in_create_init(&t);
+	ndk_create_with(test, a->Dispatch->NdkCreateCq(a, 8, NULL, NULL, NULL,
+						       ndk_close_in_create_cb,
 						       &t, &cq),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&t.create));
-	KUNIT_ASSERT_EQ(test, t.create.status, STATUS_SUCCESS);
+			&t.create);
 	KUNIT_EXPECT_EQ(test, t.close_status, STATUS_PENDING);
 	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&t.close));
 }
@@ -133,7 +100,7 @@ static void ndk_cq_close_in_create_test(struct kunit *test)
 /* Depth limits are checked inline; the largest legal depth works. */
 static void ndk_cq_depth_test(struct kunit *test)
 {
-	NDK_ADAPTER *a = test->priv;
+	NDK_ADAPTER *a = ndk_env_adapter(test);
 	ULONG max = ndk_test_max_cq(a);
 	NDK_OBJECT_HEADER *hdr;
 	struct ndk_wait w;
@@ -159,7 +126,7 @@ static void ndk_cq_depth_test(struct kunit *test)
 
 static void ndk_cq_affinity_test(struct kunit *test)
 {
-	NDK_ADAPTER *a = test->priv;
+	NDK_ADAPTER *a = ndk_env_adapter(test);
 	struct ib_device *ibdev = container_of(a, struct ndk_adapter,
 					       ndk)->ibdev;
 	GROUP_AFFINITY none = { .Mask = 0 };
@@ -230,7 +197,7 @@ static void ndk_cq_arm_merge_test(struct kunit *test)
 /* Arming an empty CQ notifies nobody; an unknown type changes nothing. */
 static void ndk_cq_arm_empty_test(struct kunit *test)
 {
-	NDK_ADAPTER *a = test->priv;
+	NDK_ADAPTER *a = ndk_env_adapter(test);
 	atomic_t notified = ATOMIC_INIT(0);
 	struct ndk_cq *p;
 	struct ndk_wait w;
@@ -258,7 +225,7 @@ static void ndk_cq_arm_empty_test(struct kunit *test)
 
 static void ndk_cq_resize_test(struct kunit *test)
 {
-	NDK_ADAPTER *a = test->priv;
+	NDK_ADAPTER *a = ndk_env_adapter(test);
 	NDK_OBJECT_HEADER *hdr = ndk_test_create_cq(test, a, 16);
 	NDK_CQ *cq = to_cq(hdr);
 	struct ndk_cq *p = container_of(cq, struct ndk_cq, ndk);
@@ -316,7 +283,7 @@ static void ndk_order_close_cb(PVOID Context)
 /* Close while a resize is pending: the resize completes first. */
 static void ndk_cq_close_during_resize_test(struct kunit *test)
 {
-	NDK_ADAPTER *a = test->priv;
+	NDK_ADAPTER *a = ndk_env_adapter(test);
 	NDK_OBJECT_HEADER *hdr = ndk_test_create_cq(test, a, 16);
 	NDK_CQ *cq = to_cq(hdr);
 	struct ndk_order o = {};
@@ -342,7 +309,7 @@ static void ndk_cq_close_during_resize_test(struct kunit *test)
 /* The call agrees with the adapter flag that advertises it. */
 static void ndk_cq_moderation_test(struct kunit *test)
 {
-	NDK_ADAPTER *a = test->priv;
+	NDK_ADAPTER *a = ndk_env_adapter(test);
 	NDK_OBJECT_HEADER *hdr = ndk_test_create_cq(test, a, 16);
 	NDK_CQ *cq = to_cq(hdr);
 	bool supported = container_of(a, struct ndk_adapter, ndk)->info.AdapterFlags &
@@ -357,7 +324,8 @@ static void ndk_cq_moderation_test(struct kunit *test)
 
 static void ndk_cq_query_extension_test(struct kunit *test)
 {
-	NDK_OBJECT_HEADER *hdr = ndk_test_create_cq(test, test->priv, 4);
+	NDK_OBJECT_HEADER *hdr = ndk_test_create_cq(test,
+						    ndk_env_adapter(test), 4);
 	NDK_CQ *cq = to_cq(hdr);
 	GUID id = { 2 };
 	NDK_VERSION v = { .Major = 1 };
@@ -407,7 +375,7 @@ static void ndk_notify_rec_cb(PVOID Context, NTSTATUS CqStatus)
 static NDK_CQ *ndk_notify_setup(struct kunit *test, struct ndk_notify_rec *rec,
 				struct ndk_test_lqp **lqp)
 {
-	NDK_ADAPTER *a = ((struct ndk_cenv *)test->priv)->a;
+	NDK_ADAPTER *a = ndk_cenv_need(test)->a;
 	struct ndk_wait w;
 	NDK_CQ *cq = NULL;
 
@@ -825,7 +793,7 @@ static int ndk_serial_sender(void *arg)
  */
 static void ndk_cq_notify_serial_test(struct kunit *test)
 {
-	NDK_ADAPTER *a = ((struct ndk_cenv *)test->priv)->a;
+	NDK_ADAPTER *a = ndk_cenv_need(test)->a;
 	struct ndk_serial s = {};
 	struct ndk_test_lqp *l;
 	struct task_struct *t;
@@ -963,7 +931,7 @@ static void ndk_ping_cb(PVOID Context, NTSTATUS CqStatus)
  */
 static void ndk_cq_notify_post_in_callback_test(struct kunit *test)
 {
-	struct ndk_cenv *e = test->priv;
+	struct ndk_cenv *e = ndk_cenv_need(test);
 	struct ndk_ping *pg = kunit_kzalloc(test, sizeof(*pg), GFP_KERNEL);
 	NDK_QP *uqp = NULL;
 	NDK_CQ *unused = NULL;
@@ -1071,7 +1039,7 @@ static void ndk_cq_moderation_params_test(struct kunit *test)
  */
 static void ndk_cq_overflow_test(struct kunit *test)
 {
-	NDK_ADAPTER *a = test->priv;
+	NDK_ADAPTER *a = ndk_env_adapter(test);
 	struct ndk_notify_rec rec = {};
 	struct ndk_test_lqp *l;
 	struct ndk_wait w;
@@ -1125,17 +1093,7 @@ static struct kunit_case ndk_cq_cases[] = {
 	KUNIT_CASE_PARAM(ndk_cq_moderation_params_test,
 			 ndk_moderation_gen_params),
 	KUNIT_CASE(ndk_cq_overflow_test),
-	{}
-};
-
-struct kunit_suite ndk_cq_suite = {
-	.name = "ndk_cq",
-	.init = ndk_cq_init_test,
-	.exit = ndk_cq_exit_test,
-	.test_cases = ndk_cq_cases,
-};
-
-static struct kunit_case ndk_cq_notify_cases[] = {
+	/* Notification: these complete the connection environment. */
 	KUNIT_CASE(ndk_cq_unarmed_test),
 	KUNIT_CASE(ndk_cq_notify_any_test),
 	KUNIT_CASE(ndk_cq_notify_missed_test),
@@ -1150,9 +1108,4 @@ static struct kunit_case ndk_cq_notify_cases[] = {
 	{}
 };
 
-struct kunit_suite ndk_cq_notify_suite = {
-	.name = "ndk_cq_notify",
-	.init = ndk_conn_init_test,
-	.exit = ndk_conn_exit_test,
-	.test_cases = ndk_cq_notify_cases,
-};
+NDK_SUITE(cq, ndk_env_adapter_init, ndk_conn_exit_test);

@@ -2,7 +2,8 @@
 /*
  * The connection environment several suites share: an adapter with a PD,
  * a CQ and a listener on the adapter's address, and helpers that connect
- * NDK QP pairs through it.
+ * NDK QP pairs through it; and the posting environment of the QP and
+ * ring suites (struct ndk_penv), a connection with a DMA-mapped buffer.
  */
 #include <linux/delay.h>
 #include <linux/inetdevice.h>
@@ -152,18 +153,57 @@ void ndk_find_addr6(struct net_device *ndev, struct sockaddr_in6 *sin6)
 	in6_dev_put(idev);
 }
 
-int ndk_conn_init_test(struct kunit *test)
+/*
+ * The environment is built in layers, each on the one before, in this
+ * order: the adapter (ndk_env_adapter_init()), its PD and CQ
+ * (ndk_env_objects_init()), then its addresses and the listener
+ * (ndk_cenv_need()); ndk_conn_init_test() builds all three. A suite
+ * whose init builds less lets a case that needs the whole environment
+ * complete it with ndk_cenv_need(); ndk_conn_exit_test() tears down
+ * whatever was built.
+ */
+int ndk_env_adapter_init(struct kunit *test)
 {
 	struct ndk_cenv *e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
-	struct net_device *ndev;
 
 	KUNIT_ASSERT_NOT_NULL(test, e);
 	test->priv = e;
 	init_completion(&e->incoming_done);
 	e->a = ndk_test_open(test);
+	return 0;
+}
+
+int ndk_env_objects_init(struct kunit *test)
+{
+	struct ndk_cenv *e;
+
+	ndk_env_adapter_init(test);
+	e = test->priv;
 	e->pd = container_of(ndk_test_create_pd(test, e->a), NDK_PD, Header);
 	e->cq = container_of(ndk_test_create_cq(test, e->a, 64), NDK_CQ,
 			     Header);
+	return 0;
+}
+
+/* The adapter of the case's environment. */
+NDK_ADAPTER *ndk_env_adapter(struct kunit *test)
+{
+	return ((struct ndk_cenv *)test->priv)->a;
+}
+
+struct ndk_cenv *ndk_cenv_need(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct net_device *ndev;
+
+	if (!e->pd)
+		e->pd = container_of(ndk_test_create_pd(test, e->a), NDK_PD,
+				     Header);
+	if (!e->cq)
+		e->cq = container_of(ndk_test_create_cq(test, e->a, 64),
+				     NDK_CQ, Header);
+	if (e->listener)
+		return e;
 	ndev = dev_get_by_index(&init_net, ndk_test_ifindex(test));
 	KUNIT_ASSERT_NOT_NULL(test, ndev);
 	e->addr.sin_family = AF_INET;
@@ -175,6 +215,13 @@ int ndk_conn_init_test(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, ndk_cenv_listen(test, e, e->listener,
 					      NDK_TEST_PORT),
 			STATUS_SUCCESS);
+	return e;
+}
+
+int ndk_conn_init_test(struct kunit *test)
+{
+	ndk_env_objects_init(test);
+	ndk_cenv_need(test);
 	return 0;
 }
 
@@ -268,6 +315,38 @@ NTSTATUS ndk_cenv_connect(struct ndk_cenv *e, NDK_CONNECTOR *c,
 				       (struct sockaddr *)&dst, sizeof(dst), 4, 4,
 				       (PVOID)pdata, len, ndk_test_request_cb,
 				       w);
+}
+
+/*
+ * NdkConnect of @c and @qp to @port of the adapter's address, without
+ * private data: it must pend and complete. Return: its status.
+ */
+NTSTATUS ndk_cenv_connect_done(struct kunit *test, struct ndk_cenv *e,
+			       NDK_CONNECTOR *c, NDK_QP *qp, u16 port,
+			       struct ndk_wait *w)
+{
+	ndk_wait_init(w);
+	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c, qp, port, NULL, 0, w),
+			STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(w));
+	return w->status;
+}
+
+/*
+ * NdkConnect of @c and @qp to the listener, without private data: it
+ * must pend, and the listener must hand over the request.
+ */
+void ndk_cenv_connect_incoming(struct kunit *test, struct ndk_cenv *e,
+			       NDK_CONNECTOR *c, NDK_QP *qp,
+			       struct ndk_wait *w)
+{
+	ndk_wait_init(w);
+	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c, qp, NDK_TEST_PORT, NULL,
+					       0, w),
+			STATUS_PENDING);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&e->incoming_done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
 }
 
 NTSTATUS ndk_listener_close(NDK_LISTENER *l, struct ndk_wait *w)
@@ -402,4 +481,138 @@ NDK_RESULT *ndk_find_result(NDK_RESULT *r, ULONG n, uintptr_t ctx)
 		if (r[i].RequestContext == (void *)ctx)
 			return &r[i];
 	return NULL;
+}
+
+/* Send @len bytes from @from's QP to @to's QP with raw verbs and reap. */
+void ndk_conn_traffic(struct kunit *test, struct ndk_cenv *e,
+		      NDK_QP *from, NDK_QP *to)
+{
+	struct ib_qp *sq = container_of(from, struct ndk_qp, ndk)->ibqp;
+	struct ib_qp *rq = container_of(to, struct ndk_qp, ndk)->ibqp;
+	struct ib_device *dev = sq->device;
+	u8 *buf = kunit_kzalloc(test, 64, GFP_KERNEL);
+	struct ib_sge ssge, rsge;
+	struct ib_send_wr swr = {};
+	struct ib_recv_wr rwr = {};
+	unsigned long end;
+	NDK_RESULT r[2];
+	u64 dma;
+	ULONG n = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	memcpy(buf, "ndk says hi", 12);
+	dma = ib_dma_map_single(dev, buf, 64, DMA_BIDIRECTIONAL);
+	KUNIT_ASSERT_FALSE(test, ib_dma_mapping_error(dev, dma));
+	rsge = (struct ib_sge){ dma + 32, 32, sq->pd->local_dma_lkey };
+	ssge = (struct ib_sge){ dma, 12, sq->pd->local_dma_lkey };
+	rwr.wr_id = 1;
+	rwr.sg_list = &rsge;
+	rwr.num_sge = 1;
+	swr.wr_id = 2;
+	swr.sg_list = &ssge;
+	swr.num_sge = 1;
+	swr.opcode = IB_WR_SEND;
+	swr.send_flags = IB_SEND_SIGNALED;
+	KUNIT_ASSERT_EQ(test, ib_post_recv(rq, &rwr, NULL), 0);
+	KUNIT_ASSERT_EQ(test, ib_post_send(sq, &swr, NULL), 0);
+	end = jiffies + NDK_TEST_TIMEOUT;
+	while (n < 2 && time_before(jiffies, end)) {
+		n += e->cq->Dispatch->NdkGetCqResults(e->cq, r + n, 2 - n);
+		if (n < 2)
+			usleep_range(5000, 10000);
+	}
+	ib_dma_unmap_single(dev, dma, 64, DMA_BIDIRECTIONAL);
+	KUNIT_ASSERT_EQ(test, n, 2U);
+	KUNIT_EXPECT_EQ(test, r[0].Status, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, r[1].Status, STATUS_SUCCESS);
+	NDK_EXPECT_MEMEQ(test, buf + 32, "ndk says hi", 12);
+}
+
+static NDK_QP *ndk_post_qp(struct kunit *test, struct ndk_cenv *e,
+			   const struct ndk_qpspec *q, NDK_CQ *cq, NDK_SRQ *srq)
+{
+	NDK_QP *qp = NULL;
+	struct ndk_wait w;
+	NTSTATUS st;
+
+	ndk_wait_init(&w);
+	if (srq)
+		st = e->pd->Dispatch->NdkCreateQpWithSrq(e->pd, cq, cq, srq,
+							 e, q->depth,
+							 q->sge[1],
+							 q->inline_size,
+							 ndk_test_create_cb,
+							 &w, &qp);
+	else
+		st = e->pd->Dispatch->NdkCreateQp(e->pd, cq, cq, e, q->depth,
+						  q->depth, q->sge[0],
+						  q->sge[1], q->inline_size,
+						  ndk_test_create_cb, &w, &qp);
+	return container_of(ndk_created(test, st, &w, qp), NDK_QP, Header);
+}
+
+/* The QPs as @q says and the buffer; connected only when @connect. */
+struct ndk_penv *ndk_penv_new_spec(struct kunit *test,
+				   struct ndk_cenv *e, bool connect,
+				   const struct ndk_qpspec *q)
+{
+	struct ndk_penv *pe = kunit_kzalloc(test, sizeof(*pe), GFP_KERNEL);
+	struct sockaddr_in dst;
+
+	KUNIT_ASSERT_NOT_NULL(test, pe);
+	pe->buf = kunit_kzalloc(test, NDK_POST_BUF, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, pe->buf);
+	pe->dev = container_of(e->pd, struct ndk_pd, ndk)->ibpd->device;
+	pe->dma = ib_dma_map_single(pe->dev, pe->buf, NDK_POST_BUF,
+				    DMA_BIDIRECTIONAL);
+	KUNIT_ASSERT_FALSE(test, ib_dma_mapping_error(pe->dev, pe->dma));
+	e->pd->Dispatch->NdkGetPrivilegedMemoryRegionToken(e->pd, &pe->tok);
+	pe->p.c = ndk_cenv_connector(test, e);
+	pe->p.aqp = ndk_post_qp(test, e, q, q->acq, NULL);
+	pe->p.pqp = ndk_post_qp(test, e, q, q->pcq, q->srq);
+	if (connect) {
+		ndk_listen_addr(e, &dst);
+		ndk_establish_pair(test, e, &pe->p,
+				   (struct sockaddr *)&e->addr,
+				   (struct sockaddr *)&dst, sizeof(dst), false);
+	}
+	return pe;
+}
+
+void ndk_penv_free(struct kunit *test, struct ndk_penv *pe)
+{
+	ib_dma_unmap_single(pe->dev, pe->dma, NDK_POST_BUF,
+			    DMA_BIDIRECTIONAL);
+	ndk_close_all(test, pe->p.in, pe->p.pqp);
+	ndk_close_all(test, pe->p.c, pe->p.aqp);
+}
+
+NDK_SGE ndk_penv_sge(struct ndk_penv *pe, u32 off, u32 len)
+{
+	return (NDK_SGE){ .LogicalAddress = pe->dma + off, .Length = len,
+			  .MemoryRegionToken = pe->tok };
+}
+
+/* Poll until @n results arrived; false on a timeout. */
+bool ndk_penv_poll(NDK_CQ *cq, NDK_RESULT_EX *out, int n)
+{
+	unsigned long end = jiffies + NDK_TEST_TIMEOUT;
+	int got = 0;
+
+	while (got < n && time_before(jiffies, end)) {
+		got += cq->Dispatch->NdkGetCqResultsEx(cq, out + got, n - got);
+		if (got < n)
+			usleep_range(2000, 4000);
+	}
+	return got == n;
+}
+
+/* NdkSend of 16 bytes from @src + 16 * @i, context @ctx + @i. */
+NTSTATUS ndk_penv_send(struct ndk_penv *pe, uintptr_t ctx, int i,
+		       u32 src, ULONG flags)
+{
+	NDK_SGE sge = ndk_penv_sge(pe, src + 16 * i, 16);
+	NDK_QP *qp = pe->p.aqp;
+
+	return qp->Dispatch->NdkSend(qp, (void *)(ctx + i), &sge, 1, flags);
 }

@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * ndk_faults: every call that can fail on a create, register, listen or
- * connect path is made to fail in turn. ndk wraps each such call
- * (NDK_FI_*() in ndk_priv.h); a path is run again and again with the
- * first, second, ... wrapped call failing until a run passes them all.
- * Each injected failure must end the path with an error status, an
- * inline failure must never complete through a callback, and whatever
- * was created must close; the suite's exit closes the adapter with a
- * time limit, which fails if anything was left half-made. kmemleak at
- * the end of the run catches what leaked.
+ * ndk_fault, the tests of ndk/fault.c: every call that can fail on a create,
+ * register, listen or connect path is made to fail in turn. ndk wraps each
+ * such call (NDK_FI_*() in ndk_priv.h); a path is run again and again with
+ * the first, second, ... wrapped call failing until a run passes them all.
+ * Each injected failure must end the path with an error status, an inline
+ * failure must never complete through a callback, and whatever was created
+ * must close; the suite's exit closes the adapter with a time limit, which
+ * fails if anything was left half-made. kmemleak at the end of the run
+ * catches what leaked.
  *
- * Each path prints its coverage: how many failure points it passed and
- * how many were injected.
+ * Each path prints its coverage: how many failure points it passed and how
+ * many were injected.
  */
 #include <linux/delay.h>
 #include <linux/slab.h>
@@ -549,9 +549,4 @@ static struct kunit_case ndk_fault_cases[] = {
 	{}
 };
 
-struct kunit_suite ndk_fault_suite = {
-	.name = "ndk_faults",
-	.init = ndk_conn_init_test,
-	.exit = ndk_conn_exit_test,
-	.test_cases = ndk_fault_cases,
-};
+NDK_SUITE(fault, ndk_conn_init_test, ndk_conn_exit_test);

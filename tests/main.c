@@ -43,10 +43,11 @@ static void __exit ndk_kunit_exit(void)
 }
 module_exit(ndk_kunit_exit);
 
-kunit_test_suites(&ndk_header_suite, &ndk_status_suite, &ndk_adapter_suite,
-		  &ndk_pd_suite, &ndk_cq_suite, &ndk_cq_notify_suite,
-		  &ndk_qp_suite, &ndk_connector_suite, &ndk_conn_timeout_suite,
-		  &ndk_listener_suite, &ndk_endpoint_suite, &ndk_mr_suite,
-		  &ndk_lam_suite, &ndk_mw_suite, &ndk_srq_suite,
-		  &ndk_qp_post_suite, &ndk_observe_suite, &ndk_fault_suite,
-		  &ndk_lifetime_suite, &ndk_wdk_suite, &ndk_removal_suite);
+/* ndk_main removes the device: it must come last. */
+kunit_test_suites(&ndk_ndkpi_suite, &ndk_status_suite, &ndk_adapter_suite,
+		  &ndk_pd_suite, &ndk_cq_suite, &ndk_qp_suite, &ndk_ring_suite,
+		  &ndk_connector_suite, &ndk_listener_suite,
+		  &ndk_endpoint_suite, &ndk_mr_suite, &ndk_mdl_suite,
+		  &ndk_mw_suite, &ndk_srq_suite, &ndk_trace_suite,
+		  &ndk_debugfs_suite, &ndk_fault_suite, &ndk_object_suite,
+		  &ndk_wdk_suite, &ndk_main_suite);

@@ -7,32 +7,49 @@
 #define _NDK_TESTS_H
 
 #include <kunit/test.h>
+#include <linux/bvec.h>
 #include <linux/completion.h>
+#include <linux/scatterlist.h>
 #include <linux/spinlock.h>
 #include <ndk/ndk.h>
 #include "ndk_priv.h"
 
-extern struct kunit_suite ndk_header_suite;
+/*
+ * One suite per file: tests/<stem>_test.c holds ndk_<stem>, which tests
+ * ndk/<stem>.c (ndkpi_test.c the public header, wdk_test.c the WDK layer).
+ */
+extern struct kunit_suite ndk_ndkpi_suite;
 extern struct kunit_suite ndk_status_suite;
 extern struct kunit_suite ndk_adapter_suite;
 extern struct kunit_suite ndk_pd_suite;
 extern struct kunit_suite ndk_cq_suite;
-extern struct kunit_suite ndk_cq_notify_suite;
 extern struct kunit_suite ndk_qp_suite;
+extern struct kunit_suite ndk_ring_suite;
 extern struct kunit_suite ndk_connector_suite;
-extern struct kunit_suite ndk_conn_timeout_suite;
 extern struct kunit_suite ndk_listener_suite;
 extern struct kunit_suite ndk_endpoint_suite;
 extern struct kunit_suite ndk_mr_suite;
-extern struct kunit_suite ndk_lam_suite;
+extern struct kunit_suite ndk_mdl_suite;
 extern struct kunit_suite ndk_mw_suite;
 extern struct kunit_suite ndk_srq_suite;
-extern struct kunit_suite ndk_qp_post_suite;
-extern struct kunit_suite ndk_observe_suite;
+extern struct kunit_suite ndk_trace_suite;
+extern struct kunit_suite ndk_debugfs_suite;
 extern struct kunit_suite ndk_fault_suite;
-extern struct kunit_suite ndk_lifetime_suite;
-extern struct kunit_suite ndk_removal_suite;
+extern struct kunit_suite ndk_object_suite;
+extern struct kunit_suite ndk_main_suite;
 extern struct kunit_suite ndk_wdk_suite;
+
+/*
+ * The suite of tests/<stem>_test.c: ndk_<stem>, running the cases of
+ * ndk_<stem>_cases[] between @init_fn and @exit_fn.
+ */
+#define NDK_SUITE(stem, init_fn, exit_fn)				\
+	struct kunit_suite ndk_##stem##_suite = {			\
+		.name = "ndk_" #stem,					\
+		.init = init_fn,					\
+		.exit = exit_fn,					\
+		.test_cases = ndk_##stem##_cases,			\
+	}
 
 /* KUNIT_EXPECT_MEMEQ arrived after 6.1. */
 #define NDK_EXPECT_MEMEQ(test, a, b, n)					\
@@ -78,6 +95,24 @@ NDK_OBJECT_HEADER *ndk_test_create_cq(struct kunit *test, NDK_ADAPTER *a,
 				      ULONG depth);
 void ndk_test_close(struct kunit *test, NDK_OBJECT_HEADER *obj,
 		    NDK_FN_CLOSE_OBJECT close);
+NTSTATUS ndk_test_close_atomic(NDK_OBJECT_HEADER *obj,
+			       NDK_FN_CLOSE_OBJECT close, struct ndk_wait *c);
+
+/**
+ * struct ndk_close_in_create - an object closed by its create completion
+ * @create: the create's completion
+ * @close: the close's completion
+ * @close_status: what the close returned
+ */
+struct ndk_close_in_create {
+	struct ndk_wait create;
+	struct ndk_wait close;
+	NTSTATUS close_status;
+};
+
+void ndk_close_in_create_init(struct ndk_close_in_create *t);
+void ndk_close_in_create_cb(PVOID Context, NTSTATUS Status,
+			    NDK_OBJECT_HEADER *pNdkObject);
 
 struct ndk_adapter;
 
@@ -114,6 +149,7 @@ void ndk_test_loopback_free(struct ndk_test_lqp *l);
 /* A spinlock the tests hold to call NDK functions from atomic context. */
 extern spinlock_t ndk_test_lock;
 bool ndk_test_iwarp(void);
+int ndk_rw_file(const char *path, char *buf, size_t len, bool write);
 unsigned int ndk_test_other_cpu(struct kunit *test);
 
 /* Listener port of the connection environment; suites use it and +1..+4. */
@@ -137,6 +173,8 @@ struct ndk_cenv {
 	struct ndk_wait *accept_w;
 	NTSTATUS accept_st;
 	int disconnects;
+	/* the adapter's limits, where the suite's init asked for them */
+	NDK_ADAPTER_INFO info;
 };
 
 /* One connection: active connector and QP, passive connector and QP. */
@@ -161,6 +199,10 @@ NTSTATUS ndk_cenv_listen(struct kunit *test, struct ndk_cenv *e,
 			 NDK_LISTENER *l, u16 port);
 NDK_LISTENER *ndk_cenv_listener(struct kunit *test, struct ndk_cenv *e);
 void ndk_find_addr6(struct net_device *ndev, struct sockaddr_in6 *sin6);
+int ndk_env_adapter_init(struct kunit *test);
+int ndk_env_objects_init(struct kunit *test);
+NDK_ADAPTER *ndk_env_adapter(struct kunit *test);
+struct ndk_cenv *ndk_cenv_need(struct kunit *test);
 int ndk_conn_init_test(struct kunit *test);
 void ndk_conn_exit_test(struct kunit *test);
 NTSTATUS ndk_connect_to(NDK_CONNECTOR *c, NDK_QP *qp,
@@ -170,6 +212,12 @@ NTSTATUS ndk_connect_to(NDK_CONNECTOR *c, NDK_QP *qp,
 NTSTATUS ndk_cenv_connect(struct ndk_cenv *e, NDK_CONNECTOR *c,
 			  NDK_QP *qp, u16 port, const void *pdata,
 			  ULONG len, struct ndk_wait *w);
+NTSTATUS ndk_cenv_connect_done(struct kunit *test, struct ndk_cenv *e,
+			       NDK_CONNECTOR *c, NDK_QP *qp, u16 port,
+			       struct ndk_wait *w);
+void ndk_cenv_connect_incoming(struct kunit *test, struct ndk_cenv *e,
+			       NDK_CONNECTOR *c, NDK_QP *qp,
+			       struct ndk_wait *w);
 NTSTATUS ndk_listener_close(NDK_LISTENER *l, struct ndk_wait *w);
 void ndk_close_all(struct kunit *test, NDK_CONNECTOR *c, NDK_QP *qp);
 void ndk_pair_init(struct kunit *test, struct ndk_cenv *e,
@@ -193,6 +241,154 @@ void ndk_establish(struct kunit *test, struct ndk_cenv *e,
 void ndk_pair_close(struct kunit *test, struct ndk_pair *p);
 void ndk_listen_addr(struct ndk_cenv *e, struct sockaddr_in *sin);
 ULONG ndk_poll_results(NDK_CQ *cq, NDK_RESULT *r, ULONG n);
+
+/* What ndk shows of itself (util.c): object ids and its debugfs files. */
+u32 ndk_obs_id(NDK_OBJECT_HEADER *hdr);
+char *ndk_obs_read(struct kunit *test, struct ndk_cenv *e, const char *file);
+const char *ndk_obs_next(const char *line);
+u64 ndk_obs_stat(struct kunit *test, const char *stats, const char *name);
+void ndk_conn_traffic(struct kunit *test, struct ndk_cenv *e,
+		      NDK_QP *from, NDK_QP *to);
 NDK_RESULT *ndk_find_result(NDK_RESULT *r, ULONG n, uintptr_t ctx);
+
+/* The memory environment (mem.c). */
+#define NDK_MEM_PAGES	4
+
+/**
+ * struct ndk_mem - test memory in one of the forms an MDL describes
+ * @kind: NDK_MDL_* (KVA memory from kmalloc or vmalloc, see @vmalloc)
+ * @vmalloc: KVA memory comes from vmalloc
+ * @chain: describe it as two MDLs split at a page boundary
+ * @base: KVA memory
+ * @pages: page-backed memory
+ * @bv: bio_vecs of @pages
+ * @sg: scatterlist of @pages
+ * @mdl: the MDL chain
+ * @off: where the region starts in the memory
+ * @len: region length
+ */
+struct ndk_mem {
+	enum ndk_mdl_kind kind;
+	bool vmalloc;
+	bool chain;
+	u8 *base;
+	struct page *pages[NDK_MEM_PAGES];
+	struct bio_vec bv[NDK_MEM_PAGES];
+	struct scatterlist sg[NDK_MEM_PAGES];
+	struct ndk_mdl mdl[2];
+	u32 off;
+	u32 len;
+};
+
+/**
+ * struct ndk_menv - a connection and a local buffer to move data with
+ * @p: the connection; the active QP initiates, the passive one owns the
+ *	target memory
+ * @lmem: local buffer of the active side
+ * @lmr: @lmem registered for local write
+ * @early: results that arrived before their wait
+ * @nearly: how many
+ */
+struct ndk_menv {
+	struct ndk_pair p;
+	struct ndk_mem lmem;
+	NDK_MR *lmr;
+	NDK_RESULT_EX early[8];
+	int nearly;
+};
+
+u8 *ndk_mem_byte(struct ndk_mem *m, u32 i);
+void ndk_mem_fill(struct ndk_mem *m, u32 from, u32 n, u8 seed);
+bool ndk_mem_check(struct ndk_mem *m, u32 from, u32 n, u8 seed);
+void ndk_mem_init(struct kunit *test, struct ndk_mem *m,
+		  enum ndk_mdl_kind kind, bool vmalloc, bool chain,
+		  u32 off, u32 len);
+void ndk_mem_free(struct ndk_mem *m);
+u64 ndk_mem_va(struct ndk_mem *m);
+NDK_MR *ndk_test_mr(struct kunit *test, struct ndk_cenv *e, bool fast);
+NTSTATUS ndk_test_register(struct kunit *test, NDK_MR *mr,
+			   struct ndk_mem *m, u64 len, ULONG flags);
+NTSTATUS ndk_test_deregister(struct kunit *test, NDK_MR *mr);
+void ndk_test_close_mr(struct kunit *test, NDK_MR *mr);
+void *ndk_kzalloc_test(struct kunit *test, size_t size);
+NTSTATUS ndk_test_result(struct kunit *test, struct ndk_menv *me,
+			 NDK_CQ *cq, void *ctx, NDK_RESULT_EX *out);
+void ndk_menv_init(struct kunit *test, struct ndk_cenv *e,
+		   struct ndk_menv *me);
+void ndk_menv_free(struct kunit *test, struct ndk_menv *me);
+NTSTATUS ndk_menv_rdma_on(struct kunit *test, struct ndk_cenv *e,
+			  struct ndk_menv *me, NDK_QP *qp, bool write,
+			  u64 raddr, u32 token, u32 len);
+NTSTATUS ndk_menv_rdma(struct kunit *test, struct ndk_cenv *e,
+		       struct ndk_menv *me, bool write, u64 raddr,
+		       u32 token, u32 len);
+NTSTATUS ndk_test_invalidate(struct kunit *test, struct ndk_cenv *e,
+			     struct ndk_menv *me,
+			     NDK_OBJECT_HEADER *obj);
+
+/* The posting environment (env.c, mem.c). */
+#define NDK_POST_BUF	PAGE_SIZE
+
+/**
+ * struct ndk_penv - a connection whose QPs take four SGEs, and a buffer
+ * @p: the connection
+ * @buf: NDK_POST_BUF bytes, DMA-mapped
+ * @dma: its device address
+ * @tok: the privileged token, for @dma
+ * @dev: the device that mapped it
+ */
+struct ndk_penv {
+	struct ndk_pair p;
+	u8 *buf;
+	u64 dma;
+	UINT32 tok;
+	struct ib_device *dev;
+};
+
+/**
+ * struct ndk_qpspec - what the QPs of a test connection are created with
+ * @depth: requests each way
+ * @sge: SGEs per receive and per initiator request
+ * @inline_size: inline bytes
+ * @acq: CQ of the active QP
+ * @pcq: CQ of the passive QP
+ * @srq: SRQ that replaces the passive QP's receive queue, or NULL
+ */
+struct ndk_qpspec {
+	ULONG depth;
+	ULONG sge[2];
+	ULONG inline_size;
+	NDK_CQ *acq, *pcq;
+	NDK_SRQ *srq;
+};
+
+/**
+ * struct ndk_pmem - a registered kernel buffer
+ * @buf: PAGE_SIZE * 4 bytes
+ * @mdl: describes @buf; NdkRegisterMr reads it after returning
+ * @mr: the region
+ */
+struct ndk_pmem {
+	u8 *buf;
+	struct ndk_mdl mdl;
+	NDK_MR *mr;
+};
+
+#define NDK_PMEM_LEN	(4 * PAGE_SIZE)
+
+struct ndk_penv *ndk_penv_new_spec(struct kunit *test,
+				   struct ndk_cenv *e, bool connect,
+				   const struct ndk_qpspec *q);
+void ndk_penv_free(struct kunit *test, struct ndk_penv *pe);
+NDK_SGE ndk_penv_sge(struct ndk_penv *pe, u32 off, u32 len);
+bool ndk_penv_poll(NDK_CQ *cq, NDK_RESULT_EX *out, int n);
+NTSTATUS ndk_penv_send(struct ndk_penv *pe, uintptr_t ctx, int i,
+		       u32 src, ULONG flags);
+struct ndk_pmem *ndk_pmem_new(struct kunit *test, struct ndk_cenv *e,
+			      ULONG flags);
+void ndk_pmem_free(struct kunit *test, struct ndk_pmem *m);
+NDK_SGE ndk_pmem_sge(struct ndk_pmem *m, u32 off, u32 len);
+u64 ndk_pmem_va(struct ndk_pmem *m, u32 off);
+UINT32 ndk_pmem_rtok(struct ndk_pmem *m);
 
 #endif /* _NDK_TESTS_H */

@@ -9,21 +9,9 @@
 #include "ndk_tests.h"
 #include "ndk_priv.h"
 
-static int ndk_pd_init_test(struct kunit *test)
-{
-	test->priv = ndk_test_open(test);
-	return 0;
-}
-
-static void ndk_pd_exit_test(struct kunit *test)
-{
-	if (test->priv)
-		ndk_test_close_adapter(test, test->priv);
-}
-
 static void ndk_pd_create_close_test(struct kunit *test)
 {
-	NDK_ADAPTER *a = test->priv;
+	NDK_ADAPTER *a = ndk_env_adapter(test);
 	NDK_OBJECT_HEADER *hdr = ndk_test_create_pd(test, a);
 	NDK_PD *pd = container_of(hdr, NDK_PD, Header);
 
@@ -38,7 +26,7 @@ static void ndk_pd_create_close_test(struct kunit *test)
 /* Create and close with a spinlock held and interrupts off. */
 static void ndk_pd_atomic_test(struct kunit *test)
 {
-	NDK_ADAPTER *a = test->priv;
+	NDK_ADAPTER *a = ndk_env_adapter(test);
 	struct ndk_wait w, c;
 	unsigned long flags;
 	NDK_PD *pd = NULL;
@@ -53,51 +41,25 @@ static void ndk_pd_atomic_test(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, w.status, STATUS_SUCCESS);
 	pd = container_of(w.obj, NDK_PD, Header);
 
-	ndk_wait_init(&c);
-	spin_lock_irqsave(&ndk_test_lock, flags);
-	status = pd->Dispatch->NdkClosePd(&pd->Header, ndk_test_close_cb, &c);
-	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	status = ndk_test_close_atomic(&pd->Header, pd->Dispatch->NdkClosePd,
+				       &c);
 	KUNIT_ASSERT_EQ(test, status, STATUS_PENDING);
 	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&c));
 	KUNIT_EXPECT_EQ(test, atomic_read(&c.calls), 1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 1);
 }
 
-struct ndk_close_in_create {
-	struct ndk_wait create;
-	struct ndk_wait close;
-	NTSTATUS close_status;
-};
-
-static void ndk_close_in_create_cb(PVOID Context, NTSTATUS Status,
-				   NDK_OBJECT_HEADER *pNdkObject)
-{
-	struct ndk_close_in_create *t = Context;
-	NDK_PD *pd = container_of(pNdkObject, NDK_PD, Header);
-
-	t->create.status = Status;
-	if (Status == STATUS_SUCCESS)
-		t->close_status = pd->Dispatch->NdkClosePd(pNdkObject,
-							   ndk_test_close_cb,
-							   &t->close);
-	complete(&t->create.done);
-}
-
 /* The consumer may close an object from inside its create completion. */
 static void ndk_pd_close_in_create_test(struct kunit *test)
 {
-	NDK_ADAPTER *a = test->priv;
+	NDK_ADAPTER *a = ndk_env_adapter(test);
 	struct ndk_close_in_create t;
 	NDK_PD *pd = NULL;
 
-	ndk_wait_init(&t.create);
-	ndk_wait_init(&t.close);
-	KUNIT_ASSERT_EQ(test,
-			a->Dispatch->NdkCreatePd(a, ndk_close_in_create_cb, &t,
-						 &pd),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&t.create));
-	KUNIT_ASSERT_EQ(test, t.create.status, STATUS_SUCCESS);
+	ndk_close_in_create_init(&t);
+	ndk_create_with(test, a->Dispatch->NdkCreatePd(a, ndk_close_in_create_cb,
+						       &t, &pd),
+			&t.create);
 	KUNIT_EXPECT_EQ(test, t.close_status, STATUS_PENDING);
 	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&t.close));
 }
@@ -105,7 +67,7 @@ static void ndk_pd_close_in_create_test(struct kunit *test)
 /* The privileged token is the local DMA key: local access, never remote. */
 static void ndk_pd_privileged_token_test(struct kunit *test)
 {
-	NDK_ADAPTER *a = test->priv;
+	NDK_ADAPTER *a = ndk_env_adapter(test);
 	NDK_OBJECT_HEADER *hdr = ndk_test_create_pd(test, a);
 	NDK_PD *pd = container_of(hdr, NDK_PD, Header);
 	struct ndk_pd *p = container_of(pd, struct ndk_pd, ndk);
@@ -120,7 +82,7 @@ static void ndk_pd_privileged_token_test(struct kunit *test)
 
 static void ndk_pd_bad_args_test(struct kunit *test)
 {
-	NDK_ADAPTER *a = test->priv;
+	NDK_ADAPTER *a = ndk_env_adapter(test);
 	NDK_OBJECT_HEADER *hdr;
 	NDK_PD *pd = NULL;
 	struct ndk_wait w;
@@ -146,7 +108,7 @@ static void ndk_pd_bad_args_test(struct kunit *test)
 /* Many creations in flight at once, then many closes in flight. */
 static void ndk_pd_many_test(struct kunit *test)
 {
-	NDK_ADAPTER *a = test->priv;
+	NDK_ADAPTER *a = ndk_env_adapter(test);
 	struct ndk_wait *w;
 	NDK_PD *pd = NULL;
 	int i;
@@ -251,7 +213,7 @@ static void ndk_pd_adapter_close_first_test(struct kunit *test)
 
 static void ndk_pd_query_extension_test(struct kunit *test)
 {
-	NDK_ADAPTER *a = test->priv;
+	NDK_ADAPTER *a = ndk_env_adapter(test);
 	NDK_OBJECT_HEADER *hdr = ndk_test_create_pd(test, a);
 	NDK_PD *pd = container_of(hdr, NDK_PD, Header);
 	GUID id = { 1 };
@@ -278,9 +240,4 @@ static struct kunit_case ndk_pd_cases[] = {
 	{}
 };
 
-struct kunit_suite ndk_pd_suite = {
-	.name = "ndk_pd",
-	.init = ndk_pd_init_test,
-	.exit = ndk_pd_exit_test,
-	.test_cases = ndk_pd_cases,
-};
+NDK_SUITE(pd, ndk_env_adapter_init, ndk_conn_exit_test);

@@ -1,49 +1,39 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * ndk_qp: queue pair creation limits, the create/close contract, and the
- * antecedent rules between a QP and its PD and CQs.
+ * ndk_qp, the tests of ndk/qp.c: queue pair creation limits, the
+ * create/close contract, and the antecedent rules between a QP and its
+ * PD and CQs.
+ *
+ * Then posting over a loopback connection. Gather and scatter with the
+ * bytes checked, requests refused before the connection, and the rule
+ * that a request that returned STATUS_SUCCESS always completes: receives
+ * and sends still outstanding when the QP is flushed or the peer goes
+ * away complete with the flush status, as what they were. Deferred
+ * requests (NDK_OP_FLAG_DEFER) wait in the QP until their chain ends,
+ * and reach the device before any inline failure returns. The posting
+ * cases complete the connection environment (ndk_cenv_need()) the
+ * suite's init leaves out.
  */
 #include <linux/delay.h>
+#include <linux/kthread.h>
 #include "ndk_tests.h"
 
-struct ndk_qp_env {
-	NDK_ADAPTER *a;
-	NDK_PD *pd;
-	NDK_CQ *cq;
-	NDK_ADAPTER_INFO info;
-};
-
+/* The objects' environment, and the adapter's limits in @e->info. */
 static int ndk_qp_init_test(struct kunit *test)
 {
-	struct ndk_qp_env *e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
+	struct ndk_cenv *e;
 	ULONG size = sizeof(e->info);
 
-	KUNIT_ASSERT_NOT_NULL(test, e);
-	test->priv = e;
-	e->a = ndk_test_open(test);
+	ndk_env_objects_init(test);
+	e = test->priv;
 	KUNIT_ASSERT_EQ(test, e->a->Dispatch->NdkQueryAdapterInfo(e->a, &e->info,
 								  &size),
 			STATUS_SUCCESS);
-	e->pd = container_of(ndk_test_create_pd(test, e->a), NDK_PD, Header);
-	e->cq = container_of(ndk_test_create_cq(test, e->a, 64), NDK_CQ, Header);
 	return 0;
 }
 
-static void ndk_qp_exit_test(struct kunit *test)
-{
-	struct ndk_qp_env *e = test->priv;
-
-	if (!e || !e->a)
-		return;
-	if (e->cq)
-		ndk_test_close(test, &e->cq->Header, e->cq->Dispatch->NdkCloseCq);
-	if (e->pd)
-		ndk_test_close(test, &e->pd->Header, e->pd->Dispatch->NdkClosePd);
-	ndk_test_close_adapter(test, e->a);
-}
-
 /* A QP made inline (STATUS_SUCCESS) is left in @w->obj. */
-static NTSTATUS ndk_qp_try(struct ndk_qp_env *e, NDK_CQ *rcq, NDK_CQ *icq,
+static NTSTATUS ndk_qp_try(struct ndk_cenv *e, NDK_CQ *rcq, NDK_CQ *icq,
 			   ULONG rdepth, ULONG idepth, ULONG rsge, ULONG isge,
 			   ULONG inl, struct ndk_wait *w)
 {
@@ -73,7 +63,7 @@ static NTSTATUS ndk_qp_done(struct kunit *test, NTSTATUS st,
 	return w->status;
 }
 
-static NDK_QP *ndk_qp_make(struct kunit *test, struct ndk_qp_env *e)
+static NDK_QP *ndk_qp_make(struct kunit *test, struct ndk_cenv *e)
 {
 	struct ndk_wait w;
 	NTSTATUS st;
@@ -88,7 +78,7 @@ static NDK_QP *ndk_qp_make(struct kunit *test, struct ndk_qp_env *e)
 
 static void ndk_qp_create_close_test(struct kunit *test)
 {
-	struct ndk_qp_env *e = test->priv;
+	struct ndk_cenv *e = test->priv;
 	NDK_QP *qp = ndk_qp_make(test, e);
 	struct ndk_qp *p = container_of(qp, struct ndk_qp, ndk);
 	struct ib_qp_init_attr init;
@@ -109,7 +99,7 @@ static void ndk_qp_create_close_test(struct kunit *test)
 /* Create and close with a spinlock held and interrupts off. */
 static void ndk_qp_atomic_test(struct kunit *test)
 {
-	struct ndk_qp_env *e = test->priv;
+	struct ndk_cenv *e = test->priv;
 	struct ndk_wait w, c;
 	unsigned long flags;
 	NTSTATUS status;
@@ -124,31 +114,10 @@ static void ndk_qp_atomic_test(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, w.status, STATUS_SUCCESS);
 	qp = container_of(w.obj, NDK_QP, Header);
 
-	ndk_wait_init(&c);
-	spin_lock_irqsave(&ndk_test_lock, flags);
-	status = qp->Dispatch->NdkCloseQp(&qp->Header, ndk_test_close_cb, &c);
-	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	status = ndk_test_close_atomic(&qp->Header, qp->Dispatch->NdkCloseQp,
+				       &c);
 	KUNIT_ASSERT_EQ(test, status, STATUS_PENDING);
 	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&c));
-}
-
-struct ndk_qp_cic {
-	struct ndk_wait create, close;
-	NTSTATUS close_status;
-};
-
-static void ndk_qp_cic_cb(PVOID Context, NTSTATUS Status,
-			  NDK_OBJECT_HEADER *pNdkObject)
-{
-	struct ndk_qp_cic *t = Context;
-	NDK_QP *qp = container_of(pNdkObject, NDK_QP, Header);
-
-	t->create.status = Status;
-	if (Status == STATUS_SUCCESS)
-		t->close_status = qp->Dispatch->NdkCloseQp(pNdkObject,
-							   ndk_test_close_cb,
-							   &t->close);
-	complete(&t->create.done);
 }
 
 /*
@@ -158,21 +127,19 @@ static void ndk_qp_cic_cb(PVOID Context, NTSTATUS Status,
  */
 static void ndk_qp_close_in_create_test(struct kunit *test)
 {
-	struct ndk_qp_env *e = test->priv;
-	struct ndk_qp_cic t;
+	struct ndk_cenv *e = test->priv;
+	struct ndk_close_in_create t;
 	NDK_QP *unused = NULL;
 	unsigned long flags;
 	NTSTATUS st;
 
-	ndk_wait_init(&t.create);
-	ndk_wait_init(&t.close);
+	ndk_close_in_create_init(&t);
 	spin_lock_irqsave(&ndk_test_lock, flags);
 	st = e->pd->Dispatch->NdkCreateQp(e->pd, e->cq, e->cq, NULL, 4, 4, 1, 1,
-					  0, ndk_qp_cic_cb, &t, &unused);
+					  0, ndk_close_in_create_cb, &t,
+					  &unused);
 	spin_unlock_irqrestore(&ndk_test_lock, flags);
-	KUNIT_ASSERT_EQ(test, st, STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&t.create));
-	KUNIT_ASSERT_EQ(test, t.create.status, STATUS_SUCCESS);
+	ndk_create_with(test, st, &t.create);
 	if (t.close_status == STATUS_SUCCESS) {
 		msleep(50);
 		KUNIT_EXPECT_EQ(test, atomic_read(&t.close.calls), 0);
@@ -190,7 +157,7 @@ static void ndk_qp_close_in_create_test(struct kunit *test)
  */
 static void ndk_qp_inline_test(struct kunit *test)
 {
-	struct ndk_qp_env *e = test->priv;
+	struct ndk_cenv *e = test->priv;
 	NDK_CONNECTOR *conn = NULL;
 	struct ndk_wait w, c;
 	NDK_QP *qp;
@@ -238,7 +205,7 @@ static void ndk_qp_inline_test(struct kunit *test)
 /* Each limit of NDK_ADAPTER_INFO, one past it, fails inline. */
 static void ndk_qp_limits_test(struct kunit *test)
 {
-	struct ndk_qp_env *e = test->priv;
+	struct ndk_cenv *e = test->priv;
 	const NDK_ADAPTER_INFO *i = &e->info;
 	struct ndk_wait w;
 
@@ -276,7 +243,7 @@ static void ndk_qp_limits_test(struct kunit *test)
  */
 static void ndk_qp_max_limits_test(struct kunit *test)
 {
-	struct ndk_qp_env *e = test->priv;
+	struct ndk_cenv *e = test->priv;
 	const NDK_ADAPTER_INFO *i = &e->info;
 	const ULONG v[][5] = {
 		{ i->MaxReceiveQueueDepth, 4, 1, 1, 0 },
@@ -327,7 +294,7 @@ static void ndk_order_cb(PVOID Context)
  */
 static void ndk_qp_antecedent_test(struct kunit *test, bool close_pd)
 {
-	struct ndk_qp_env *e = test->priv;
+	struct ndk_cenv *e = test->priv;
 	NDK_QP *qp = ndk_qp_make(test, e);
 	struct ndk_order_rec rec = {};
 	NDK_OBJECT_HEADER *ante;
@@ -376,7 +343,7 @@ static void ndk_qp_close_cq_first_test(struct kunit *test)
 /* Separate receive and initiator CQs each stay referenced. */
 static void ndk_qp_two_cqs_test(struct kunit *test)
 {
-	struct ndk_qp_env *e = test->priv;
+	struct ndk_cenv *e = test->priv;
 	NDK_CQ *rcq = container_of(ndk_test_create_cq(test, e->a, 16), NDK_CQ,
 				   Header);
 	struct ndk_wait w, c;
@@ -398,6 +365,1498 @@ static void ndk_qp_two_cqs_test(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&c));
 }
 
+/*
+ * QPs of 4 SGEs each way, @depth deep, the active one on the suite's CQ
+ * and the passive one on @pcq.
+ */
+static struct ndk_penv *ndk_penv_new_qp(struct kunit *test,
+					struct ndk_cenv *e, bool connect,
+					ULONG depth, ULONG inline_size,
+					NDK_CQ *pcq)
+{
+	struct ndk_qpspec q = { .depth = depth, .sge = { 4, 4 },
+				.inline_size = inline_size, .acq = e->cq,
+				.pcq = pcq };
+
+	return ndk_penv_new_spec(test, e, connect, &q);
+}
+
+static struct ndk_penv *ndk_penv_new(struct kunit *test, struct ndk_cenv *e,
+				     bool connect)
+{
+	return ndk_penv_new_qp(test, e, connect, 8, 0, e->cq);
+}
+
+/* Post @n receives of 32 bytes on @qp, contexts @ctx.. and slots 0... */
+static void ndk_penv_receives(struct kunit *test, struct ndk_penv *pe,
+			      NDK_QP *qp, uintptr_t ctx, int n)
+{
+	NDK_SGE sge;
+	NTSTATUS st;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		sge = ndk_penv_sge(pe, 32 * i, 32);
+		st = qp->Dispatch->NdkReceive(qp, (void *)(ctx + i), &sge, 1);
+		KUNIT_EXPECT_EQ(test, st, STATUS_SUCCESS);
+	}
+}
+
+/* Poll @n results and check each is @status, a @type, with @ctx + i. */
+static void ndk_penv_expect(struct kunit *test, struct ndk_cenv *e,
+			    uintptr_t ctx, int n, NTSTATUS status,
+			    NDK_OPERATION_TYPE type)
+{
+	unsigned long end = jiffies + NDK_TEST_TIMEOUT;
+	NDK_RESULT_EX r[8];
+	int got = 0, i;
+
+	while (got < n && time_before(jiffies, end)) {
+		got += e->cq->Dispatch->NdkGetCqResultsEx(e->cq, r + got,
+							  n - got);
+		if (got < n)
+			usleep_range(2000, 4000);
+	}
+	KUNIT_ASSERT_EQ(test, got, n);
+	for (i = 0; i < n; i++) {
+		/*
+		 * iWARP has no receiver-not-ready wait: a send completes
+		 * once it is on the wire, before a flush can catch it.
+		 */
+		if (type != NdkOperationTypeSend || !ndk_test_iwarp() ||
+		    r[i].Status != STATUS_SUCCESS)
+			KUNIT_EXPECT_EQ(test, r[i].Status, status);
+		KUNIT_EXPECT_EQ(test, r[i].Type, (ULONG)type);
+		KUNIT_EXPECT_GE(test, (uintptr_t)r[i].RequestContext, ctx);
+		KUNIT_EXPECT_LT(test, (uintptr_t)r[i].RequestContext, ctx + n);
+		KUNIT_EXPECT_PTR_EQ(test, r[i].QPContext, (void *)e);
+	}
+	msleep(50);
+	KUNIT_EXPECT_EQ(test, e->cq->Dispatch->NdkGetCqResultsEx(e->cq, r, 1),
+			0U);
+}
+
+/* nd_receive_flush_qp: every posted receive comes back cancelled. */
+static void nd_receive_flush_qp(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_penv *pe = ndk_penv_new(test, e, true);
+	unsigned long flags;
+
+	ndk_penv_receives(test, pe, pe->p.pqp, 0x100, 5);
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	pe->p.pqp->Dispatch->NdkFlush(pe->p.pqp);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	ndk_penv_expect(test, e, 0x100, 5, STATUS_CANCELLED,
+			NdkOperationTypeReceive);
+	ndk_penv_free(test, pe);
+}
+
+/*
+ * Sends to a peer with no receive posted wait (receiver not ready, retried
+ * without end); a flush of the sender completes them as cancelled sends.
+ */
+static void ndk_post_flush_sends_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_penv *pe = ndk_penv_new(test, e, true);
+	NDK_QP *qp = pe->p.aqp;
+	NDK_SGE sge = ndk_penv_sge(pe, 512, 16);
+	NTSTATUS st;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		st = qp->Dispatch->NdkSend(qp, (void *)(uintptr_t)(0x200 + i),
+					   &sge, 1, 0);
+		KUNIT_EXPECT_EQ(test, st, STATUS_SUCCESS);
+	}
+	msleep(100);
+	KUNIT_EXPECT_EQ(test, e->cq->Dispatch->NdkGetCqResults(e->cq, NULL, 0),
+			0U);
+	qp->Dispatch->NdkFlush(qp);
+	ndk_penv_expect(test, e, 0x200, 3, STATUS_CANCELLED,
+			NdkOperationTypeSend);
+	ndk_penv_free(test, pe);
+}
+
+/*
+ * nd_receive_conn_closed: the peer disconnects while receives are
+ * posted; they complete with the flush status and the disconnect event
+ * callback runs once.
+ */
+static void nd_receive_conn_closed(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_penv *pe = ndk_penv_new(test, e, true);
+	unsigned long end;
+	struct ndk_wait dw;
+
+	e->disconnects = 0;
+	ndk_penv_receives(test, pe, pe->p.pqp, 0x300, 4);
+	ndk_wait_init(&dw);
+	KUNIT_ASSERT_EQ(test, pe->p.c->Dispatch->NdkDisconnect(pe->p.c,
+							       ndk_test_request_cb,
+							       &dw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&dw));
+	ndk_penv_expect(test, e, 0x300, 4, STATUS_CANCELLED,
+			NdkOperationTypeReceive);
+	end = jiffies + NDK_TEST_TIMEOUT;
+	while (!e->disconnects && time_before(jiffies, end))
+		usleep_range(2000, 4000);
+	KUNIT_EXPECT_EQ(test, e->disconnects, 1);
+	ndk_penv_free(test, pe);
+}
+
+/*
+ * A send gathered from three SGEs lands scattered over two receive SGEs,
+ * byte for byte; more SGEs than the QP takes are refused inline.
+ */
+static void ndk_post_gather_scatter_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_penv *pe = ndk_penv_new(test, e, true);
+	NDK_SGE rs[2] = { ndk_penv_sge(pe, 600, 10), ndk_penv_sge(pe, 700, 40) };
+	NDK_SGE ss[5] = { ndk_penv_sge(pe, 0, 7), ndk_penv_sge(pe, 100, 20),
+			  ndk_penv_sge(pe, 300, 13) };
+	NDK_RESULT r[2], *x;
+	u8 want[40];
+	int i;
+
+	for (i = 0; i < NDK_POST_BUF / 2; i++)
+		pe->buf[i] = (u8)(i * 13 + 5);
+	ib_dma_sync_single_for_device(pe->dev, pe->dma, NDK_POST_BUF,
+				      DMA_BIDIRECTIONAL);
+	KUNIT_EXPECT_EQ(test, pe->p.aqp->Dispatch->NdkSend(pe->p.aqp, NULL, ss,
+							   5, 0),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_ASSERT_EQ(test, pe->p.pqp->Dispatch->NdkReceive(pe->p.pqp,
+							      (void *)0x401,
+							      rs, 2),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, pe->p.aqp->Dispatch->NdkSend(pe->p.aqp,
+							   (void *)0x402, ss,
+							   3, 0),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, ndk_poll_results(e->cq, r, 2), 2U);
+	x = ndk_find_result(r, 2, 0x401);
+	KUNIT_ASSERT_NOT_NULL(test, x);
+	KUNIT_EXPECT_EQ(test, x->Status, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, x->BytesTransferred, 40U);
+	ib_dma_sync_single_for_cpu(pe->dev, pe->dma, NDK_POST_BUF,
+				   DMA_BIDIRECTIONAL);
+	memcpy(want, pe->buf, 7);
+	memcpy(want + 7, pe->buf + 100, 20);
+	memcpy(want + 27, pe->buf + 300, 13);
+	NDK_EXPECT_MEMEQ(test, pe->buf + 600, want, 10);
+	NDK_EXPECT_MEMEQ(test, pe->buf + 700, want + 10, 30);
+	ndk_penv_free(test, pe);
+}
+
+/* Before the connection no initiator request is taken, and none completes. */
+static void ndk_post_not_connected_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_penv *pe = ndk_penv_new(test, e, false);
+	NDK_QP *qp = pe->p.aqp;
+	NDK_SGE sge = ndk_penv_sge(pe, 0, 8);
+	NDK_RESULT r;
+
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkSend(qp, NULL, &sge, 1, 0),
+			STATUS_CONNECTION_INVALID);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkWrite(qp, NULL, &sge, 1, 0, 0,
+						     0),
+			STATUS_CONNECTION_INVALID);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkRead(qp, NULL, &sge, 1, 0, 0, 0),
+			STATUS_CONNECTION_INVALID);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkSendAndInvalidate(qp, NULL,
+								 &sge, 1, 0,
+								 0),
+			STATUS_CONNECTION_INVALID);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkInvalidate(qp, NULL, NULL, 0),
+			STATUS_CONNECTION_INVALID);
+	/* Receives may be posted before the connection. */
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkReceive(qp, NULL, &sge, 1),
+			STATUS_SUCCESS);
+	msleep(50);
+	KUNIT_EXPECT_EQ(test, e->cq->Dispatch->NdkGetCqResults(e->cq, &r, 1),
+			0U);
+	ndk_penv_free(test, pe);
+}
+
+/* The QP behind an NDK_QP, to see what it holds. */
+static struct ndk_qp *ndk_post_priv(NDK_QP *qp)
+{
+	return container_of(qp, struct ndk_qp, ndk);
+}
+
+static void ndk_penv_fill(struct ndk_penv *pe)
+{
+	int i;
+
+	for (i = 0; i < NDK_POST_BUF; i++)
+		pe->buf[i] = (u8)(i * 13 + 5);
+	ib_dma_sync_single_for_device(pe->dev, pe->dma, NDK_POST_BUF,
+				      DMA_BIDIRECTIONAL);
+}
+
+/* Copy the results of @type among @r[0..@n) to @out, in order; count. */
+static int ndk_results_of(const NDK_RESULT_EX *r, int n,
+			  NDK_OPERATION_TYPE type, NDK_RESULT_EX *out)
+{
+	int i, k = 0;
+
+	for (i = 0; i < n; i++)
+		if (r[i].Type == type)
+			out[k++] = r[i];
+	return k;
+}
+
+/* No result of @type arrives within 50 ms. */
+static void ndk_penv_expect_none(struct kunit *test, struct ndk_cenv *e,
+				 NDK_OPERATION_TYPE type)
+{
+	NDK_RESULT_EX r;
+
+	msleep(50);
+	while (e->cq->Dispatch->NdkGetCqResultsEx(e->cq, &r, 1))
+		KUNIT_EXPECT_NE_MSG(test, r.Type, (ULONG)type,
+				    "unexpected result %p",
+				    r.RequestContext);
+}
+
+/*
+ * Check that sends @ctx.. and the receives 0x100.. they filled (16
+ * bytes each from source offsets @src + 16 * i into 32-byte slots from
+ * @slot) completed in order, with their bytes.
+ */
+static void ndk_penv_expect_sends(struct kunit *test, struct ndk_cenv *e,
+				  struct ndk_penv *pe, uintptr_t ctx, int n,
+				  int slot, u32 src)
+{
+	NDK_RESULT_EX *all = kunit_kcalloc(test, 3 * n, sizeof(*all),
+					   GFP_KERNEL);
+	NDK_RESULT_EX *r = all + 2 * n;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, all);
+	KUNIT_ASSERT_TRUE(test, ndk_penv_poll(e->cq, all, 2 * n));
+	KUNIT_ASSERT_EQ(test, ndk_results_of(all, 2 * n, NdkOperationTypeSend,
+					     r), n);
+	for (i = 0; i < n; i++) {
+		KUNIT_EXPECT_EQ(test, r[i].Status, STATUS_SUCCESS);
+		KUNIT_EXPECT_PTR_EQ(test, r[i].RequestContext,
+				    (void *)(ctx + i));
+	}
+	KUNIT_ASSERT_EQ(test, ndk_results_of(all, 2 * n,
+					     NdkOperationTypeReceive, r), n);
+	ib_dma_sync_single_for_cpu(pe->dev, pe->dma, NDK_POST_BUF,
+				   DMA_BIDIRECTIONAL);
+	for (i = 0; i < n; i++) {
+		KUNIT_EXPECT_EQ(test, r[i].Status, STATUS_SUCCESS);
+		KUNIT_EXPECT_PTR_EQ(test, r[i].RequestContext,
+				    (void *)(uintptr_t)(0x100 + slot + i));
+		KUNIT_EXPECT_EQ(test, r[i].BytesTransferred, 16U);
+		NDK_EXPECT_MEMEQ(test, pe->buf + 32 * (slot + i),
+				 pe->buf + src + 16 * i, 16);
+	}
+}
+
+/*
+ * Deferred sends wait in the QP: nothing reaches the peer or the CQ until
+ * a request without NDK_OP_FLAG_DEFER ends the chain; then all complete
+ * in order, with their contexts and bytes. From atomic context.
+ */
+static void ndk_post_defer_chain_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_penv *pe = ndk_penv_new_qp(test, e, true, 16, 0, e->cq);
+	unsigned long flags;
+	NDK_RESULT r;
+	int i;
+
+	ndk_penv_fill(pe);
+	ndk_penv_receives(test, pe, pe->p.pqp, 0x100, 4);
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x200, i, 2048,
+						    NDK_OP_FLAG_DEFER),
+				STATUS_SUCCESS);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	KUNIT_EXPECT_EQ(test, ndk_post_priv(pe->p.aqp)->nheld, 3U);
+	msleep(100);
+	KUNIT_EXPECT_EQ(test, e->cq->Dispatch->NdkGetCqResults(e->cq, &r, 1),
+			0U);
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x200, 3, 2048, 0),
+			STATUS_SUCCESS);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	KUNIT_EXPECT_EQ(test, ndk_post_priv(pe->p.aqp)->nheld, 0U);
+	ndk_penv_expect_sends(test, e, pe, 0x200, 4, 0, 2048);
+	ndk_penv_free(test, pe);
+}
+
+/*
+ * A request that fails inline first sends what was deferred before it:
+ * those complete, the failed one never does. Failures of the SGE check,
+ * of the flag check and of NdkInvalidate's own checks.
+ */
+static void ndk_post_defer_fail_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_penv *pe = ndk_penv_new_qp(test, e, true, 16, 0, e->cq);
+	NDK_SGE five[5] = { ndk_penv_sge(pe, 2048, 4),
+			    ndk_penv_sge(pe, 2052, 4),
+			    ndk_penv_sge(pe, 2056, 4),
+			    ndk_penv_sge(pe, 2060, 4),
+			    ndk_penv_sge(pe, 2064, 4) };
+	NDK_QP *qp = pe->p.aqp;
+
+	ndk_penv_fill(pe);
+	ndk_penv_receives(test, pe, pe->p.pqp, 0x100, 4);
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x200, 0, 2048,
+					    NDK_OP_FLAG_DEFER),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x200, 1, 2048,
+					    NDK_OP_FLAG_DEFER),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkSend(qp, (void *)0x2ff, five, 5,
+						    NDK_OP_FLAG_DEFER),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, ndk_post_priv(qp)->nheld, 0U);
+	ndk_penv_expect_sends(test, e, pe, 0x200, 2, 0, 2048);
+	ndk_penv_expect_none(test, e, NdkOperationTypeSend);
+
+	/* A flag NdkWrite does not take. */
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x202, 0, 2048 + 32,
+					    NDK_OP_FLAG_DEFER),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkWrite(qp, (void *)0x2fe,
+						     five, 1, 0, 0,
+						     NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT),
+			STATUS_INVALID_PARAMETER);
+	ndk_penv_expect_sends(test, e, pe, 0x202, 1, 2, 2048 + 32);
+
+	/* NdkInvalidate of no MR, itself deferred. */
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x203, 0, 2048 + 48,
+					    NDK_OP_FLAG_DEFER),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkInvalidate(qp, (void *)0x2fd,
+							  NULL,
+							  NDK_OP_FLAG_DEFER),
+			STATUS_INVALID_PARAMETER);
+	ndk_penv_expect_sends(test, e, pe, 0x203, 1, 3, 2048 + 48);
+	ndk_penv_expect_none(test, e, NdkOperationTypeSend);
+	ndk_penv_expect_none(test, e, NdkOperationTypeInvalidate);
+	ndk_penv_free(test, pe);
+}
+
+/*
+ * A full batch goes to the device without waiting for the end of its
+ * chain; the next deferred requests start a new one.
+ */
+static void ndk_post_defer_full_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_penv *pe = ndk_penv_new_qp(test, e, true, 32, 0, e->cq);
+	int i;
+
+	ndk_penv_fill(pe);
+	ndk_penv_receives(test, pe, pe->p.pqp, 0x100, NDK_DEFER_MAX + 3);
+	for (i = 0; i < NDK_DEFER_MAX; i++)
+		KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x200, i, 2048,
+						    NDK_OP_FLAG_DEFER),
+				STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_post_priv(pe->p.aqp)->nheld, 0U);
+	ndk_penv_expect_sends(test, e, pe, 0x200, NDK_DEFER_MAX, 0, 2048);
+	for (i = 0; i < 2; i++)
+		KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x300, i, 2048,
+						    NDK_OP_FLAG_DEFER),
+				STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_post_priv(pe->p.aqp)->nheld, 2U);
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x300, 2, 2048, 0),
+			STATUS_SUCCESS);
+	ndk_penv_expect_sends(test, e, pe, 0x300, 3, NDK_DEFER_MAX, 2048);
+	ndk_penv_free(test, pe);
+}
+
+/*
+ * On a queue shallower than a batch, the batch is full at the queue's
+ * depth: the request that fills the queue sends the chain.
+ */
+static void ndk_post_defer_shallow_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_penv *pe = ndk_penv_new_qp(test, e, true, 4, 0, e->cq);
+	int i;
+
+	ndk_penv_fill(pe);
+	ndk_penv_receives(test, pe, pe->p.pqp, 0x100, 4);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x200, i, 2048,
+						    NDK_OP_FLAG_DEFER),
+				STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_post_priv(pe->p.aqp)->nheld, 3U);
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x200, 3, 2048,
+					    NDK_OP_FLAG_DEFER),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_post_priv(pe->p.aqp)->nheld, 0U);
+	ndk_penv_expect_sends(test, e, pe, 0x200, 4, 0, 2048);
+	ndk_penv_free(test, pe);
+}
+
+/*
+ * NdkFlush with deferred requests held: they go to the device before the
+ * QP stops and complete like every outstanding send (cancelled, or on
+ * iWARP possibly sent); afterwards nothing is taken.
+ */
+static void ndk_post_defer_flush_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_penv *pe = ndk_penv_new(test, e, true);
+	NDK_QP *qp = pe->p.aqp;
+	NDK_RESULT_EX r[2];
+	int n;
+
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x200, 0, 512,
+					    NDK_OP_FLAG_DEFER),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x200, 1, 512,
+					    NDK_OP_FLAG_DEFER |
+					    NDK_OP_FLAG_SILENT_SUCCESS),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_post_priv(qp)->nheld, 2U);
+	qp->Dispatch->NdkFlush(qp);
+	/* Both wait for a receive on RoCE, so both are cancelled. */
+	KUNIT_ASSERT_TRUE(test, ndk_penv_poll(e->cq, r, 1));
+	KUNIT_EXPECT_PTR_EQ(test, r[0].RequestContext, (void *)0x200);
+	if (!ndk_test_iwarp() || r[0].Status != STATUS_SUCCESS)
+		KUNIT_EXPECT_EQ(test, r[0].Status, STATUS_CANCELLED);
+	msleep(100);
+	n = 0;
+	while (e->cq->Dispatch->NdkGetCqResultsEx(e->cq, &r[1], 1)) {
+		KUNIT_EXPECT_PTR_EQ(test, r[1].RequestContext, (void *)0x201);
+		KUNIT_EXPECT_EQ(test, r[1].Status, STATUS_CANCELLED);
+		n++;
+	}
+	/*
+	 * The silent one completes only with an error; iWARP may have sent
+	 * it successfully before the flush (no receiver-not-ready wait).
+	 */
+	if (ndk_test_iwarp())
+		KUNIT_EXPECT_LE(test, n, 1);
+	else
+		KUNIT_EXPECT_EQ(test, n, 1);
+	KUNIT_EXPECT_EQ(test, ndk_post_priv(qp)->nheld, 0U);
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x210, 0, 512,
+					    NDK_OP_FLAG_DEFER),
+			STATUS_CONNECTION_INVALID);
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x210, 1, 512, 0),
+			STATUS_CONNECTION_INVALID);
+	ndk_penv_expect_none(test, e, NdkOperationTypeSend);
+	ndk_penv_free(test, pe);
+}
+
+/* A fast-register MR of @pages pages, initialized for local access. */
+static NDK_MR *ndk_post_fast_mr(struct kunit *test, struct ndk_cenv *e,
+				ULONG pages)
+{
+	NDK_MR *unused = NULL, *mr;
+	struct ndk_wait w;
+	NTSTATUS st;
+
+	ndk_wait_init(&w);
+	st = e->pd->Dispatch->NdkCreateMr(e->pd, TRUE, ndk_test_create_cb, &w,
+					  &unused);
+	mr = container_of(ndk_create_with(test, st, &w), NDK_MR, Header);
+	ndk_wait_init(&w);
+	st = mr->Dispatch->NdkInitializeFastRegisterMr(mr, pages, FALSE,
+						       ndk_test_request_cb,
+						       &w);
+	KUNIT_EXPECT_EQ(test, ndk_test_outcome(test, &w, st), STATUS_SUCCESS);
+	return mr;
+}
+
+/*
+ * The deferral scheme's own example: a fast registration deferred, and
+ * the send that gathers from the new region ending the chain. The send
+ * carries the region's bytes only if the registration went first.
+ */
+static void ndk_post_defer_fast_register_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_penv *pe = ndk_penv_new(test, e, true);
+	struct page *page = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	NDK_LOGICAL_ADDRESS_MAPPING *lam;
+	NDK_RESULT_EX all[3], r[1];
+	NDK_QP *qp = pe->p.aqp;
+	ULONG size = 0, fbo = 0;
+	struct ndk_mdl mdl;
+	NDK_SGE sge;
+	NDK_MR *mr;
+	u8 *va;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	va = page_address(page);
+	for (i = 0; i < 32; i++)
+		va[100 + i] = (u8)(i * 3 + 1);
+	ndk_mdl_init_pages(&mdl, &page, 1, 100, 32);
+	KUNIT_ASSERT_EQ(test, e->a->Dispatch->NdkBuildLAM(e->a, &mdl, 32, NULL,
+							  NULL, NULL, &size,
+							  &fbo),
+			STATUS_BUFFER_TOO_SMALL);
+	lam = kunit_kzalloc(test, size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, lam);
+	KUNIT_ASSERT_EQ(test, e->a->Dispatch->NdkBuildLAM(e->a, &mdl, 32, NULL,
+							  NULL, lam, &size,
+							  &fbo),
+			STATUS_SUCCESS);
+	mr = ndk_post_fast_mr(test, e, 1);
+	ndk_penv_receives(test, pe, pe->p.pqp, 0x100, 1);
+
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkFastRegister(qp, (void *)0x31,
+							    mr,
+							    lam->AdapterPageCount,
+							    lam->AdapterPageArray,
+							    fbo, 32,
+							    (PVOID)(uintptr_t)mdl.va,
+							    NDK_OP_FLAG_DEFER),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_post_priv(qp)->nheld, 1U);
+	sge.VirtualAddress = (PVOID)(uintptr_t)mdl.va;
+	sge.Length = 32;
+	sge.MemoryRegionToken = mr->Dispatch->NdkGetLocalTokenFromMr(mr);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkSend(qp, (void *)0x32, &sge, 1,
+						    0),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_TRUE(test, ndk_penv_poll(e->cq, all, 3));
+	KUNIT_ASSERT_EQ(test, ndk_results_of(all, 3,
+					     NdkOperationTypeFastRegister, r),
+			1);
+	KUNIT_EXPECT_PTR_EQ(test, r[0].RequestContext, (void *)0x31);
+	KUNIT_EXPECT_EQ(test, r[0].Status, STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, ndk_results_of(all, 3, NdkOperationTypeSend, r),
+			1);
+	KUNIT_EXPECT_PTR_EQ(test, r[0].RequestContext, (void *)0x32);
+	KUNIT_EXPECT_EQ(test, r[0].Status, STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, ndk_results_of(all, 3, NdkOperationTypeReceive,
+					     r), 1);
+	KUNIT_EXPECT_EQ(test, r[0].Status, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, r[0].BytesTransferred, 32U);
+	ib_dma_sync_single_for_cpu(pe->dev, pe->dma, NDK_POST_BUF,
+				   DMA_BIDIRECTIONAL);
+	NDK_EXPECT_MEMEQ(test, pe->buf, va + 100, 32);
+
+	ndk_penv_free(test, pe);
+	ndk_test_close(test, &mr->Header, mr->Dispatch->NdkCloseMr);
+	e->a->Dispatch->NdkReleaseLAM(e->a, lam);
+	__free_page(page);
+}
+
+static void ndk_pattern(u8 *p, u32 n, u8 seed)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (u8)(seed + i * 7);
+}
+
+/* The result with context @ctx among @r[0..@n), or NULL. */
+static NDK_RESULT_EX *ndk_result_ex(NDK_RESULT_EX *r, int n, uintptr_t ctx)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (r[i].RequestContext == (void *)ctx)
+			return &r[i];
+	return NULL;
+}
+
+/* The result of @ctx among @r[0..@n) has @status and @type. */
+static void ndk_expect_result(struct kunit *test, NDK_RESULT_EX *r, int n,
+			      uintptr_t ctx, NTSTATUS status,
+			      NDK_OPERATION_TYPE type)
+{
+	NDK_RESULT_EX *x = ndk_result_ex(r, n, ctx);
+
+	KUNIT_ASSERT_NOT_NULL_MSG(test, x, "no result for %lx", ctx);
+	KUNIT_EXPECT_EQ_MSG(test, x->Status, status, "result %lx", ctx);
+	KUNIT_EXPECT_EQ_MSG(test, x->Type, (ULONG)type, "result %lx", ctx);
+}
+
+/*
+ * Inline sends and writes take their bytes at the call: the source is
+ * overwritten as soon as the call returns and the peer still gets the
+ * original. An inline request is never held for NDK_OP_FLAG_DEFER,
+ * since its bytes could not wait; one beyond the QP's inline size is
+ * refused.
+ */
+static void ndk_post_inline_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_penv *pe = ndk_penv_new_qp(test, e, true, 8, 64, e->cq);
+	struct ndk_pmem *src = ndk_pmem_new(test, e, 0);
+	struct ndk_pmem *dst = ndk_pmem_new(test, e,
+					    NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+	NDK_SGE two[2] = { ndk_pmem_sge(src, 0, 20), ndk_pmem_sge(src, 40, 10) };
+	NDK_SGE sge;
+	NDK_QP *qp = pe->p.aqp;
+	NDK_RESULT_EX r[7];
+	u8 want[256];
+
+	ndk_penv_fill(pe);
+	ndk_pattern(src->buf, 256, 9);
+	memcpy(want, src->buf, sizeof(want));
+	ndk_penv_receives(test, pe, pe->p.pqp, 0x100, 3);
+
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkSend(qp, (void *)0x201, two, 2,
+						    NDK_OP_FLAG_INLINE),
+			STATUS_SUCCESS);
+	memset(src->buf, 0xee, 64);
+	sge = ndk_pmem_sge(src, 64, 48);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkWrite(qp, (void *)0x202, &sge, 1,
+						     ndk_pmem_va(dst, 100),
+						     ndk_pmem_rtok(dst),
+						     NDK_OP_FLAG_INLINE),
+			STATUS_SUCCESS);
+	memset(src->buf + 64, 0xee, 48);
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x203, 0, 2048,
+					    NDK_OP_FLAG_DEFER),
+			STATUS_SUCCESS);
+	sge = ndk_pmem_sge(src, 128, 16);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkSend(qp, (void *)0x204, &sge, 1,
+						    NDK_OP_FLAG_INLINE |
+						    NDK_OP_FLAG_DEFER),
+			STATUS_SUCCESS);
+	memset(src->buf + 128, 0xee, 16);
+	KUNIT_EXPECT_EQ(test, ndk_post_priv(qp)->nheld, 0U);
+	sge = ndk_pmem_sge(src, 0, 65);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkSend(qp, (void *)0x2ff, &sge, 1,
+						    NDK_OP_FLAG_INLINE),
+			STATUS_INVALID_PARAMETER);
+
+	KUNIT_ASSERT_TRUE(test, ndk_penv_poll(e->cq, r, 7));
+	ndk_expect_result(test, r, 7, 0x201, STATUS_SUCCESS,
+			  NdkOperationTypeSend);
+	ndk_expect_result(test, r, 7, 0x202, STATUS_SUCCESS,
+			  NdkOperationTypeWrite);
+	ndk_expect_result(test, r, 7, 0x203, STATUS_SUCCESS,
+			  NdkOperationTypeSend);
+	ndk_expect_result(test, r, 7, 0x204, STATUS_SUCCESS,
+			  NdkOperationTypeSend);
+	ndk_expect_result(test, r, 7, 0x100, STATUS_SUCCESS,
+			  NdkOperationTypeReceive);
+	ndk_expect_result(test, r, 7, 0x101, STATUS_SUCCESS,
+			  NdkOperationTypeReceive);
+	ndk_expect_result(test, r, 7, 0x102, STATUS_SUCCESS,
+			  NdkOperationTypeReceive);
+	KUNIT_EXPECT_EQ(test, ndk_result_ex(r, 7, 0x100)->BytesTransferred,
+			30U);
+	ib_dma_sync_single_for_cpu(pe->dev, pe->dma, NDK_POST_BUF,
+				   DMA_BIDIRECTIONAL);
+	NDK_EXPECT_MEMEQ(test, pe->buf, want, 20);
+	NDK_EXPECT_MEMEQ(test, pe->buf + 20, want + 40, 10);
+	NDK_EXPECT_MEMEQ(test, pe->buf + 32, pe->buf + 2048, 16);
+	NDK_EXPECT_MEMEQ(test, pe->buf + 64, want + 128, 16);
+	/* The write was placed before the send behind it arrived. */
+	NDK_EXPECT_MEMEQ(test, dst->buf + 100, want + 64, 48);
+	ndk_penv_expect_none(test, e, NdkOperationTypeSend);
+
+	ndk_penv_free(test, pe);
+	ndk_pmem_free(test, src);
+	ndk_pmem_free(test, dst);
+}
+
+/*
+ * Send @len bytes from the privileged buffer at @src to a receive at
+ * @dst, and wait for both: behind RDMA writes on the same QP, the
+ * receive completes only once they are placed.
+ */
+static void ndk_penv_roundtrip(struct kunit *test, struct ndk_cenv *e,
+			       struct ndk_penv *pe, u32 src, u32 dst, u32 len)
+{
+	NDK_SGE rs = ndk_penv_sge(pe, dst, len), ss = ndk_penv_sge(pe, src, len);
+	NDK_RESULT_EX r[2];
+
+	KUNIT_ASSERT_EQ(test, pe->p.pqp->Dispatch->NdkReceive(pe->p.pqp,
+							      (void *)0x7001,
+							      &rs, 1),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, pe->p.aqp->Dispatch->NdkSend(pe->p.aqp,
+							   (void *)0x7002,
+							   &ss, 1, 0),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_TRUE(test, ndk_penv_poll(e->cq, r, 2));
+	ndk_expect_result(test, r, 2, 0x7001, STATUS_SUCCESS,
+			  NdkOperationTypeReceive);
+	ndk_expect_result(test, r, 2, 0x7002, STATUS_SUCCESS,
+			  NdkOperationTypeSend);
+}
+
+/*
+ * RDMA write gathered from three SGEs, and RDMA read scattered into two
+ * where the adapter allows that many (MaxReadRequestSge; siw reads into
+ * one SGE only, so there the read is refused inline and never
+ * completes).
+ */
+static void ndk_post_rdma_sge_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	const NDK_ADAPTER_INFO *info =
+		&container_of(e->a, struct ndk_adapter, ndk)->info;
+	struct ndk_penv *pe = ndk_penv_new(test, e, true);
+	struct ndk_pmem *l = ndk_pmem_new(test, e,
+					  NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
+					  NDK_MR_FLAG_RDMA_READ_SINK);
+	struct ndk_pmem *rm = ndk_pmem_new(test, e,
+					   NDK_MR_FLAG_ALLOW_REMOTE_READ |
+					   NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+	NDK_SGE ws[3] = { ndk_pmem_sge(l, 0, 100), ndk_pmem_sge(l, 200, 100),
+			  ndk_pmem_sge(l, 500, 56) };
+	NDK_SGE rs[2] = { ndk_pmem_sge(l, 2000, 100),
+			  ndk_pmem_sge(l, 2200, 100) };
+	NDK_QP *qp = pe->p.aqp;
+	NDK_RESULT_EX r[1];
+	u8 want[256];
+	NTSTATUS st;
+
+	ndk_pattern(l->buf, 1024, 3);
+	memcpy(want, l->buf, 100);
+	memcpy(want + 100, l->buf + 200, 100);
+	memcpy(want + 200, l->buf + 500, 56);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkWrite(qp, (void *)0x401, ws, 3,
+						     ndk_pmem_va(rm, 1000),
+						     ndk_pmem_rtok(rm), 0),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_TRUE(test, ndk_penv_poll(e->cq, r, 1));
+	ndk_expect_result(test, r, 1, 0x401, STATUS_SUCCESS,
+			  NdkOperationTypeWrite);
+	ndk_penv_roundtrip(test, e, pe, 0, 512, 16);
+	NDK_EXPECT_MEMEQ(test, rm->buf + 1000, want, 256);
+
+	if (ndk_test_iwarp())
+		KUNIT_EXPECT_EQ(test, info->MaxReadRequestSge, 1U);
+	else
+		KUNIT_EXPECT_GE(test, info->MaxReadRequestSge, 2U);
+	st = qp->Dispatch->NdkRead(qp, (void *)0x402, rs, 2,
+				   ndk_pmem_va(rm, 1000), ndk_pmem_rtok(rm), 0);
+	if (info->MaxReadRequestSge < 2) {
+		KUNIT_EXPECT_EQ(test, st, STATUS_INVALID_PARAMETER);
+		ndk_penv_expect_none(test, e, NdkOperationTypeRead);
+	} else {
+		KUNIT_EXPECT_EQ(test, st, STATUS_SUCCESS);
+		KUNIT_ASSERT_TRUE(test, ndk_penv_poll(e->cq, r, 1));
+		ndk_expect_result(test, r, 1, 0x402, STATUS_SUCCESS,
+				  NdkOperationTypeRead);
+		KUNIT_EXPECT_EQ(test, r[0].BytesTransferred, 200U);
+		NDK_EXPECT_MEMEQ(test, l->buf + 2000, want, 100);
+		NDK_EXPECT_MEMEQ(test, l->buf + 2200, want + 100, 100);
+	}
+	ndk_penv_free(test, pe);
+	ndk_pmem_free(test, l);
+	ndk_pmem_free(test, rm);
+}
+
+/*
+ * NDK_OP_FLAG_READ_FENCE: a send that gathers from the sink of the read
+ * before it waits for the read's data, so the peer receives what was
+ * read, not what the sink held before.
+ */
+static void ndk_post_read_fence_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_penv *pe = ndk_penv_new(test, e, true);
+	struct ndk_pmem *l = ndk_pmem_new(test, e,
+					  NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
+					  NDK_MR_FLAG_RDMA_READ_SINK);
+	struct ndk_pmem *rm = ndk_pmem_new(test, e,
+					   NDK_MR_FLAG_ALLOW_REMOTE_READ);
+	NDK_SGE sink = ndk_pmem_sge(l, 0, 256);
+	NDK_SGE rcv = ndk_penv_sge(pe, 0, 256);
+	NDK_QP *qp = pe->p.aqp;
+	NDK_RESULT_EX r[3];
+
+	ndk_pattern(rm->buf, 256, 77);
+	KUNIT_ASSERT_EQ(test, pe->p.pqp->Dispatch->NdkReceive(pe->p.pqp,
+							      (void *)0x100,
+							      &rcv, 1),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkRead(qp, (void *)0x501, &sink, 1,
+						    ndk_pmem_va(rm, 0),
+						    ndk_pmem_rtok(rm), 0),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkSend(qp, (void *)0x502, &sink, 1,
+						    NDK_OP_FLAG_READ_FENCE),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_TRUE(test, ndk_penv_poll(e->cq, r, 3));
+	ndk_expect_result(test, r, 3, 0x501, STATUS_SUCCESS,
+			  NdkOperationTypeRead);
+	ndk_expect_result(test, r, 3, 0x502, STATUS_SUCCESS,
+			  NdkOperationTypeSend);
+	ndk_expect_result(test, r, 3, 0x100, STATUS_SUCCESS,
+			  NdkOperationTypeReceive);
+	ib_dma_sync_single_for_cpu(pe->dev, pe->dma, NDK_POST_BUF,
+				   DMA_BIDIRECTIONAL);
+	NDK_EXPECT_MEMEQ(test, pe->buf, rm->buf, 256);
+	ndk_penv_free(test, pe);
+	ndk_pmem_free(test, l);
+	ndk_pmem_free(test, rm);
+}
+
+/*
+ * MaxTransferLength and MaxReadRequestSge are checked inline, for
+ * receives and SRQ receives too: STATUS_INVALID_BUFFER_SIZE or
+ * STATUS_INVALID_PARAMETER, and no completion.
+ */
+static void ndk_post_limits_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	const NDK_ADAPTER_INFO *info =
+		&container_of(e->a, struct ndk_adapter, ndk)->info;
+	struct ndk_penv *pe = ndk_penv_new(test, e, true);
+	NDK_QP *qp = pe->p.aqp;
+	u32 half = info->MaxTransferLength / 2 + 1;
+	NDK_SGE big[3] = { ndk_penv_sge(pe, 0, half), ndk_penv_sge(pe, 0, half),
+			   ndk_penv_sge(pe, 0, 8) };
+	NDK_SGE small[4] = { ndk_penv_sge(pe, 0, 8), ndk_penv_sge(pe, 8, 8),
+			     ndk_penv_sge(pe, 16, 8), ndk_penv_sge(pe, 24, 8) };
+	NDK_SRQ *srq, *unused = NULL;
+	struct ndk_wait w;
+	NDK_RESULT r;
+	NTSTATUS st;
+
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkSend(qp, NULL, big, 2, 0),
+			STATUS_INVALID_BUFFER_SIZE);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkWrite(qp, NULL, big, 2, 0, 0,
+						     NDK_OP_FLAG_DEFER),
+			STATUS_INVALID_BUFFER_SIZE);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkSendAndInvalidate(qp, NULL, big,
+								 2, 0, 1),
+			STATUS_INVALID_BUFFER_SIZE);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkReceive(qp, NULL, big, 2),
+			STATUS_INVALID_BUFFER_SIZE);
+	if (info->MaxReadRequestSge >= 2)
+		KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkRead(qp, NULL, big, 2, 0,
+							    0, 0),
+				STATUS_INVALID_BUFFER_SIZE);
+	/*
+	 * One SGE more than the read limit, where the QP takes that many;
+	 * rxe's limit is above the QP's four.
+	 */
+	if (info->MaxReadRequestSge < 4)
+		KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkRead(qp, NULL, small,
+							    info->MaxReadRequestSge + 1,
+							    0, 0, 0),
+				STATUS_INVALID_PARAMETER);
+	else
+		KUNIT_EXPECT_FALSE(test, ndk_test_iwarp());
+
+	ndk_wait_init(&w);
+	st = e->pd->Dispatch->NdkCreateSrq(e->pd, 4, 2, 0, NULL, NULL, NULL,
+					   ndk_test_create_cb, &w, &unused);
+	srq = container_of(ndk_create_with(test, st, &w), NDK_SRQ, Header);
+	KUNIT_EXPECT_EQ(test, srq->Dispatch->NdkSrqReceive(srq, NULL, big, 2),
+			STATUS_INVALID_BUFFER_SIZE);
+	KUNIT_EXPECT_EQ(test, srq->Dispatch->NdkSrqReceive(srq, NULL, big, 3),
+			STATUS_INVALID_PARAMETER);
+	msleep(50);
+	KUNIT_EXPECT_EQ(test, e->cq->Dispatch->NdkGetCqResults(e->cq, &r, 1),
+			0U);
+	ndk_test_close(test, &srq->Header, srq->Dispatch->NdkCloseSrq);
+	ndk_penv_free(test, pe);
+}
+
+/* After NdkDisconnect no initiator request is taken, deferred or not. */
+static void ndk_post_disconnected_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_penv *pe = ndk_penv_new(test, e, true);
+	NDK_SGE sge = ndk_penv_sge(pe, 0, 8);
+	NDK_QP *qp = pe->p.aqp;
+	struct ndk_wait dw;
+
+	ndk_wait_init(&dw);
+	KUNIT_ASSERT_EQ(test, pe->p.c->Dispatch->NdkDisconnect(pe->p.c,
+							       ndk_test_request_cb,
+							       &dw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&dw));
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkSend(qp, NULL, &sge, 1, 0),
+			STATUS_CONNECTION_INVALID);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkSend(qp, NULL, &sge, 1,
+						    NDK_OP_FLAG_DEFER),
+			STATUS_CONNECTION_INVALID);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkWrite(qp, NULL, &sge, 1, 0, 0,
+						     0),
+			STATUS_CONNECTION_INVALID);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkRead(qp, NULL, &sge, 1, 0, 0,
+						    NDK_OP_FLAG_DEFER),
+			STATUS_CONNECTION_INVALID);
+	KUNIT_EXPECT_EQ(test, ndk_post_priv(qp)->nheld, 0U);
+	ndk_penv_expect_none(test, e, NdkOperationTypeSend);
+	ndk_penv_expect_none(test, e, NdkOperationTypeWrite);
+	ndk_penv_expect_none(test, e, NdkOperationTypeRead);
+	ndk_penv_free(test, pe);
+}
+
+struct ndk_post_notify {
+	atomic_t count;
+	struct completion done;
+};
+
+static void ndk_post_notify_cb(PVOID Context, NTSTATUS CqStatus)
+{
+	struct ndk_post_notify *n = Context;
+
+	atomic_inc(&n->count);
+	complete(&n->done);
+}
+
+/*
+ * NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT with the receiver's CQ armed for
+ * solicited completions: an ordinary send's receive does not notify,
+ * the solicited one does, once. siw never notifies for a receive under
+ * a solicited arm.
+ */
+static void ndk_post_solicited_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_post_notify n;
+	struct ndk_penv *pe;
+	NDK_CQ *cq, *unused = NULL;
+	NDK_RESULT_EX r[1];
+	struct ndk_wait w;
+	NTSTATUS st;
+
+	atomic_set(&n.count, 0);
+	init_completion(&n.done);
+	ndk_wait_init(&w);
+	st = e->a->Dispatch->NdkCreateCq(e->a, 16, ndk_post_notify_cb, &n,
+					 NULL, ndk_test_create_cb, &w, &unused);
+	cq = container_of(ndk_create_with(test, st, &w), NDK_CQ, Header);
+	pe = ndk_penv_new_qp(test, e, true, 8, 0, cq);
+	ndk_penv_fill(pe);
+	ndk_penv_receives(test, pe, pe->p.pqp, 0x100, 2);
+	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_SOLICITED);
+
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x200, 0, 2048, 0),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_TRUE(test, ndk_penv_poll(e->cq, r, 1));
+	KUNIT_ASSERT_TRUE(test, ndk_penv_poll(cq, r, 1));
+	ndk_expect_result(test, r, 1, 0x100, STATUS_SUCCESS,
+			  NdkOperationTypeReceive);
+	msleep(100);
+	KUNIT_EXPECT_EQ(test, atomic_read(&n.count), 0);
+
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x200, 1, 2048,
+					    NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT),
+			STATUS_SUCCESS);
+	/* siw ignores the solicited bit of receives (see deviations.rst). */
+	if (!ndk_test_iwarp())
+		KUNIT_EXPECT_NE(test,
+				wait_for_completion_timeout(&n.done,
+							    NDK_TEST_TIMEOUT),
+				0UL);
+	KUNIT_ASSERT_TRUE(test, ndk_penv_poll(cq, r, 1));
+	ndk_expect_result(test, r, 1, 0x101, STATUS_SUCCESS,
+			  NdkOperationTypeReceive);
+	KUNIT_ASSERT_TRUE(test, ndk_penv_poll(e->cq, r, 1));
+	msleep(50);
+	KUNIT_EXPECT_EQ(test, atomic_read(&n.count), ndk_test_iwarp() ? 0 : 1);
+	ib_dma_sync_single_for_cpu(pe->dev, pe->dma, NDK_POST_BUF,
+				   DMA_BIDIRECTIONAL);
+	NDK_EXPECT_MEMEQ(test, pe->buf + 32, pe->buf + 2048 + 16, 16);
+	ndk_penv_free(test, pe);
+	ndk_test_close(test, &cq->Header, cq->Dispatch->NdkCloseCq);
+}
+
+/*
+ * A CQ armed with NDK_CQ_NOTIFY_ERRORS is notified, once, for an error
+ * completion, here of an unsignaled (SILENT_SUCCESS) RDMA request to a
+ * token the peer never gave out: unsignaled, it still completes, with an
+ * error. An iWARP write fails only at the peer, so a read stands in.
+ * (ERRORS also wakes for successes: see deviations.rst.)
+ */
+static void ndk_post_errors_arm_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_qpspec q = { .depth = 8, .sge = { 4, 4 }, .pcq = e->cq };
+	struct ndk_post_notify n;
+	NDK_CQ *cq, *unused = NULL;
+	struct ndk_penv *pe;
+	NDK_RESULT_EX r[2];
+	struct ndk_wait w;
+	NDK_SGE sge;
+	NTSTATUS st;
+	NDK_QP *qp;
+
+	atomic_set(&n.count, 0);
+	init_completion(&n.done);
+	ndk_wait_init(&w);
+	st = e->a->Dispatch->NdkCreateCq(e->a, 16, ndk_post_notify_cb, &n,
+					 NULL, ndk_test_create_cb, &w, &unused);
+	cq = container_of(ndk_create_with(test, st, &w), NDK_CQ, Header);
+	q.acq = cq;
+	pe = ndk_penv_new_spec(test, e, true, &q);
+	qp = pe->p.aqp;
+	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ERRORS);
+	sge = ndk_penv_sge(pe, 0, 64);
+	if (ndk_test_iwarp())
+		st = qp->Dispatch->NdkRead(qp, (void *)0x300, &sge, 1,
+					   pe->dma + 512, 0x5a5a5a,
+					   NDK_OP_FLAG_SILENT_SUCCESS);
+	else
+		st = qp->Dispatch->NdkWrite(qp, (void *)0x300, &sge, 1,
+					    pe->dma + 512, 0x5a5a5a,
+					    NDK_OP_FLAG_SILENT_SUCCESS);
+	KUNIT_ASSERT_EQ(test, st, STATUS_SUCCESS);
+	KUNIT_EXPECT_NE(test, wait_for_completion_timeout(&n.done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	KUNIT_ASSERT_TRUE(test, ndk_penv_poll(cq, r, 1));
+	KUNIT_EXPECT_PTR_EQ(test, r[0].RequestContext, (void *)0x300);
+	KUNIT_EXPECT_NE(test, r[0].Status, STATUS_SUCCESS);
+	/* siw flushes a read that the peer's TERMINATE ended. */
+	if (!ndk_test_iwarp())
+		KUNIT_EXPECT_NE(test, r[0].Status, STATUS_CANCELLED);
+	KUNIT_EXPECT_EQ(test, r[0].Type, ndk_test_iwarp() ?
+			(ULONG)NdkOperationTypeRead :
+			(ULONG)NdkOperationTypeWrite);
+	/*
+	 * Once per arm: a send on the failed QP is refused, or completes
+	 * flushed, without another notification.
+	 */
+	st = qp->Dispatch->NdkSend(qp, (void *)0x301, &sge, 1, 0);
+	if (st == STATUS_SUCCESS) {
+		KUNIT_ASSERT_TRUE(test, ndk_penv_poll(cq, r, 1));
+		KUNIT_EXPECT_PTR_EQ(test, r[0].RequestContext, (void *)0x301);
+		KUNIT_EXPECT_NE(test, r[0].Status, STATUS_SUCCESS);
+	}
+	msleep(100);
+	KUNIT_EXPECT_EQ(test, atomic_read(&n.count), 1);
+	KUNIT_EXPECT_EQ(test, cq->Dispatch->NdkGetCqResultsEx(cq, r, 2), 0UL);
+	ndk_penv_free(test, pe);
+	ndk_test_close(test, &cq->Header, cq->Dispatch->NdkCloseCq);
+}
+
+#define NDK_RACE_POSTS	24
+
+/**
+ * struct ndk_race - a poster on another CPU racing with NdkFlush
+ * @pe: the connection
+ * @ok: which posts returned STATUS_SUCCESS
+ * @posted: how many did
+ * @started: the poster runs
+ * @done: the poster is finished
+ */
+struct ndk_race {
+	struct ndk_penv *pe;
+	bool ok[NDK_RACE_POSTS];
+	int posted;
+	struct completion started;
+	struct completion done;
+};
+
+/* Every fourth send ends a deferred chain; a failure ends one as well. */
+static int ndk_race_poster(void *arg)
+{
+	struct ndk_race *race = arg;
+	NTSTATUS st;
+	int i;
+
+	complete(&race->started);
+	for (i = 0; i < NDK_RACE_POSTS; i++) {
+		st = ndk_penv_send(race->pe, 0x1000, i, 2048,
+				   i % 4 == 3 ? 0 : NDK_OP_FLAG_DEFER);
+		if (st == STATUS_SUCCESS) {
+			race->ok[i] = true;
+			race->posted++;
+		} else if (st == STATUS_CONNECTION_INVALID) {
+			break;
+		}
+		usleep_range(200, 400);
+	}
+	complete(&race->done);
+	return 0;
+}
+
+/*
+ * NdkFlush from one CPU while another posts deferred and ordinary sends:
+ * every send that returned STATUS_SUCCESS completes exactly once, with
+ * success or as cancelled, and no other does.
+ */
+static void ndk_post_flush_race_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_race *race = kunit_kzalloc(test, sizeof(*race), GFP_KERNEL);
+	NDK_RESULT_EX *r = kunit_kcalloc(test, NDK_RACE_POSTS, sizeof(*r),
+					 GFP_KERNEL);
+	struct task_struct *t;
+	unsigned long flags;
+	int i, k, seen[NDK_RACE_POSTS] = {};
+
+	KUNIT_ASSERT_NOT_NULL(test, race);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	race->pe = ndk_penv_new_qp(test, e, true, 64, 0, e->cq);
+	ndk_penv_fill(race->pe);
+	ndk_penv_receives(test, race->pe, race->pe->p.pqp, 0x100,
+			  NDK_RACE_POSTS);
+	init_completion(&race->started);
+	init_completion(&race->done);
+	t = kthread_create(ndk_race_poster, race, "ndk_race");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	kthread_bind(t, ndk_test_other_cpu(test));
+	wake_up_process(t);
+	wait_for_completion(&race->started);
+	usleep_range(5000, 6000);
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	race->pe->p.aqp->Dispatch->NdkFlush(race->pe->p.aqp);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&race->done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+
+	k = 0;
+	while (k < race->posted) {
+		NDK_RESULT_EX x;
+
+		if (!ndk_penv_poll(e->cq, &x, 1))
+			break;
+		if (x.Type == NdkOperationTypeSend)
+			r[k++] = x;
+	}
+	KUNIT_EXPECT_EQ(test, k, race->posted);
+	for (i = 0; i < k; i++) {
+		uintptr_t c = (uintptr_t)r[i].RequestContext - 0x1000;
+
+		KUNIT_ASSERT_LT(test, c, (uintptr_t)NDK_RACE_POSTS);
+		KUNIT_EXPECT_TRUE(test, race->ok[c]);
+		seen[c]++;
+		if (r[i].Status != STATUS_SUCCESS)
+			KUNIT_EXPECT_EQ(test, r[i].Status, STATUS_CANCELLED);
+	}
+	for (i = 0; i < NDK_RACE_POSTS; i++)
+		KUNIT_EXPECT_LE(test, seen[i], 1);
+	ndk_penv_expect_none(test, e, NdkOperationTypeSend);
+	KUNIT_EXPECT_EQ(test, ndk_post_priv(race->pe->p.aqp)->nheld, 0U);
+	ndk_penv_free(test, race->pe);
+}
+
+/*
+ * A full receive queue, SRQ or initiator queue refuses the next request
+ * with STATUS_INSUFFICIENT_RESOURCES, which never completes; every
+ * request taken before it does.
+ */
+/*
+ * A request the driver refuses fails with the driver's status and leaves
+ * nothing behind: its slot is free, the queue's head where it was, the
+ * posted count as it was. The QP is marked connected behind the
+ * driver's back, which refuses to send on a QP that is not.
+ */
+static void ndk_post_refused_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	NDK_QP *qp = ndk_cenv_qp(test, e);
+	struct ndk_qp *q = container_of(qp, struct ndk_qp, ndk);
+	NDK_SGE sge = { .Length = 0 };
+	u64 posted = 0;
+	u32 head;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		posted += per_cpu_ptr(q->stats, cpu)->v[NDK_STAT_POSTED];
+	head = q->sq.head;
+	WRITE_ONCE(q->connected, true);
+	KUNIT_EXPECT_NE(test, qp->Dispatch->NdkSend(qp, (void *)1, &sge, 1, 0),
+			STATUS_SUCCESS);
+	WRITE_ONCE(q->connected, false);
+	KUNIT_EXPECT_EQ(test, q->sq.head, head);
+	KUNIT_EXPECT_EQ(test, q->sq.state[head & q->sq.mask], NDK_SLOT_FREE);
+	for_each_possible_cpu(cpu)
+		posted -= per_cpu_ptr(q->stats, cpu)->v[NDK_STAT_POSTED];
+	KUNIT_EXPECT_EQ(test, posted, 0ULL);
+	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
+}
+
+static void ndk_post_queue_full_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_penv *pe = ndk_penv_new(test, e, true);
+	struct ndk_pmem *rm = ndk_pmem_new(test, e,
+					   NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+	NDK_SGE four[4] = { ndk_penv_sge(pe, 0, PAGE_SIZE),
+			    ndk_penv_sge(pe, 0, PAGE_SIZE),
+			    ndk_penv_sge(pe, 0, PAGE_SIZE),
+			    ndk_penv_sge(pe, 0, PAGE_SIZE) };
+	NDK_SGE sge = ndk_penv_sge(pe, 0, 32);
+	NDK_QP *qp = pe->p.aqp;
+	NDK_SRQ *srq, *unused = NULL;
+	unsigned long flags;
+	NDK_RESULT_EX x;
+	struct ndk_wait w;
+	NTSTATUS st;
+	int n, k, got;
+
+	/* Receives on the active QP, to which nothing is sent. */
+	for (n = 0; n < 4096; n++) {
+		st = qp->Dispatch->NdkReceive(qp, (void *)(uintptr_t)(0x10000 + n),
+					      &sge, 1);
+		if (st)
+			break;
+	}
+	KUNIT_EXPECT_EQ(test, st, STATUS_INSUFFICIENT_RESOURCES);
+	KUNIT_EXPECT_GE(test, n, 8);
+
+	/*
+	 * 16 KiB writes, posted with interrupts off faster than the
+	 * device can send them.
+	 */
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	for (k = 0; k < 1024; k++) {
+		st = qp->Dispatch->NdkWrite(qp, (void *)(uintptr_t)(0x20000 + k),
+					    four, 4, ndk_pmem_va(rm, 0),
+					    ndk_pmem_rtok(rm), 0);
+		if (st)
+			break;
+	}
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	KUNIT_EXPECT_EQ(test, st, STATUS_INSUFFICIENT_RESOURCES);
+	KUNIT_EXPECT_GE(test, k, 8);
+	for (got = 0; got < k && ndk_penv_poll(e->cq, &x, 1); got++) {
+		KUNIT_EXPECT_EQ(test, x.Type, (ULONG)NdkOperationTypeWrite);
+		KUNIT_EXPECT_EQ(test, x.Status, STATUS_SUCCESS);
+		KUNIT_EXPECT_PTR_EQ(test, x.RequestContext,
+				    (void *)(uintptr_t)(0x20000 + got));
+	}
+	KUNIT_EXPECT_EQ(test, got, k);
+
+	ndk_wait_init(&w);
+	st = e->pd->Dispatch->NdkCreateSrq(e->pd, 4, 1, 0, NULL, NULL, NULL,
+					   ndk_test_create_cb, &w, &unused);
+	srq = container_of(ndk_create_with(test, st, &w), NDK_SRQ, Header);
+	for (k = 0; k < 4096; k++) {
+		st = srq->Dispatch->NdkSrqReceive(srq, NULL, &sge, 1);
+		if (st)
+			break;
+	}
+	KUNIT_EXPECT_EQ(test, st, STATUS_INSUFFICIENT_RESOURCES);
+	KUNIT_EXPECT_GE(test, k, 4);
+	ndk_test_close(test, &srq->Header, srq->Dispatch->NdkCloseSrq);
+
+	/* The receives the queue took complete when it is flushed. */
+	qp->Dispatch->NdkFlush(qp);
+	for (got = 0; got < n && ndk_penv_poll(e->cq, &x, 1); got++) {
+		KUNIT_EXPECT_EQ(test, x.Type, (ULONG)NdkOperationTypeReceive);
+		KUNIT_EXPECT_EQ(test, x.Status, STATUS_CANCELLED);
+	}
+	KUNIT_EXPECT_EQ(test, got, n);
+	ndk_penv_expect_none(test, e, NdkOperationTypeReceive);
+	ndk_penv_free(test, pe);
+	ndk_pmem_free(test, rm);
+}
+
+/*
+ * nd_send_no_receive: a send the peer has no receive for. RoCE retries
+ * it without end (ndk connects with an RNR retry count of 7), so it
+ * waits and completes, bytes and all, once a receive is posted. iWARP
+ * has no such wait: the send completes once it is on the wire, the
+ * peer finds no receive and ends the connection, and a receive posted
+ * there afterwards is flushed.
+ */
+static void nd_send_no_receive(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_penv *pe = ndk_penv_new(test, e, true);
+	unsigned long end;
+	NDK_RESULT_EX r[2];
+	NDK_RESULT one;
+
+	ndk_penv_fill(pe);
+	e->disconnects = 0;
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x200, 0, 2048, 0),
+			STATUS_SUCCESS);
+	if (ndk_test_iwarp()) {
+		KUNIT_ASSERT_TRUE(test, ndk_penv_poll(e->cq, r, 1));
+		ndk_expect_result(test, r, 1, 0x200, STATUS_SUCCESS,
+				  NdkOperationTypeSend);
+		end = jiffies + NDK_TEST_TIMEOUT;
+		while (!e->disconnects && time_before(jiffies, end))
+			usleep_range(2000, 4000);
+		KUNIT_EXPECT_EQ(test, e->disconnects, 1);
+		ndk_penv_receives(test, pe, pe->p.pqp, 0x100, 1);
+		KUNIT_ASSERT_TRUE(test, ndk_penv_poll(e->cq, r, 1));
+		ndk_expect_result(test, r, 1, 0x100, STATUS_CANCELLED,
+				  NdkOperationTypeReceive);
+	} else {
+		msleep(300);
+		KUNIT_EXPECT_EQ(test,
+				e->cq->Dispatch->NdkGetCqResults(e->cq, &one, 1),
+				0U);
+		ndk_penv_receives(test, pe, pe->p.pqp, 0x100, 1);
+		KUNIT_ASSERT_TRUE(test, ndk_penv_poll(e->cq, r, 2));
+		ndk_expect_result(test, r, 2, 0x200, STATUS_SUCCESS,
+				  NdkOperationTypeSend);
+		ndk_expect_result(test, r, 2, 0x100, STATUS_SUCCESS,
+				  NdkOperationTypeReceive);
+		ib_dma_sync_single_for_cpu(pe->dev, pe->dma, NDK_POST_BUF,
+					   DMA_BIDIRECTIONAL);
+		NDK_EXPECT_MEMEQ(test, pe->buf, pe->buf + 2048, 16);
+		KUNIT_EXPECT_EQ(test, e->disconnects, 0);
+	}
+	ndk_penv_free(test, pe);
+}
+
+/*
+ * nd_qp_max: QPs with the adapter's largest SGE counts and inline size
+ * carry a send gathered from every initiator SGE into every receive SGE,
+ * and an inline send of the full inline size.
+ */
+static void nd_qp_max(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	const NDK_ADAPTER_INFO *info =
+		&container_of(e->a, struct ndk_adapter, ndk)->info;
+	u32 ns = info->MaxInitiatorRequestSge, nr = info->MaxReceiveRequestSge;
+	u32 inl = min_t(u32, info->MaxInlineDataSize, 2048);
+	NDK_SGE *ss = kunit_kcalloc(test, ns, sizeof(*ss), GFP_KERNEL);
+	NDK_SGE *rs = kunit_kcalloc(test, nr, sizeof(*rs), GFP_KERNEL);
+	u8 *want = kunit_kzalloc(test, 8 * ns, GFP_KERNEL);
+	struct ndk_pmem *src = ndk_pmem_new(test, e, 0);
+	struct ndk_qpspec q = { .depth = 8, .sge = { nr, ns },
+				.inline_size = info->MaxInlineDataSize,
+				.acq = e->cq, .pcq = e->cq };
+	u32 i, base, last, off;
+	struct ndk_penv *pe;
+	NDK_RESULT_EX r[4];
+	NDK_SGE sge;
+
+	KUNIT_ASSERT_NOT_NULL(test, ss);
+	KUNIT_ASSERT_NOT_NULL(test, rs);
+	KUNIT_ASSERT_NOT_NULL(test, want);
+	KUNIT_ASSERT_LE(test, ns, 32U);
+	KUNIT_ASSERT_LE(test, nr, 32U);
+	pe = ndk_penv_new_spec(test, e, true, &q);
+	ndk_penv_fill(pe);
+	for (i = 0; i < ns; i++) {
+		ss[i] = ndk_penv_sge(pe, 64 * i, 8);
+		memcpy(want + 8 * i, pe->buf + 64 * i, 8);
+	}
+	base = 8 * ns / nr;
+	last = 8 * ns - base * (nr - 1);
+	for (i = 0; i < nr; i++)
+		rs[i] = ndk_penv_sge(pe, 2048 + 64 * i, i + 1 < nr ? base : last);
+	KUNIT_ASSERT_LE(test, last, 64U);
+	KUNIT_ASSERT_EQ(test, pe->p.pqp->Dispatch->NdkReceive(pe->p.pqp,
+							      (void *)0x100,
+							      rs, nr),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, pe->p.aqp->Dispatch->NdkSend(pe->p.aqp,
+							   (void *)0x200,
+							   ss, ns, 0),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_TRUE(test, ndk_penv_poll(e->cq, r, 2));
+	ndk_expect_result(test, r, 2, 0x100, STATUS_SUCCESS,
+			  NdkOperationTypeReceive);
+	ndk_expect_result(test, r, 2, 0x200, STATUS_SUCCESS,
+			  NdkOperationTypeSend);
+	ib_dma_sync_single_for_cpu(pe->dev, pe->dma, NDK_POST_BUF,
+				   DMA_BIDIRECTIONAL);
+	for (i = 0, off = 0; i < nr; off += rs[i].Length, i++)
+		NDK_EXPECT_MEMEQ(test, pe->buf + 2048 + 64 * i, want + off,
+				 rs[i].Length);
+
+	ndk_pattern(src->buf, inl, 1);
+	sge = ndk_penv_sge(pe, 0, 2048);
+	KUNIT_ASSERT_EQ(test, pe->p.pqp->Dispatch->NdkReceive(pe->p.pqp,
+							      (void *)0x101,
+							      &sge, 1),
+			STATUS_SUCCESS);
+	sge = ndk_pmem_sge(src, 0, inl);
+	KUNIT_ASSERT_EQ(test, pe->p.aqp->Dispatch->NdkSend(pe->p.aqp,
+							   (void *)0x201, &sge,
+							   1,
+							   NDK_OP_FLAG_INLINE),
+			STATUS_SUCCESS);
+	memset(src->buf, 0, inl);
+	KUNIT_ASSERT_TRUE(test, ndk_penv_poll(e->cq, r, 2));
+	ndk_expect_result(test, r, 2, 0x101, STATUS_SUCCESS,
+			  NdkOperationTypeReceive);
+	ndk_expect_result(test, r, 2, 0x201, STATUS_SUCCESS,
+			  NdkOperationTypeSend);
+	ib_dma_sync_single_for_cpu(pe->dev, pe->dma, NDK_POST_BUF,
+				   DMA_BIDIRECTIONAL);
+	ndk_pattern(src->buf, inl, 1);
+	NDK_EXPECT_MEMEQ(test, pe->buf, src->buf, inl);
+	ndk_penv_free(test, pe);
+	ndk_pmem_free(test, src);
+}
+
+/*
+ * nd_large_qp_depth: QPs as deep as the adapter allows (up to 4096)
+ * take that many receives and sends at once, all outstanding together,
+ * and every one completes in order with its bytes.
+ */
+static void nd_large_qp_depth(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	const NDK_ADAPTER_INFO *info =
+		&container_of(e->a, struct ndk_adapter, ndk)->info;
+	u32 d = min3(info->MaxInitiatorQueueDepth, info->MaxReceiveQueueDepth,
+		     4096U);
+	NDK_RESULT_EX *r = kunit_kcalloc(test, 64, sizeof(*r), GFP_KERNEL);
+	struct ndk_qpspec q = { .depth = d, .sge = { 1, 1 } };
+	u32 sends = 0, recvs = 0, i, n;
+	NDK_CQ *cq, *unused = NULL;
+	struct ndk_penv *pe;
+	struct ndk_wait w;
+	NDK_SGE sge;
+	NTSTATUS st;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	KUNIT_ASSERT_GE(test, info->MaxCqDepth, 2 * d);
+	ndk_wait_init(&w);
+	st = e->a->Dispatch->NdkCreateCq(e->a, 2 * d, NULL, NULL, NULL,
+					 ndk_test_create_cb, &w, &unused);
+	cq = container_of(ndk_create_with(test, st, &w), NDK_CQ, Header);
+	q.acq = cq;
+	q.pcq = cq;
+	pe = ndk_penv_new_spec(test, e, true, &q);
+	ndk_penv_fill(pe);
+	for (i = 0; i < d; i++) {
+		sge = ndk_penv_sge(pe, 16 * (i % 128), 16);
+		KUNIT_ASSERT_EQ(test,
+				pe->p.pqp->Dispatch->NdkReceive(pe->p.pqp,
+								(void *)(uintptr_t)(0x100000 + i),
+								&sge, 1),
+				STATUS_SUCCESS);
+	}
+	for (i = 0; i < d; i++)
+		KUNIT_ASSERT_EQ(test, ndk_penv_send(pe, 0x200000, i % 128,
+						    2048, 0),
+				STATUS_SUCCESS);
+	while (sends < d || recvs < d) {
+		if (!ndk_penv_poll(cq, r, 1))
+			break;
+		n = r[0].Type == NdkOperationTypeSend ? sends++ : recvs++;
+		KUNIT_EXPECT_EQ(test, r[0].Status, STATUS_SUCCESS);
+		if (r[0].Type == NdkOperationTypeReceive)
+			KUNIT_EXPECT_PTR_EQ(test, r[0].RequestContext,
+					    (void *)(uintptr_t)(0x100000 + n));
+		else
+			KUNIT_EXPECT_PTR_EQ(test, r[0].RequestContext,
+					    (void *)(uintptr_t)(0x200000 +
+								n % 128));
+	}
+	KUNIT_EXPECT_EQ(test, sends, d);
+	KUNIT_EXPECT_EQ(test, recvs, d);
+	ib_dma_sync_single_for_cpu(pe->dev, pe->dma, NDK_POST_BUF,
+				   DMA_BIDIRECTIONAL);
+	NDK_EXPECT_MEMEQ(test, pe->buf, pe->buf + 2048, 2048);
+	ndk_penv_free(test, pe);
+	ndk_test_close(test, &cq->Header, cq->Dispatch->NdkCloseCq);
+}
+
 static struct kunit_case ndk_qp_cases[] = {
 	KUNIT_CASE(ndk_qp_create_close_test),
 	KUNIT_CASE(ndk_qp_atomic_test),
@@ -408,12 +1867,32 @@ static struct kunit_case ndk_qp_cases[] = {
 	KUNIT_CASE(ndk_qp_close_pd_first_test),
 	KUNIT_CASE(ndk_qp_close_cq_first_test),
 	KUNIT_CASE(ndk_qp_two_cqs_test),
+	/* Posting: these complete the connection environment. */
+	KUNIT_CASE(nd_receive_flush_qp),
+	KUNIT_CASE(ndk_post_flush_sends_test),
+	KUNIT_CASE(nd_receive_conn_closed),
+	KUNIT_CASE(ndk_post_gather_scatter_test),
+	KUNIT_CASE(ndk_post_not_connected_test),
+	KUNIT_CASE(ndk_post_defer_chain_test),
+	KUNIT_CASE(ndk_post_defer_fail_test),
+	KUNIT_CASE(ndk_post_defer_full_test),
+	KUNIT_CASE(ndk_post_defer_shallow_test),
+	KUNIT_CASE(ndk_post_defer_flush_test),
+	KUNIT_CASE(ndk_post_defer_fast_register_test),
+	KUNIT_CASE(ndk_post_inline_test),
+	KUNIT_CASE(ndk_post_rdma_sge_test),
+	KUNIT_CASE(ndk_post_read_fence_test),
+	KUNIT_CASE(ndk_post_limits_test),
+	KUNIT_CASE(ndk_post_disconnected_test),
+	KUNIT_CASE(ndk_post_solicited_test),
+	KUNIT_CASE(ndk_post_errors_arm_test),
+	KUNIT_CASE(ndk_post_flush_race_test),
+	KUNIT_CASE(ndk_post_refused_test),
+	KUNIT_CASE(ndk_post_queue_full_test),
+	KUNIT_CASE(nd_send_no_receive),
+	KUNIT_CASE(nd_qp_max),
+	KUNIT_CASE(nd_large_qp_depth),
 	{}
 };
 
-struct kunit_suite ndk_qp_suite = {
-	.name = "ndk_qp",
-	.init = ndk_qp_init_test,
-	.exit = ndk_qp_exit_test,
-	.test_cases = ndk_qp_cases,
-};
+NDK_SUITE(qp, ndk_qp_init_test, ndk_conn_exit_test);

@@ -469,9 +469,4 @@ static struct kunit_case ndk_srq_cases[] = {
 	{}
 };
 
-struct kunit_suite ndk_srq_suite = {
-	.name = "ndk_srq",
-	.init = ndk_conn_init_test,
-	.exit = ndk_conn_exit_test,
-	.test_cases = ndk_srq_cases,
-};
+NDK_SUITE(srq, ndk_conn_init_test, ndk_conn_exit_test);

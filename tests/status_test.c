@@ -167,7 +167,4 @@ static struct kunit_case ndk_status_cases[] = {
 	{}
 };
 
-struct kunit_suite ndk_status_suite = {
-	.name = "ndk_status",
-	.test_cases = ndk_status_cases,
-};
+NDK_SUITE(status, NULL, NULL);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Helpers shared by the ndk KUnit suites. */
 #include <linux/etherdevice.h>
+#include <linux/fs.h>
 #include <net/ipv6.h>
 #include <rdma/ib_cache.h>
 #include "ndk_tests.h"
@@ -111,21 +112,31 @@ NDK_ADAPTER *ndk_test_open(struct kunit *test)
 	return a;
 }
 
+/*
+ * The object of a create that returned @st, reporting to @w: it must
+ * pend and complete with an object of @type.
+ */
+static NDK_OBJECT_HEADER *ndk_test_created(struct kunit *test, NTSTATUS st,
+					   struct ndk_wait *w,
+					   NDK_OBJECT_TYPE type)
+{
+	NDK_OBJECT_HEADER *obj = ndk_create_with(test, st, w);
+
+	KUNIT_ASSERT_NOT_NULL(test, obj);
+	KUNIT_EXPECT_EQ(test, obj->ObjectType, type);
+	return obj;
+}
+
 NDK_OBJECT_HEADER *ndk_test_create_pd(struct kunit *test, NDK_ADAPTER *a)
 {
 	struct ndk_wait w;
 	NDK_PD *unused = NULL;
 
 	ndk_wait_init(&w);
-	KUNIT_ASSERT_EQ(test,
-			a->Dispatch->NdkCreatePd(a, ndk_test_create_cb, &w,
-						 &unused),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
-	KUNIT_ASSERT_EQ(test, w.status, STATUS_SUCCESS);
-	KUNIT_ASSERT_NOT_NULL(test, w.obj);
-	KUNIT_EXPECT_EQ(test, w.obj->ObjectType, NdkObjectTypePd);
-	return w.obj;
+	return ndk_test_created(test,
+				a->Dispatch->NdkCreatePd(a, ndk_test_create_cb,
+							 &w, &unused),
+				&w, NdkObjectTypePd);
 }
 
 NDK_OBJECT_HEADER *ndk_test_create_cq(struct kunit *test, NDK_ADAPTER *a,
@@ -135,16 +146,12 @@ NDK_OBJECT_HEADER *ndk_test_create_cq(struct kunit *test, NDK_ADAPTER *a,
 	NDK_CQ *unused = NULL;
 
 	ndk_wait_init(&w);
-	KUNIT_ASSERT_EQ(test,
-			a->Dispatch->NdkCreateCq(a, depth, NULL, NULL, NULL,
-						 ndk_test_create_cb, &w,
-						 &unused),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
-	KUNIT_ASSERT_EQ(test, w.status, STATUS_SUCCESS);
-	KUNIT_ASSERT_NOT_NULL(test, w.obj);
-	KUNIT_EXPECT_EQ(test, w.obj->ObjectType, NdkObjectTypeCq);
-	return w.obj;
+	return ndk_test_created(test,
+				a->Dispatch->NdkCreateCq(a, depth, NULL, NULL,
+							 NULL,
+							 ndk_test_create_cb,
+							 &w, &unused),
+				&w, NdkObjectTypeCq);
 }
 
 /*
@@ -164,6 +171,58 @@ void ndk_test_close(struct kunit *test, NDK_OBJECT_HEADER *obj,
 		KUNIT_EXPECT_TRUE(test, ndk_wait_for(&w));
 	else
 		KUNIT_EXPECT_EQ(test, status, STATUS_SUCCESS);
+}
+
+/*
+ * Close @obj with @close from atomic context, reporting to @c. Return:
+ * what the close returned.
+ */
+NTSTATUS ndk_test_close_atomic(NDK_OBJECT_HEADER *obj,
+			       NDK_FN_CLOSE_OBJECT close, struct ndk_wait *c)
+{
+	unsigned long flags;
+	NTSTATUS status;
+
+	ndk_wait_init(c);
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	status = close(obj, ndk_test_close_cb, c);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	return status;
+}
+
+/* The close call in the dispatch table of @obj, a PD, CQ or QP. */
+static NDK_FN_CLOSE_OBJECT ndk_test_close_fn(NDK_OBJECT_HEADER *obj)
+{
+	switch (obj->ObjectType) {
+	case NdkObjectTypePd:
+		return container_of(obj, NDK_PD, Header)->Dispatch->NdkClosePd;
+	case NdkObjectTypeCq:
+		return container_of(obj, NDK_CQ, Header)->Dispatch->NdkCloseCq;
+	case NdkObjectTypeQp:
+		return container_of(obj, NDK_QP, Header)->Dispatch->NdkCloseQp;
+	default:
+		return NULL;
+	}
+}
+
+void ndk_close_in_create_init(struct ndk_close_in_create *t)
+{
+	ndk_wait_init(&t->create);
+	ndk_wait_init(&t->close);
+}
+
+/* A create completion that closes the object it was given at once. */
+void ndk_close_in_create_cb(PVOID Context, NTSTATUS Status,
+			    NDK_OBJECT_HEADER *pNdkObject)
+{
+	struct ndk_close_in_create *t = Context;
+
+	t->create.status = Status;
+	if (Status == STATUS_SUCCESS)
+		t->close_status = ndk_test_close_fn(pNdkObject)(pNdkObject,
+								ndk_test_close_cb,
+								&t->close);
+	complete(&t->create.done);
 }
 
 /*
@@ -260,4 +319,79 @@ unsigned int ndk_test_other_cpu(struct kunit *test)
 	cpu = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
 	KUNIT_ASSERT_LT_MSG(test, cpu, nr_cpu_ids, "only one CPU is online");
 	return cpu;
+}
+
+/* Read (@buf of @len bytes) or write the proc or sysfs file @path. */
+int ndk_rw_file(const char *path, char *buf, size_t len, bool write)
+{
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+
+	f = filp_open(path, write ? O_WRONLY : O_RDONLY, 0);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	if (write) {
+		n = kernel_write(f, buf, strlen(buf), &pos);
+	} else {
+		n = kernel_read(f, buf, len - 1, &pos);
+		if (n >= 0)
+			buf[n] = '\0';
+	}
+	filp_close(f, NULL);
+	return n < 0 ? n : 0;
+}
+
+/* The id ndk gives the object of @hdr in trace events and debugfs. */
+u32 ndk_obs_id(NDK_OBJECT_HEADER *hdr)
+{
+	return ndk_obj_of(hdr)->id;
+}
+
+#define NDK_OBS_BUF	8192
+
+/* The whole of /sys/kernel/debug/ndk/<dev>/<file>, as a string. */
+char *ndk_obs_read(struct kunit *test, struct ndk_cenv *e, const char *file)
+{
+	struct ndk_adapter *a = container_of(e->a, struct ndk_adapter, ndk);
+	char *buf = kunit_kzalloc(test, NDK_OBS_BUF, GFP_KERNEL);
+	char path[96];
+	struct file *f;
+	size_t got = 0;
+	loff_t pos = 0;
+	ssize_t n;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	snprintf(path, sizeof(path), "/sys/kernel/debug/ndk/%s/%s",
+		 dev_name(&a->ibdev->dev), file);
+	f = filp_open(path, O_RDONLY, 0);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(f), "open %s: %ld", path,
+			       PTR_ERR(f));
+	while ((n = kernel_read(f, buf + got, NDK_OBS_BUF - 1 - got, &pos)) > 0)
+		got += n;
+	filp_close(f, NULL);
+	KUNIT_ASSERT_GE(test, n, 0);
+	return buf;
+}
+
+/* The line after @line in a file's text, or NULL at the end. */
+const char *ndk_obs_next(const char *line)
+{
+	line = strchr(line, '\n');
+	return line && line[1] ? line + 1 : NULL;
+}
+
+/* The value of counter @name in a stats file's text. */
+u64 ndk_obs_stat(struct kunit *test, const char *stats, const char *name)
+{
+	size_t len = strlen(name);
+	const char *line;
+	u64 v;
+
+	for (line = stats; line; line = ndk_obs_next(line))
+		if (!strncmp(line, name, len) && line[len] == ' ' &&
+		    sscanf(line + len + 1, "%llu", &v) == 1)
+			return v;
+	KUNIT_FAIL(test, "no counter %s in:\n%s", name, stats);
+	return 0;
 }

@@ -147,7 +147,4 @@ static struct kunit_case ndk_wdk_cases[] = {
 	{}
 };
 
-struct kunit_suite ndk_wdk_suite = {
-	.name = "ndk_wdk",
-	.test_cases = ndk_wdk_cases,
-};
+NDK_SUITE(wdk, NULL, NULL);

@@ -158,7 +158,7 @@ for t in $transports; do
 	rdma link add ${t}0 type $t netdev eth0 ||
 		echo "NDK-CHECK: $t link failed"
 	rdma link show
-	# The interop cases come first: the last suite, ndk_removal,
+	# The interop cases come first: the last suite, ndk_main,
 	# deletes the device under live objects.
 	interop $t
 	unload_case $t

@@ -61,7 +61,7 @@ def renumber_suites(body):
     """Number the suites' result lines 1, 2, ... in order.
 
     KUnit restarts its suite count whenever any module is unloaded (6.1's
-    __kunit_test_suites_exit), and ndk_removal unloads the RDMA driver:
+    __kunit_test_suites_exit), and ndk_main unloads the RDMA driver:
     its own result line then says 1, which kunit.py takes for an error.
     """
     out, n = [], 0
@@ -113,7 +113,7 @@ COVERAGE = re.compile(r"coverage: (.*)$")
 
 
 def write_coverage(runs, path):
-    """The ndk_faults suite's report: failure points per path and run."""
+    """The ndk_fault suite's report: failure points per path and run."""
     report = [f"{name}: {m.group(1).strip()}" for name, body in runs
               for m in map(COVERAGE.search, body) if m]
     if not report:

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * KUnit checks of the NDKPI header: every numeric value the interface
- * defines, NT_SUCCESS() semantics, and the layout of objects, dispatch
- * tables and data structures.
+ * ndk_ndkpi, the tests of include/ndk/ndkpi.h, the NDKPI header: every
+ * numeric value the interface defines, NT_SUCCESS() semantics, and the
+ * layout of objects, dispatch tables and data structures.
  */
 #include <kunit/test.h>
 #include <linux/build_bug.h>
@@ -475,7 +475,7 @@ static void ndk_struct_layout_test(struct kunit *test)
 	ndk_check_layout(test);
 }
 
-static struct kunit_case ndk_header_cases[] = {
+static struct kunit_case ndk_ndkpi_cases[] = {
 	KUNIT_CASE_PARAM(ndk_object_type_test, ndk_object_type_gen_params),
 	KUNIT_CASE_PARAM(ndk_operation_type_test, ndk_operation_type_gen_params),
 	KUNIT_CASE_PARAM(ndk_op_flag_test, ndk_op_flag_gen_params),
@@ -491,7 +491,4 @@ static struct kunit_case ndk_header_cases[] = {
 	{}
 };
 
-struct kunit_suite ndk_header_suite = {
-	.name = "ndk_header",
-	.test_cases = ndk_header_cases,
-};
+NDK_SUITE(ndkpi, NULL, NULL);

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Suite ndk_observe: what ndk shows of itself. Probes on ndk's
- * tracepoints record a connection's life and the cases check ids,
- * order and statuses; the debugfs files are read back from the kernel
- * while a connection is up, and the counters must move.
+ * ndk_trace, the tests of ndk/trace.c: probes on ndk's tracepoints
+ * record a connection's life, and a reject's and a refusal's, and the
+ * cases check ids, order and statuses; a failed handshake must also move
+ * the counters of the stats file on both sides.
  */
-#include <linux/fs.h>
 #include <linux/tracepoint.h>
 #include "ndk_tests.h"
 #include "trace.h"
@@ -168,11 +167,6 @@ static const struct ndk_obs_event *ndk_obs_get(struct kunit *test,
 	return &ndk_obs.ev[i];
 }
 
-static u32 ndk_obs_id(NDK_OBJECT_HEADER *hdr)
-{
-	return ndk_obj_of(hdr)->id;
-}
-
 static int ndk_obs_init(struct kunit *test)
 {
 	return ndk_conn_init_test(test);
@@ -286,195 +280,6 @@ static void ndk_obs_trace_test(struct kunit *test)
 	KUNIT_EXPECT_LE(test, ndk_obs.n, (unsigned int)NDK_OBS_MAX - 1);
 }
 
-#define NDK_OBS_BUF	8192
-
-/* The whole of /sys/kernel/debug/ndk/<dev>/<file>, as a string. */
-static char *ndk_obs_read(struct kunit *test, struct ndk_cenv *e,
-			  const char *file)
-{
-	struct ndk_adapter *a = container_of(e->a, struct ndk_adapter, ndk);
-	char *buf = kunit_kzalloc(test, NDK_OBS_BUF, GFP_KERNEL);
-	char path[96];
-	struct file *f;
-	size_t got = 0;
-	loff_t pos = 0;
-	ssize_t n;
-
-	KUNIT_ASSERT_NOT_NULL(test, buf);
-	snprintf(path, sizeof(path), "/sys/kernel/debug/ndk/%s/%s",
-		 dev_name(&a->ibdev->dev), file);
-	f = filp_open(path, O_RDONLY, 0);
-	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(f), "open %s: %ld", path,
-			       PTR_ERR(f));
-	while ((n = kernel_read(f, buf + got, NDK_OBS_BUF - 1 - got, &pos)) > 0)
-		got += n;
-	filp_close(f, NULL);
-	KUNIT_ASSERT_GE(test, n, 0);
-	return buf;
-}
-
-/* The line after @line in a file's text, or NULL at the end. */
-static const char *ndk_obs_next(const char *line)
-{
-	line = strchr(line, '\n');
-	return line && line[1] ? line + 1 : NULL;
-}
-
-/* The value of counter @name in a stats file's text. */
-static u64 ndk_obs_stat(struct kunit *test, const char *stats,
-			const char *name)
-{
-	size_t len = strlen(name);
-	const char *line;
-	u64 v;
-
-	for (line = stats; line; line = ndk_obs_next(line))
-		if (!strncmp(line, name, len) && line[len] == ' ' &&
-		    sscanf(line + len + 1, "%llu", &v) == 1)
-			return v;
-	KUNIT_FAIL(test, "no counter %s in:\n%s", name, stats);
-	return 0;
-}
-
-/* A connections line of connector @id, split into its fields. */
-struct ndk_obs_line {
-	u32 conn, qp, qpn, ird, ord;
-	char local[64], peer[64], state[16];
-};
-
-static bool ndk_obs_conn_line(const char *text, u32 id,
-			      struct ndk_obs_line *l)
-{
-	const char *line;
-
-	for (line = text; line; line = ndk_obs_next(line))
-		if (sscanf(line, "%u %u %63s %63s %15s %u %u %u", &l->conn,
-			   &l->qp, l->local, l->peer, l->state, &l->qpn,
-			   &l->ird, &l->ord) == 8 && l->conn == id)
-			return true;
-	return false;
-}
-
-static void ndk_obs_addr_str(char *buf, size_t len, NDK_CONNECTOR *c,
-			     bool local)
-{
-	struct sockaddr_storage ss = {};
-	ULONG sz = sizeof(ss);
-
-	if (local)
-		c->Dispatch->NdkGetLocalAddress(c, (struct sockaddr *)&ss, &sz);
-	else
-		c->Dispatch->NdkGetPeerAddress(c, (struct sockaddr *)&ss, &sz);
-	snprintf(buf, len, "%pISpc", &ss);
-}
-
-/* One connector's line names its QP, addresses, state and limits. */
-static void ndk_obs_expect_line(struct kunit *test, const char *text,
-				NDK_CONNECTOR *c, NDK_QP *qp)
-{
-	struct ndk_qp *q = container_of(qp, struct ndk_qp, ndk);
-	char local[64], peer[64];
-	struct ndk_obs_line l;
-
-	KUNIT_ASSERT_TRUE_MSG(test, ndk_obs_conn_line(text, ndk_obs_id(&c->Header),
-						      &l),
-			      "connector %u missing:\n%s",
-			      ndk_obs_id(&c->Header), text);
-	ndk_obs_addr_str(local, sizeof(local), c, true);
-	ndk_obs_addr_str(peer, sizeof(peer), c, false);
-	KUNIT_EXPECT_EQ(test, l.qp, ndk_obs_id(&qp->Header));
-	KUNIT_EXPECT_EQ(test, l.qpn, q->ibqp->qp_num);
-	KUNIT_EXPECT_STREQ(test, l.local, local);
-	KUNIT_EXPECT_STREQ(test, l.peer, peer);
-	KUNIT_EXPECT_STREQ(test, l.state, "ESTABLISHED");
-	/* Both sides asked for 4; rxe allows more. */
-	KUNIT_EXPECT_EQ(test, l.ird, 4U);
-	KUNIT_EXPECT_EQ(test, l.ord, 4U);
-}
-
-/* The endpoints line of object @id: kind, address and state. */
-static bool ndk_obs_ep_line(const char *text, u32 id, char *kind,
-			    char *addr, char *state)
-{
-	const char *line;
-	u32 got;
-
-	for (line = text; line; line = ndk_obs_next(line))
-		if (sscanf(line, "%u %15s %63s %15s", &got, kind, addr,
-			   state) == 4 && got == id)
-			return true;
-	return false;
-}
-
-/* debugfs during a connection: its lines, the listener, the counters. */
-static void ndk_obs_debugfs_test(struct kunit *test)
-{
-	struct ndk_cenv *e = test->priv;
-	char kind[16], addr[64], state[16], listen[64];
-	char *text, *before, *after;
-	struct ndk_obs_line unused;
-	struct sockaddr_in dst;
-	NDK_RESULT r[2];
-	struct ndk_pair p;
-	bool found;
-	u32 c;
-
-	before = ndk_obs_read(test, e, "stats");
-	ndk_listen_addr(e, &dst);
-	ndk_establish(test, e, &p, (struct sockaddr *)&e->addr,
-		      (struct sockaddr *)&dst, sizeof(dst), false);
-
-	text = ndk_obs_read(test, e, "connections");
-	ndk_obs_expect_line(test, text, p.c, p.aqp);
-	ndk_obs_expect_line(test, text, p.in, p.pqp);
-	KUNIT_EXPECT_NULL(test, strstr(text, "0x"));
-
-	text = ndk_obs_read(test, e, "endpoints");
-	found = ndk_obs_ep_line(text, ndk_obs_id(&e->listener->Header), kind,
-				addr, state);
-	KUNIT_ASSERT_TRUE_MSG(test, found, "no listener line:\n%s", text);
-	snprintf(listen, sizeof(listen), "%pISpc", &dst);
-	KUNIT_EXPECT_STREQ(test, kind, "listener");
-	KUNIT_EXPECT_STREQ(test, addr, listen);
-	KUNIT_EXPECT_STREQ(test, state, "listening");
-
-	/* Zero-length messages: one receive and one send, both polled. */
-	KUNIT_ASSERT_EQ(test,
-			p.pqp->Dispatch->NdkReceive(p.pqp, (void *)1, NULL, 0),
-			STATUS_SUCCESS);
-	KUNIT_ASSERT_EQ(test,
-			p.aqp->Dispatch->NdkSend(p.aqp, (void *)2, NULL, 0, 0),
-			STATUS_SUCCESS);
-	KUNIT_ASSERT_EQ(test, ndk_poll_results(e->cq, r, 2), 2UL);
-
-	after = ndk_obs_read(test, e, "stats");
-	KUNIT_EXPECT_EQ(test, ndk_obs_stat(test, after, "connects"),
-			ndk_obs_stat(test, before, "connects") + 1);
-	KUNIT_EXPECT_EQ(test, ndk_obs_stat(test, after, "accepts"),
-			ndk_obs_stat(test, before, "accepts") + 1);
-	KUNIT_EXPECT_EQ(test, ndk_obs_stat(test, after, "requests_posted"),
-			ndk_obs_stat(test, before, "requests_posted") + 2);
-	KUNIT_EXPECT_EQ(test, ndk_obs_stat(test, after, "requests_completed"),
-			ndk_obs_stat(test, before, "requests_completed") + 2);
-	KUNIT_EXPECT_EQ(test, ndk_obs_stat(test, after, "cq_errors"),
-			ndk_obs_stat(test, before, "cq_errors"));
-	KUNIT_EXPECT_EQ(test, ndk_obs_stat(test, after,
-					   "established_connections"), 2ULL);
-	KUNIT_EXPECT_EQ(test, ndk_obs_stat(test, after, "open_connectors"),
-			ndk_obs_stat(test, before, "open_connectors") + 2);
-	KUNIT_EXPECT_EQ(test, ndk_obs_stat(test, after, "open_qps"),
-			ndk_obs_stat(test, before, "open_qps") + 2);
-	KUNIT_EXPECT_GE(test, ndk_obs_stat(test, after, "open_adapters"), 1ULL);
-
-	c = ndk_obs_id(&p.c->Header);
-	ndk_pair_close(test, &p);
-	after = ndk_obs_read(test, e, "stats");
-	KUNIT_EXPECT_EQ(test, ndk_obs_stat(test, after,
-					   "established_connections"), 0ULL);
-	text = ndk_obs_read(test, e, "connections");
-	KUNIT_EXPECT_FALSE(test, ndk_obs_conn_line(text, c, &unused));
-}
-
 /* A reject and a refusal: counted on both sides, traced with statuses. */
 static void ndk_obs_failure_test(struct kunit *test)
 {
@@ -490,21 +295,13 @@ static void ndk_obs_failure_test(struct kunit *test)
 	before = ndk_obs_read(test, e, "stats");
 	ndk_obs_start(test);
 	e->reject = true;
-	ndk_wait_init(&cw);
-	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c, qp, NDK_TEST_PORT, NULL,
-					       0, &cw),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw));
+	ndk_cenv_connect_done(test, e, c, qp, NDK_TEST_PORT, &cw);
 	KUNIT_EXPECT_EQ(test, cw.status, STATUS_CONNECTION_REFUSED);
 	ndk_close_all(test, e->incoming, NULL);
 	ndk_close_all(test, c, qp);
 
 	/* Nobody listens there; a QP serves one connection attempt. */
-	ndk_wait_init(&cw2);
-	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c2, qp2, NDK_TEST_PORT + 1,
-					       NULL, 0, &cw2),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw2));
+	ndk_cenv_connect_done(test, e, c2, qp2, NDK_TEST_PORT + 1, &cw2);
 	KUNIT_EXPECT_EQ(test, cw2.status, STATUS_CONNECTION_REFUSED);
 	ndk_obs_stop();
 
@@ -540,16 +337,10 @@ static void ndk_obs_failure_test(struct kunit *test)
 	ndk_close_all(test, c2, qp2);
 }
 
-static struct kunit_case ndk_observe_cases[] = {
+static struct kunit_case ndk_trace_cases[] = {
 	KUNIT_CASE(ndk_obs_trace_test),
-	KUNIT_CASE(ndk_obs_debugfs_test),
 	KUNIT_CASE(ndk_obs_failure_test),
 	{}
 };
 
-struct kunit_suite ndk_observe_suite = {
-	.name = "ndk_observe",
-	.init = ndk_obs_init,
-	.exit = ndk_obs_exit,
-	.test_cases = ndk_observe_cases,
-};
+NDK_SUITE(trace, ndk_obs_init, ndk_obs_exit);

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * ndk_lifetime: the consumer closes objects from inside every kind of
- * callback ndk makes (create, request, close, CQ notification, connect
- * event, disconnect event, SRQ notification). Each close must be accepted
- * with STATUS_PENDING, complete exactly once, deadlock nothing, and no
- * callback of a closed object may run afterwards. Antecedents closed in
- * the same callback as their successors complete after them.
+ * ndk_object, the tests of ndk/object.c, the lifetime core: the consumer
+ * closes objects from inside every kind of callback ndk makes (create,
+ * request, close, CQ notification, connect event, disconnect event, SRQ
+ * notification). Each close must be accepted with STATUS_PENDING, complete
+ * exactly once, deadlock nothing, and no callback of a closed object may run
+ * afterwards. Antecedents closed in the same callback as their successors
+ * complete after them.
  */
 #include <linux/delay.h>
 #include <ndk/ndk_mdl.h>
@@ -776,7 +777,7 @@ static void ndk_lt_close_in_callback_test(struct kunit *test)
 	p->run(test, &t, &c);
 }
 
-static struct kunit_case ndk_lifetime_cases[] = {
+static struct kunit_case ndk_object_cases[] = {
 	KUNIT_CASE_PARAM(ndk_lt_close_in_create_test,
 			 ndk_lt_create_gen_params),
 	KUNIT_CASE_PARAM(ndk_lt_close_in_callback_test,
@@ -784,9 +785,4 @@ static struct kunit_case ndk_lifetime_cases[] = {
 	{}
 };
 
-struct kunit_suite ndk_lifetime_suite = {
-	.name = "ndk_lifetime",
-	.init = ndk_conn_init_test,
-	.exit = ndk_conn_exit_test,
-	.test_cases = ndk_lifetime_cases,
-};
+NDK_SUITE(object, ndk_conn_init_test, ndk_conn_exit_test);

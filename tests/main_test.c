@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * ndk_removal: the RDMA device goes away (`rdma link delete`) under a
- * consumer that has a connection up, receives posted and an idle QP.
- * The same again with the driver module unloaded (`rmmod`), after which
- * the device is recreated. The consumer hears NDK_ADAPTER_REMOVED;
- * everything posted completes with the flush status; the connection ends with a disconnect event;
- * nothing new can be created, connected or sent; every close still
- * completes, and the device's unregistration finishes only once the
- * adapter is closed. This suite must run last: the device stays gone
- * (the VM's init runs the interop cases before the suites).
+ * ndk_main, the tests of ndk/main.c's device removal: the RDMA device goes
+ * away (`rdma link delete`) under a consumer that has a connection up,
+ * receives posted and an idle QP. The same again with the driver module
+ * unloaded (`rmmod`), after which the device is recreated. The consumer
+ * hears NDK_ADAPTER_REMOVED; everything posted completes with the flush
+ * status; the connection ends with a disconnect event; nothing new can be
+ * created, connected or sent; every close still completes, and the device's
+ * unregistration finishes only once the adapter is closed. This suite must
+ * run last: the device stays gone (the VM's init runs the interop cases
+ * before the suites).
  */
 #include <linux/delay.h>
 #include <linux/kthread.h>
@@ -489,15 +490,10 @@ static void ndk_removal_live_test(struct kunit *test)
 }
 
 /* The posting case puts the device back; link_delete leaves it gone. */
-static struct kunit_case ndk_removal_cases[] = {
+static struct kunit_case ndk_main_cases[] = {
 	KUNIT_CASE(ndk_removal_posting_test),
 	KUNIT_CASE_PARAM(ndk_removal_live_test, ndk_rm_way_gen_params),
 	{}
 };
 
-struct kunit_suite ndk_removal_suite = {
-	.name = "ndk_removal",
-	.init = ndk_removal_init,
-	.exit = ndk_removal_exit,
-	.test_cases = ndk_removal_cases,
-};
+NDK_SUITE(main, ndk_removal_init, ndk_removal_exit);

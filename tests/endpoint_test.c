@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ndk_endpoint, the tests of ndk/endpoint.c: shared endpoints and the
+ * reference counting of the addresses connectors, listeners and shared
+ * endpoints hold, and a local port range with no port left.
+ */
+#include <net/net_namespace.h>
+#include <rdma/rdma_cm.h>
+#include "ndk_tests.h"
+
+static NDK_SHARED_ENDPOINT *ndk_cenv_sep(struct kunit *test,
+					 struct ndk_cenv *e, u16 port,
+					 NTSTATUS *status)
+{
+	struct sockaddr_in sin = e->addr;
+	NDK_SHARED_ENDPOINT *unused = NULL;
+	unsigned long flags;
+	struct ndk_wait w;
+	NTSTATUS st;
+
+	sin.sin_port = htons(port);
+	ndk_wait_init(&w);
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	st = e->a->Dispatch->NdkCreateSharedEndpoint(e->a,
+						     (struct sockaddr *)&sin,
+						     sizeof(sin),
+						     ndk_test_create_cb, &w,
+						     &unused);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	KUNIT_EXPECT_EQ(test, st, STATUS_PENDING);
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&w));
+	*status = w.status;
+	return w.obj ? container_of(w.obj, NDK_SHARED_ENDPOINT, Header) : NULL;
+}
+
+#define NDK_PORT_RANGE	"/proc/sys/net/ipv4/ip_local_port_range"
+
+/* Read (@buf of @len bytes) or write net.ipv4.ip_local_port_range. */
+static int ndk_port_range(char *buf, size_t len, bool write)
+{
+	return ndk_rw_file(NDK_PORT_RANGE, buf, len, write);
+}
+
+static int ndk_idle_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	return 0;
+}
+
+/*
+ * With the ephemeral range down to one port and that port taken, NdkConnect,
+ * NdkListen and NdkCreateSharedEndpoint asked for port 0 all report
+ * STATUS_TOO_MANY_ADDRESSES. Only EXPECTs until the range is restored.
+ */
+static void ndk_endpoint_no_port_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct sockaddr_in src = e->addr, dst;
+	NDK_CONNECTOR *c = ndk_cenv_connector(test, e);
+	NDK_LISTENER *l = ndk_cenv_listener(test, e);
+	NDK_QP *qp = ndk_cenv_qp(test, e);
+	char old[32], one[] = "61000 61000";
+	NDK_SHARED_ENDPOINT *sep;
+	struct rdma_cm_id *id;
+	struct ndk_wait cw, lw;
+	NTSTATUS st;
+
+	id = rdma_create_id(&init_net, ndk_idle_cm_handler, NULL, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(id));
+	src.sin_port = htons(61000);
+	KUNIT_EXPECT_EQ(test, rdma_bind_addr(id, (struct sockaddr *)&src), 0);
+	src.sin_port = 0;
+	ndk_listen_addr(e, &dst);
+	KUNIT_EXPECT_EQ(test, ndk_port_range(old, sizeof(old), false), 0);
+	KUNIT_EXPECT_EQ(test, ndk_port_range(one, 0, true), 0);
+
+	ndk_wait_init(&cw);
+	st = ndk_connect_to(c, qp, (struct sockaddr *)&src,
+			    (struct sockaddr *)&dst, sizeof(dst), true, &cw);
+	if (st == STATUS_PENDING && ndk_wait_for(&cw))
+		st = cw.status;
+	KUNIT_EXPECT_EQ(test, st, STATUS_TOO_MANY_ADDRESSES);
+
+	ndk_wait_init(&lw);
+	st = l->Dispatch->NdkListen(l, (struct sockaddr *)&src, sizeof(src),
+				    ndk_test_request_cb, &lw);
+	if (st == STATUS_PENDING && ndk_wait_for(&lw))
+		st = lw.status;
+	KUNIT_EXPECT_EQ(test, st, STATUS_TOO_MANY_ADDRESSES);
+
+	sep = ndk_cenv_sep(test, e, 0, &st);
+	KUNIT_EXPECT_EQ(test, st, STATUS_TOO_MANY_ADDRESSES);
+	KUNIT_EXPECT_NULL(test, sep);
+
+	KUNIT_EXPECT_EQ(test, ndk_port_range(old, 0, true), 0);
+	rdma_destroy_id(id);
+	ndk_test_close(test, &l->Header, l->Dispatch->NdkCloseListener);
+	ndk_close_all(test, c, qp);
+	/* The range is back: port 0 works again. */
+	sep = ndk_cenv_sep(test, e, 0, &st);
+	KUNIT_EXPECT_EQ(test, st, STATUS_SUCCESS);
+	if (sep)
+		ndk_test_close(test, &sep->Header,
+			       sep->Dispatch->NdkCloseSharedEndpoint);
+}
+
+/*
+ * Two connections from one shared endpoint's port to two destinations; a
+ * third to a destination already used would repeat a four-tuple. The port
+ * stays taken until the endpoint and its connectors are closed, and the
+ * endpoint's close waits for them.
+ */
+static void ndk_endpoint_shared_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	const u16 port = NDK_TEST_PORT + 3;
+	struct sockaddr_in dst, local;
+	NDK_SHARED_ENDPOINT *sep, *dup;
+	const NDK_CONNECTOR_DISPATCH *d;
+	struct ndk_pair p[2];
+	struct ndk_wait cw, aw, ccw, sw;
+	NDK_LISTENER *l, *l2;
+	NDK_CONNECTOR *c3;
+	NDK_QP *qp3;
+	NTSTATUS status;
+	ULONG len;
+	int i;
+
+	sep = ndk_cenv_sep(test, e, port, &status);
+	KUNIT_ASSERT_EQ(test, status, STATUS_SUCCESS);
+	len = sizeof(local);
+	KUNIT_EXPECT_EQ(test, sep->Dispatch->NdkGetLocalAddress(sep,
+								(struct sockaddr *)&local,
+								&len),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ntohs(local.sin_port), port);
+	/* The address is the endpoint's alone. */
+	dup = ndk_cenv_sep(test, e, port, &status);
+	KUNIT_EXPECT_EQ(test, status, STATUS_SHARING_VIOLATION);
+	KUNIT_EXPECT_NULL(test, dup);
+
+	/* Two destinations: one endpoint connects once to each. */
+	l2 = ndk_cenv_listener(test, e);
+	KUNIT_ASSERT_EQ(test, ndk_cenv_listen(test, e, l2, NDK_TEST_PORT + 4),
+			STATUS_SUCCESS);
+	for (i = 0; i < 2; i++) {
+		ndk_listen_addr(e, &dst);
+		if (i)
+			dst.sin_port = htons(NDK_TEST_PORT + 4);
+		p[i].c = ndk_cenv_connector(test, e);
+		p[i].aqp = ndk_cenv_qp(test, e);
+		p[i].pqp = ndk_cenv_qp(test, e);
+		reinit_completion(&e->incoming_done);
+		ndk_wait_init(&cw);
+		d = p[i].c->Dispatch;
+		status = d->NdkConnectWithSharedEndpoint(p[i].c, p[i].aqp, sep,
+							 (struct sockaddr *)&dst,
+							 sizeof(dst), 2, 2,
+							 NULL, 0,
+							 ndk_test_request_cb,
+							 &cw);
+		KUNIT_ASSERT_EQ(test, status, STATUS_PENDING);
+		KUNIT_ASSERT_NE(test,
+				wait_for_completion_timeout(&e->incoming_done,
+							    NDK_TEST_TIMEOUT),
+				0UL);
+		p[i].in = e->incoming;
+		ndk_wait_init(&aw);
+		KUNIT_ASSERT_EQ(test, p[i].in->Dispatch->NdkAccept(p[i].in,
+								   p[i].pqp, 2,
+								   2, NULL, 0,
+								   NULL, NULL,
+								   ndk_test_request_cb,
+								   &aw),
+				STATUS_PENDING);
+		KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw));
+		KUNIT_ASSERT_EQ(test, cw.status, STATUS_SUCCESS);
+		ndk_wait_init(&ccw);
+		status = d->NdkCompleteConnect(p[i].c, NULL, NULL,
+					       ndk_test_request_cb, &ccw);
+		KUNIT_ASSERT_EQ(test, ndk_test_outcome(test, &ccw, status),
+				STATUS_SUCCESS);
+		KUNIT_ASSERT_TRUE(test, ndk_wait_for(&aw));
+		len = sizeof(local);
+		status = d->NdkGetLocalAddress(p[i].c,
+					       (struct sockaddr *)&local, &len);
+		KUNIT_EXPECT_EQ(test, status, STATUS_SUCCESS);
+		KUNIT_EXPECT_EQ(test, ntohs(local.sin_port), port);
+		ndk_conn_traffic(test, e, p[i].aqp, p[i].pqp);
+	}
+
+	/* A second connection to the first destination: same four-tuple. */
+	c3 = ndk_cenv_connector(test, e);
+	qp3 = ndk_cenv_qp(test, e);
+	ndk_listen_addr(e, &dst);
+	ndk_wait_init(&cw);
+	status = c3->Dispatch->NdkConnectWithSharedEndpoint(c3, qp3, sep,
+							    (struct sockaddr *)&dst,
+							    sizeof(dst), 2, 2,
+							    NULL, 0,
+							    ndk_test_request_cb,
+							    &cw);
+	KUNIT_EXPECT_EQ(test, status, STATUS_ADDRESS_ALREADY_EXISTS);
+	ndk_close_all(test, c3, qp3);
+
+	ndk_wait_init(&sw);
+	status = sep->Dispatch->NdkCloseSharedEndpoint(&sep->Header,
+						       ndk_test_close_cb, &sw);
+	KUNIT_ASSERT_EQ(test, status, STATUS_PENDING);
+	l = ndk_cenv_listener(test, e);
+	for (i = 0; i < 2; i++) {
+		/* The port is still taken: a listen on it fails. */
+		KUNIT_EXPECT_EQ(test, ndk_cenv_listen(test, e, l, port),
+				STATUS_SHARING_VIOLATION);
+		KUNIT_EXPECT_FALSE(test, completion_done(&sw.done));
+		ndk_pair_close(test, &p[i]);
+	}
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&sw));
+	KUNIT_EXPECT_EQ(test, ndk_cenv_listen(test, e, l, port),
+			STATUS_SUCCESS);
+	ndk_test_close(test, &l->Header, l->Dispatch->NdkCloseListener);
+	ndk_test_close(test, &l2->Header, l2->Dispatch->NdkCloseListener);
+}
+
+/*
+ * The implicit endpoint of a listener: after the listener closed, its
+ * port stays taken until the last accepted connector is closed.
+ */
+static void ndk_endpoint_listener_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct sockaddr_in dst;
+	struct ndk_wait lw;
+	struct ndk_pair p;
+	NDK_LISTENER *l;
+
+	ndk_listen_addr(e, &dst);
+	ndk_establish(test, e, &p, (struct sockaddr *)&e->addr,
+		      (struct sockaddr *)&dst, sizeof(dst), false);
+	ndk_wait_init(&lw);
+	KUNIT_ASSERT_EQ(test, ndk_listener_close(e->listener, &lw),
+			STATUS_PENDING);
+	e->listener = NULL;
+	l = ndk_cenv_listener(test, e);
+	KUNIT_EXPECT_EQ(test, ndk_cenv_listen(test, e, l, NDK_TEST_PORT),
+			STATUS_SHARING_VIOLATION);
+	ndk_pair_close(test, &p);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&lw));
+	KUNIT_EXPECT_EQ(test, ndk_cenv_listen(test, e, l, NDK_TEST_PORT),
+			STATUS_SUCCESS);
+	e->listener = l;
+}
+
+static struct kunit_case ndk_endpoint_cases[] = {
+	KUNIT_CASE(ndk_endpoint_shared_test),
+	KUNIT_CASE(ndk_endpoint_listener_test),
+	KUNIT_CASE(ndk_endpoint_no_port_test),
+	{}
+};
+
+NDK_SUITE(endpoint, ndk_conn_init_test, ndk_conn_exit_test);

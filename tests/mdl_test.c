@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ndk_mdl, the tests of ndk/mdl.c: logical address mappings
+ * (NdkBuildLAM/NdkReleaseLAM) of page-array memory, read and written
+ * through the privileged token over a loopback connection, and chains
+ * they refuse.
+ */
+#include "ndk_tests.h"
+
+/*
+ * A LAM of page-array memory from an odd offset: the size protocol, the
+ * first byte offset, page-aligned addresses, and a send from the mapped
+ * pages through the privileged token, built from atomic context.
+ */
+static void ndk_lam_roundtrip_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_LOGICAL_ADDRESS_MAPPING *lam;
+	NDK_SGE ssge[3], rsge;
+	unsigned long irq;
+	struct ndk_menv *me = ndk_kzalloc_test(test, sizeof(*me));
+	struct ndk_mem *t = ndk_kzalloc_test(test, sizeof(*t));
+	UINT32 priv;
+	ULONG size = 0, fbo, i, left;
+	NTSTATUS st;
+
+	ndk_menv_init(test, e, me);
+	ndk_mem_init(test, t, NDK_MDL_PAGES, false, false, 3000,
+		     2 * PAGE_SIZE + 100);
+	KUNIT_ASSERT_EQ(test, e->a->Dispatch->NdkBuildLAM(e->a, t->mdl, t->len,
+							  NULL, NULL, NULL,
+							  &size, &fbo),
+			STATUS_BUFFER_TOO_SMALL);
+	/* As a Windows consumer computes it: sizeof() holds the first page. */
+	KUNIT_EXPECT_EQ(test, size,
+			(ULONG)(sizeof(*lam) + 2 * sizeof(NDK_LOGICAL_ADDRESS)));
+	lam = kunit_kzalloc(test, size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, lam);
+	size--;
+	KUNIT_EXPECT_EQ(test, e->a->Dispatch->NdkBuildLAM(e->a, t->mdl, t->len,
+							  NULL, NULL, lam,
+							  &size, &fbo),
+			STATUS_BUFFER_TOO_SMALL);
+	spin_lock_irqsave(&ndk_test_lock, irq);
+	st = e->a->Dispatch->NdkBuildLAM(e->a, t->mdl, t->len, NULL, NULL, lam,
+					 &size, &fbo);
+	spin_unlock_irqrestore(&ndk_test_lock, irq);
+	KUNIT_ASSERT_EQ(test, st, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, fbo, 3000U);
+	KUNIT_ASSERT_EQ(test, lam->AdapterPageCount, 3U);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, lam->AdapterPageArray[i] & ~PAGE_MASK,
+				0ULL);
+
+	/* Send the region from its logical addresses to the local buffer. */
+	e->pd->Dispatch->NdkGetPrivilegedMemoryRegionToken(e->pd, &priv);
+	ndk_mem_fill(t, 0, t->len, 77);
+	left = t->len;
+	for (i = 0; i < 3; i++) {
+		ssge[i].LogicalAddress = lam->AdapterPageArray[i] +
+					 (i ? 0 : fbo);
+		ssge[i].Length = min_t(ULONG, left,
+				       PAGE_SIZE - (i ? 0 : fbo));
+		ssge[i].MemoryRegionToken = priv;
+		left -= ssge[i].Length;
+	}
+	rsge.VirtualAddress = me->lmem.base;
+	rsge.Length = t->len;
+	rsge.MemoryRegionToken =
+		me->lmr->Dispatch->NdkGetLocalTokenFromMr(me->lmr);
+	KUNIT_ASSERT_EQ(test, me->p.aqp->Dispatch->NdkReceive(me->p.aqp,
+							      (void *)0x41,
+							    &rsge, 1),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, me->p.pqp->Dispatch->NdkSend(me->p.pqp,
+							   (void *)0x42, ssge,
+							 3, 0),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_test_result(test, me, e->cq, (void *)0x42,
+					      NULL),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_test_result(test, me, e->cq, (void *)0x41,
+					      NULL),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(&me->lmem, 0, t->len, 77));
+	spin_lock_irqsave(&ndk_test_lock, irq);
+	e->a->Dispatch->NdkReleaseLAM(e->a, lam);
+	spin_unlock_irqrestore(&ndk_test_lock, irq);
+	KUNIT_EXPECT_EQ(test, lam->AdapterPageCount, 0U);
+	ndk_mem_free(t);
+	ndk_menv_free(test, me);
+}
+
+/* Memory that is not virtually contiguous maps nothing. */
+static void ndk_lam_invalid_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct {
+		NDK_LOGICAL_ADDRESS_MAPPING lam;
+		NDK_LOGICAL_ADDRESS pages[8];
+	} buf = {};
+	ULONG size = sizeof(buf), fbo;
+	struct ndk_mem *t = ndk_kzalloc_test(test, sizeof(*t));
+
+	ndk_mem_init(test, t, NDK_MDL_KVA, true, true, 100, 3 * PAGE_SIZE);
+	t->mdl[0].length -= 8;
+	KUNIT_EXPECT_EQ(test, e->a->Dispatch->NdkBuildLAM(e->a, t->mdl,
+							  t->len - 8, NULL,
+							  NULL, &buf.lam,
+							  &size, &fbo),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, buf.lam.AdapterPageCount, 0U);
+	t->mdl[0].length += 8;
+	KUNIT_EXPECT_EQ(test, e->a->Dispatch->NdkBuildLAM(e->a, t->mdl,
+							  t->len + 1, NULL,
+							  NULL, &buf.lam,
+							  &size, &fbo),
+			STATUS_INVALID_PARAMETER);
+	ndk_mem_free(t);
+}
+
+static struct kunit_case ndk_mdl_cases[] = {
+	KUNIT_CASE(ndk_lam_roundtrip_test),
+	KUNIT_CASE(ndk_lam_invalid_test),
+	{}
+};
+
+NDK_SUITE(mdl, ndk_conn_init_test, ndk_conn_exit_test);
