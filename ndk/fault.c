@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Failure injection for the ndk_faults suite (see NDK_FI_NULL() and kin
+ * Failure injection for the ndk_fault suite (see NDK_FI_NULL() and kin
  * in ndk_priv.h). Every file wraps its calls that can fail, so this sits
  * below them all and calls nothing of ndk. Built with KUnit only.
  */
 #include "ndk_priv.h"
 
 #if IS_ENABLED(CONFIG_KUNIT)
-/* The ndk_faults suite's injection state; see NDK_FI_NULL() and kin. */
+/* The ndk_fault suite's injection state; see NDK_FI_NULL() and kin. */
 static struct {
 	atomic_t countdown;	/* the call that makes it 0 fails */
 	atomic_t seen;		/* wrapped calls since arming */

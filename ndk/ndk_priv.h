@@ -35,7 +35,7 @@ int ndk_slab_init(void);
 void ndk_slab_exit(void);
 
 /*
- * Failure injection for the ndk_faults suite: every call on a create,
+ * Failure injection for the ndk_fault suite: every call on a create,
  * connect or register path that can fail is wrapped, so the suite can
  * make the n-th such call fail (ndk_fault_arm()) and count them. Without
  * KUnit the wrappers are the bare calls (fault.c).

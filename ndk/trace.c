@@ -3,7 +3,7 @@
 #define CREATE_TRACE_POINTS
 #include "trace.h"
 
-/* The KUnit suite ndk_observe attaches probes to these. */
+/* The KUnit suite ndk_trace attaches probes to these. */
 #define NDK_TEST_TRACEPOINT(name) EXPORT_SYMBOL_NDK_TEST(__tracepoint_##name)
 
 NDK_TEST_TRACEPOINT(ndk_object_create);
