@@ -274,8 +274,9 @@ static struct ndk_obj *ndk_device_next_kill(struct ndk_device *dev,
 /*
  * Removal has begun: no object goes live on @dev any more, and every QP
  * moves to the error state (its type's kill operation), so that what is
- * posted completes with the flush status. Connections end when rdma_cm, whose client is removed
- * after ours, reports the removal on each of their ids.
+ * posted completes with the flush status. Connections end when rdma_cm,
+ * whose client is removed after ours, reports the removal on each of
+ * their ids.
  */
 static void ndk_device_kill(struct ndk_device *dev)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The MDL page walk and the logical address mappings (mdl.c), for
- * registration (mr.c) and NdkBuildLAM (adapter.c).
+ * registration (mr.c) and the adapter's dispatch table (adapter.c).
  */
 #ifndef _NDK_PRIV_MDL_H
 #define _NDK_PRIV_MDL_H
