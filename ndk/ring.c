@@ -50,9 +50,9 @@ void ndk_wr_owner_del(struct ndk_obj *obj)
  * its slot while the requests behind it come and go, and the queue still
  * takes its depth unless more than @depth of those pass it.
  *
- * Two arrays, each a power of two in bytes that a kmalloc size class
- * holds exactly: the contexts, and the types followed by the states.
- * One block for all three would be 10 bytes a slot, rounded up to 16.
+ * Two arrays: the contexts followed by the sequence numbers, and the
+ * types followed by the states; the second is a power of two in bytes
+ * that a kmalloc size class holds exactly.
  *
  * Return: 0 or -ENOMEM.
  */
@@ -60,12 +60,14 @@ int ndk_ring_init(struct ndk_wr_ring *ring, u32 depth)
 {
 	u32 n = roundup_pow_of_two(2 * max(depth, 1U));
 
-	ring->ctx = NDK_FI_NULL(kvcalloc(n, sizeof(*ring->ctx), GFP_KERNEL));
+	ring->ctx = NDK_FI_NULL(kvcalloc(n, sizeof(*ring->ctx) +
+					    sizeof(*ring->seq), GFP_KERNEL));
 	ring->type = NDK_FI_NULL(kvcalloc(n, sizeof(*ring->type) +
 					     sizeof(*ring->state),
 					  GFP_KERNEL));
 	if (!ring->ctx || !ring->type)
 		return -ENOMEM;
+	ring->seq = (u32 *)(ring->ctx + n);
 	ring->state = ring->type + n;
 	ring->mask = n - 1;
 	ring->depth = depth;

@@ -12,6 +12,9 @@
 /**
  * struct ndk_wr_ring - the requests of one work queue, until polled
  * @ctx: RequestContext of each slot
+ * @seq: sequence number of the request in each slot, so that a late or
+ *	repeated completion of a request that has left its slot is told
+ *	from the one there now
  * @type: NDK_OPERATION_TYPE of each slot; every type a request is posted
  *	as fits a byte (ReceiveAndInvalidate is only reported, never posted)
  * @state: NDK_SLOT_* of each slot, in the block of @type behind it; the
@@ -25,6 +28,9 @@
  * @scan: every request before this sequence number is polled or a
  *	silent one retired; poller only (QP queues)
  * @tag: the queue's kind and the owner's object id, placed as in a wr_id
+ * @sweep: entry in the list of its CQ's queues to sweep (cq.c), empty
+ *	while on none; under that CQ's @sweep_lock (QP queues)
+ * @sweep_next: the next sequence number the sweep looks at; poller only
  *
  * A request occupies its queue from posting until its result is polled,
  * whenever the device frees its own entry, so that a slot is never
@@ -37,6 +43,7 @@
  */
 struct ndk_wr_ring {
 	void **ctx;
+	u32 *seq;
 	u8 *type;
 	u8 *state;
 	u32 mask;
@@ -45,6 +52,8 @@ struct ndk_wr_ring {
 	u32 retired;
 	u32 scan;
 	u64 tag;
+	struct list_head sweep;
+	u32 sweep_next;
 };
 
 /*
@@ -99,6 +108,7 @@ static __always_inline u64 ndk_ring_take(struct ndk_wr_ring *ring, u32 head,
 	u32 slot = head & ring->mask;
 
 	ring->ctx[slot] = ctx;
+	ring->seq[slot] = head;
 	ring->type[slot] = type;
 	WRITE_ONCE(ring->state[slot], state);
 	return ring->tag | head;
