@@ -17,6 +17,7 @@ enum ndk_stat {
 	NDK_STAT_CONNECTION_ERRORS,	/* established, ended by the peer */
 	NDK_STAT_CQ_ERRORS,		/* completions polled with an error */
 	NDK_STAT_CQ_FLUSHED,		/* completions polled as flushed */
+	NDK_STAT_CQ_SWEPT,		/* reported by ndk, lost by the device */
 	NDK_STAT_POSTED,		/* requests posted */
 	NDK_STAT_COMPLETED,		/* completions polled */
 	NDK_STAT_MAX,

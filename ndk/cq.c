@@ -17,6 +17,7 @@
  * (irq_work) rather than ksoftirqd; see ndk_cq_kick().
  */
 #include "ndk_priv.h"
+#include "sweep.h"
 #include "trace.h"
 
 /* irq_poll weight of a CQ; each delivered notification counts one. */
@@ -193,8 +194,19 @@ static void ndk_arm_cq(NDK_CQ *pNdkCq, ULONG Type)
 	 */
 	flags = new == NDK_ARM_SOLICITED ? IB_CQ_SOLICITED : IB_CQ_NEXT_COMP;
 	if (ib_req_notify_cq(cq->ibcq, flags | IB_CQ_REPORT_MISSED_EVENTS) > 0 ||
-	    READ_ONCE(cq->fatal))
+	    READ_ONCE(cq->fatal) || READ_ONCE(cq->sweep_due))
 		ndk_cq_kick(cq);
+}
+
+/**
+ * ndk_cq_sweep_kick() - results of a swept queue wait in @cq
+ * @cq: the CQ, which ndk_sweep_add() just gave a queue
+ *
+ * An armed CQ notifies as it would for a completion of its device.
+ */
+void ndk_cq_sweep_kick(struct ndk_cq *cq)
+{
+	ndk_cq_kick(cq);
 }
 
 /*
@@ -295,10 +307,11 @@ static __always_inline struct ndk_obj *ndk_wr_owner(u64 wr_id)
 /**
  * ndk_cq_forget_owner() - a closed QP leaves no hint in its CQ
  * @cq: a CQ of the QP
- * @owner: the QP's object, just dropped by ndk_wr_owner_del()
+ * @owner: the QP's object, closing
  *
  * The QP is freed after a grace period, which the poll path's read
- * section holds off for a hint it read before this.
+ * section holds off for a hint it read before this; the poller makes
+ * no closing QP its hint.
  */
 void ndk_cq_forget_owner(struct ndk_cq *cq, struct ndk_obj *owner)
 {
@@ -309,21 +322,24 @@ void ndk_cq_forget_owner(struct ndk_cq *cq, struct ndk_obj *owner)
 
 /*
  * ndk_cq_owner() without the hint: look the owner up, and make it the
- * hint if it is a QP (an SRQ's results come from several QPs). Should
- * the QP be dropped meanwhile, the poller or ndk_cq_forget_owner()
- * clears the hint: each finds the other's update.
+ * hint if it is a QP that is not closing (an SRQ's results come from
+ * several QPs). Should the QP start closing meanwhile, the poller or
+ * ndk_cq_forget_owner() clears the hint: each finds the other's update.
  */
 static noinline struct ndk_obj *ndk_cq_owner_lookup(struct ndk_cq *cq,
 						    u64 wr_id, u64 kind)
 {
 	struct ndk_obj *owner = ndk_wr_owner(wr_id);
 
-	if (!owner || kind == NDK_WR_SRQ)
+	/* A closed QP stays an owner until swept, but never a hint. */
+	if (!owner || kind == NDK_WR_SRQ ||
+	    READ_ONCE(owner->state) == NDK_OBJ_CLOSING)
 		return owner;
 	WRITE_ONCE(cq->owner, owner);
 	/* Pairs with the barrier in ndk_cq_forget_owner(). */
 	smp_mb();
-	if (ndk_wr_owner(wr_id) != owner)
+	if (ndk_wr_owner(wr_id) != owner ||
+	    READ_ONCE(owner->state) == NDK_OBJ_CLOSING)
 		cmpxchg(&cq->owner, owner, NULL);
 	return owner;
 }
@@ -350,8 +366,9 @@ static __always_inline struct ndk_obj *ndk_cq_owner(struct ndk_cq *cq,
  * that posted the request is found from the wr_id (see ndk_cq_owner()),
  * and the request leaves its queue.
  *
- * Return: false, leaving @r alone, when that QP or SRQ is closed, or for
- * the success of a silent read: the completion is dropped.
+ * Return: false, leaving @r alone, when that QP or SRQ is gone, when the
+ * request has had its result already, or for the success of a silent
+ * read: the completion is dropped.
  */
 static __always_inline bool ndk_wc_to_result(struct ndk_cq *cq,
 					     const struct ib_wc *wc,
@@ -384,6 +401,13 @@ static __always_inline bool ndk_wc_to_result(struct ndk_cq *cq,
 			r->QPContext = qp->context;
 		}
 		slot = wc->wr_id & ring->mask;
+		/*
+		 * The request has left its slot: ndk swept it, or the driver
+		 * reports it twice. It has had its result.
+		 */
+		if (unlikely(ring->seq[slot] != (u32)wc->wr_id ||
+			     ring->state[slot] == NDK_SLOT_FREE))
+			return false;
 		r->RequestContext = ring->ctx[slot];
 		*type = ring->type[slot];
 		quiet = ring->state[slot] == NDK_SLOT_QUIET;
@@ -449,8 +473,11 @@ static __always_inline ULONG ndk_cq_fill(struct ndk_cq *cq, void *Results,
 		ndk_stat_add_to(cq->stats, NDK_STAT_COMPLETED, n);
 		for (i = 0; i < n; i++) {
 			wc = &cq->wc[i];
-			if (unlikely(wc->status != IB_WC_SUCCESS))
+			if (unlikely(wc->status != IB_WC_SUCCESS)) {
 				ndk_cq_count_error(cq, wc->status);
+				if (ndk_fault_lost(wc->status))
+					continue;
+			}
 			rx = Results + done * size;
 			if (!ndk_wc_to_result(cq, wc, (NDK_RESULT *)rx, &type))
 				continue;
@@ -485,7 +512,9 @@ static noinline ULONG ndk_cq_results_ex(struct ndk_cq *cq, int n)
 }
 
 /*
- * An empty poll is one call into the driver, and nothing else. The
+ * An empty poll is one call into the driver, and a look at the sweep
+ * (sweep.c), which reports what the device lost only once it has
+ * reported all it holds. The
  * consumer's buffer waits in the CQ while the driver polls, so that
  * nothing but the CQ is kept across the call. Every poll asks the
  * driver, even right after an arm that reported nothing missed: siw
@@ -503,7 +532,11 @@ static ULONG ndk_get_cq_results(NDK_CQ *pNdkCq, NDK_RESULT Results[],
 	cq->nresults = nResults;
 	/* Asked for none, the driver returns none. */
 	n = ndk_cq_poll(cq, min_t(ULONG, nResults, NDK_CQ_POLL_BATCH));
-	return n > 0 ? ndk_cq_results(cq, n) : 0;
+	if (n > 0)
+		return ndk_cq_results(cq, n);
+	if (unlikely(READ_ONCE(cq->sweep_due)))
+		return ndk_sweep_poll(cq, Results, nResults, false);
+	return 0;
 }
 
 static ULONG ndk_get_cq_results_ex(NDK_CQ *pNdkCq, NDK_RESULT_EX Results[],
@@ -516,7 +549,11 @@ static ULONG ndk_get_cq_results_ex(NDK_CQ *pNdkCq, NDK_RESULT_EX Results[],
 	cq->nresults = nResults;
 	/* Asked for none, the driver returns none. */
 	n = ndk_cq_poll(cq, min_t(ULONG, nResults, NDK_CQ_POLL_BATCH));
-	return n > 0 ? ndk_cq_results_ex(cq, n) : 0;
+	if (n > 0)
+		return ndk_cq_results_ex(cq, n);
+	if (unlikely(READ_ONCE(cq->sweep_due)))
+		return ndk_sweep_poll(cq, Results, nResults, true);
+	return 0;
 }
 
 struct ndk_cq_resize {
@@ -746,6 +783,8 @@ static void ndk_cq_destroy(struct ndk_obj *obj)
 	if (cq->ibcq)
 		ib_destroy_cq(cq->ibcq);
 	irq_work_sync(&cq->kick);
+	/* Closed QPs whose results nobody will poll now may go. */
+	ndk_sweep_drop(cq);
 }
 
 static void ndk_cq_free_rcu(struct rcu_head *rcu)
@@ -814,6 +853,8 @@ NTSTATUS ndk_create_cq(NDK_ADAPTER *pNdkAdapter, ULONG CqDepth,
 	cq->fatal = STATUS_SUCCESS;
 	atomic_set(&cq->arm, NDK_ARM_NONE);
 	spin_lock_init(&cq->notify_lock);
+	spin_lock_init(&cq->sweep_lock);
+	INIT_LIST_HEAD(&cq->sweeps);
 	irq_poll_init(&cq->iop, NDK_CQ_NOTIFY_WEIGHT, ndk_cq_notify_poll);
 	init_irq_work(&cq->kick, ndk_cq_kick_work);
 	INIT_WORK(&cq->moderation_work, ndk_cq_moderation_work);

@@ -39,6 +39,12 @@
  * @results: the buffer of the NdkGetCqResults(Ex) call in progress
  * @nresults: and its length
  * @wc: poll buffer; the consumer serializes polling
+ * @sweep_due: @sweeps holds queues to sweep (sweep.c); a hint for the
+ *	poll path, set and cleared under @sweep_lock
+ * @sweep_lock: guards @sweeps, which the poller, the QPs that fail or
+ *	close and the CQ's destruction change
+ * @sweeps: queues of failed or closed QPs whose outstanding requests
+ *	this CQ's poller reports
  * @rcu: frees the CQ after a grace period, for a notification
  */
 struct ndk_cq {
@@ -64,6 +70,9 @@ struct ndk_cq {
 	void *results;
 	ULONG nresults;
 	struct ib_wc wc[NDK_CQ_POLL_BATCH];
+	bool sweep_due;
+	spinlock_t sweep_lock; /* see above */
+	struct list_head sweeps;
 	struct rcu_head rcu;
 };
 
@@ -75,6 +84,7 @@ NTSTATUS ndk_create_cq(NDK_ADAPTER *pNdkAdapter, ULONG CqDepth,
 int ndk_cq_pick_vector(struct ib_device *ibdev, const GROUP_AFFINITY *aff);
 int ndk_cq_arm_merge(int armed, ULONG type);
 void ndk_cq_forget_owner(struct ndk_cq *cq, struct ndk_obj *owner);
+void ndk_cq_sweep_kick(struct ndk_cq *cq);
 NTSTATUS ndk_cq_moderation(ULONG interval, ULONG count, ULONG depth,
 			   u16 *cq_count, u16 *cq_period);
 

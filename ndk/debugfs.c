@@ -243,6 +243,7 @@ static const char *const ndk_stat_names[NDK_STAT_MAX] = {
 	[NDK_STAT_CONNECTION_ERRORS] = "connection_errors",
 	[NDK_STAT_CQ_ERRORS] = "cq_errors",
 	[NDK_STAT_CQ_FLUSHED] = "cq_flushed",
+	[NDK_STAT_CQ_SWEPT] = "cq_swept",
 	[NDK_STAT_POSTED] = "requests_posted",
 	[NDK_STAT_COMPLETED] = "requests_completed",
 };

@@ -52,4 +52,11 @@ int ndk_fault_disarm(bool *fired)
 	return atomic_read(&ndk_fi.seen);
 }
 EXPORT_SYMBOL_NDK_TEST(ndk_fault_disarm);
+
+/*
+ * While set, the poll path drops every flushed completion the device
+ * reports, as a driver that never reports them would (see sweep.c).
+ */
+bool ndk_fault_lose_flushes;
+EXPORT_SYMBOL_NDK_TEST(ndk_fault_lose_flushes);
 #endif

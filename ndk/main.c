@@ -378,11 +378,13 @@ static void __exit ndk_exit(void)
 	ib_unregister_client(&ndk_ib_client);
 	ndk_debugfs_exit();
 	/*
-	 * The last objects are freed on ndk_wq, QPs and SRQs only once a
-	 * grace period has queued their work there.
+	 * The last objects are freed on ndk_wq, SRQs only once a grace
+	 * period has queued their work there; a QP's release on ndk_wq
+	 * frees it after a grace period.
 	 */
 	rcu_barrier();
 	destroy_workqueue(ndk_wq);
+	rcu_barrier();
 	ndk_slab_exit();
 }
 

@@ -44,8 +44,20 @@ void ndk_slab_exit(void);
 bool ndk_fault(void);
 void ndk_fault_arm(int nth);
 int ndk_fault_disarm(bool *fired);
+/* The ndk_sweep suite plays a driver that loses its flushes (siw's). */
+extern bool ndk_fault_lose_flushes;
+static inline bool ndk_fault_lost(enum ib_wc_status status)
+{
+	return READ_ONCE(ndk_fault_lose_flushes) &&
+	       status == IB_WC_WR_FLUSH_ERR;
+}
 #else
 static inline bool ndk_fault(void)
+{
+	return false;
+}
+
+static inline bool ndk_fault_lost(enum ib_wc_status status)
 {
 	return false;
 }

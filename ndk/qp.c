@@ -7,6 +7,7 @@
  * the dispatch table; creation and destruction are in qp_create.c.
  */
 #include "ndk_priv.h"
+#include "sweep.h"
 
 /*
  * Whether a QP's queue has room for request @head (the queue's head,
@@ -458,6 +459,7 @@ static __always_inline NTSTATUS ndk_qp_post(struct ndk_qp *qp,
 		     ndk_qp_driver_going(qp)))
 		goto slow;
 	ctx[slot] = (void *)(uintptr_t)wr->wr_id;
+	sq->seq[slot] = head;
 	types[slot] = type;
 	WRITE_ONCE(*state, ndk_slot_state(Flags, type));
 	wr->wr_id = sq->tag | head;
@@ -482,7 +484,10 @@ slow:
  *
  * Requests still held for NDK_OP_FLAG_DEFER go to the device first, so
  * that they complete as well. Outstanding requests complete with the
- * flush status. May sleep: some drivers modify QPs by firmware command.
+ * flush status; what the device has not reported ndk_sweep_ms later,
+ * the sweep reports (sweep.c). Receives are refused from now on, so that
+ * the sweep sees every request the QP will ever hold. May sleep: some
+ * drivers modify QPs by firmware command.
  */
 void ndk_qp_set_error(struct ndk_qp *qp)
 {
@@ -502,6 +507,40 @@ void ndk_qp_set_error(struct ndk_qp *qp)
 	 * ndk kept them back while the driver is being unloaded.
 	 */
 	ndk_qp_drain(qp);
+	mod_delayed_work(ndk_wq, &qp->sweep_work,
+			 msecs_to_jiffies(READ_ONCE(ndk_sweep_ms)));
+}
+
+/* The CQs of the QP: ndk_qp_new() added the receive CQ, then the other. */
+static struct ndk_cq *ndk_qp_cq_at(struct ndk_qp *qp, int i)
+{
+	return container_of(qp->obj.extra[i], struct ndk_cq, obj);
+}
+
+/**
+ * ndk_qp_sweep_now() - the device is done: sweep what it did not report
+ * @qp: the QP, failed or closed
+ *
+ * A queue whose every request has had its result is left alone.
+ */
+void ndk_qp_sweep_now(struct ndk_qp *qp)
+{
+	struct ndk_cq *icq = ndk_qp_cq_at(qp, 1);
+	struct ndk_cq *rcq = ndk_qp_cq_at(qp, 0);
+
+	if (qp->sq.ctx && READ_ONCE(qp->sq.retired) != READ_ONCE(qp->sq.head) &&
+	    ndk_sweep_add(icq, qp, &qp->sq))
+		ndk_cq_sweep_kick(icq);
+	if (!qp->srq && qp->rq.ctx &&
+	    READ_ONCE(qp->rq.retired) != READ_ONCE(qp->rq.head) &&
+	    ndk_sweep_add(rcq, qp, &qp->rq))
+		ndk_cq_sweep_kick(rcq);
+}
+
+void ndk_qp_sweep_work(struct work_struct *work)
+{
+	ndk_qp_sweep_now(container_of(to_delayed_work(work), struct ndk_qp,
+				      sweep_work));
 }
 
 /* The kill operation (device removal): what is posted completes flushed. */
@@ -589,6 +628,8 @@ static noinline NTSTATUS ndk_receive_check(struct ndk_qp *qp,
 
 	if (qp->srq)
 		return STATUS_INVALID_PARAMETER;
+	if (READ_ONCE(qp->in_error))
+		return STATUS_CONNECTION_INVALID;
 	status = ndk_sges(pSgl, nSge, qp->max_rsge, &total);
 	if (status)
 		return status;
@@ -607,7 +648,8 @@ static __always_inline bool ndk_receive_ok(struct ndk_qp *qp,
 	u64 total;
 	ULONG i;
 
-	if (qp->srq || nSge - 1 >= qp->max_rsge || !pSgl)
+	if (qp->srq || READ_ONCE(qp->in_error) || nSge - 1 >= qp->max_rsge ||
+	    !pSgl)
 		return false;
 	total = pSgl[0].Length;
 	for (i = 1; i < nSge; i++)
@@ -616,8 +658,8 @@ static __always_inline bool ndk_receive_ok(struct ndk_qp *qp,
 }
 
 /*
- * NdkReceive: allowed before the QP is connected. The checks take one
- * pass unless one fails, as in ndk_qp_post().
+ * NdkReceive: allowed before the QP is connected, refused once it has
+ * failed. The checks take one pass unless one fails, as in ndk_qp_post().
  */
 static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
 			    const NDK_SGE *pSgl, ULONG nSge)

@@ -58,6 +58,11 @@ union ndk_held_wr {
  * @rq: slots of the receive queue, with an SRQ none; its depth is the
  *	receive queue's, as the consumer asked, from creation on
  * @flush_work: moves the QP to the error state for NdkFlush
+ * @sweep_work: hands the queues to their CQs' sweeps once the device
+ *	has had ndk_sweep_ms to report them (sweep.c)
+ * @sweep_refs: the QP's own reference, dropped when it is closed, and
+ *	one for each of its queues on a sweep list; the last releases it
+ * @release_work: releases the QP once the last reference is gone
  * @srq_node: entry in the SRQ's @qps
  * @rcu: frees the QP after a grace period, for the poll path
  *
@@ -87,6 +92,9 @@ struct ndk_qp {
 	struct ndk_wr_ring sq;
 	struct ndk_wr_ring rq;
 	struct work_struct flush_work;
+	struct delayed_work sweep_work;
+	atomic_t sweep_refs;
+	struct work_struct release_work;
 	struct hlist_node srq_node;
 	struct rcu_head rcu;
 };
@@ -132,6 +140,8 @@ void ndk_qp_set_error(struct ndk_qp *qp);
 /* What qp_create.c sets a new QP up with, from qp.c. */
 extern const NDK_QP_DISPATCH ndk_qp_dispatch;
 void ndk_qp_flush_work(struct work_struct *work);
+void ndk_qp_sweep_work(struct work_struct *work);
+void ndk_qp_sweep_now(struct ndk_qp *qp);
 void ndk_qp_kill(struct ndk_obj *obj);
 NTSTATUS ndk_create_qp_with_srq(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,
 				NDK_CQ *pInitiatorCq, NDK_SRQ *pSrq,

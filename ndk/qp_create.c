@@ -5,6 +5,7 @@
  * dispatch table are in qp.c, which calls nothing here.
  */
 #include "ndk_priv.h"
+#include "sweep.h"
 
 static struct ndk_cq *ndk_cq_of(NDK_CQ *cq)
 {
@@ -99,11 +100,25 @@ static NTSTATUS ndk_qp_create(struct ndk_obj *obj)
 	return ndk_status_from_errno(ndk_qp_to_init(qp));
 }
 
+/* Some request of the QP has had no result yet. */
+static bool ndk_qp_outstanding(struct ndk_qp *qp)
+{
+	return (qp->sq.ctx && READ_ONCE(qp->sq.retired) != qp->sq.head) ||
+	       (qp->rq.ctx && READ_ONCE(qp->rq.retired) != qp->rq.head);
+}
+
+/*
+ * Requests still outstanding are flushed first, then reported by the
+ * sweep once the verbs QP is gone, since nothing reports them after
+ * that; the QP stays an owner of its requests until they are swept.
+ */
 static void ndk_qp_destroy(struct ndk_obj *obj)
 {
 	struct ndk_qp *qp = container_of(obj, struct ndk_qp, obj);
 
-	ndk_wr_owner_del(obj);
+	if (qp->ibqp && ndk_qp_outstanding(qp))
+		ndk_qp_set_error(qp);
+	cancel_delayed_work_sync(&qp->sweep_work);
 	/* ndk_qp_new() added the receive CQ, then the initiator CQ. */
 	ndk_cq_forget_owner(container_of(obj->extra[0], struct ndk_cq, obj), obj);
 	ndk_cq_forget_owner(container_of(obj->extra[1], struct ndk_cq, obj), obj);
@@ -114,6 +129,7 @@ static void ndk_qp_destroy(struct ndk_obj *obj)
 	}
 	if (qp->ibqp)
 		ib_destroy_qp(qp->ibqp);
+	ndk_qp_sweep_now(qp);
 }
 
 /* kvfree() defers a vmalloc()ed block itself from softirq context. */
@@ -129,14 +145,28 @@ static void ndk_qp_free_rcu(struct rcu_head *rcu)
 }
 
 /*
- * A poll that found the QP before it was dropped may still read it.
- * Module exit waits for the callback with rcu_barrier().
+ * The last reference is gone: the QP's completions find no owner from
+ * now on. A poll that found the QP before may still read it, so it is
+ * freed after a grace period; module exit waits with rcu_barrier().
  */
+static void ndk_qp_release(struct ndk_qp *qp)
+{
+	ndk_wr_owner_del(&qp->obj);
+	call_rcu(&qp->rcu, ndk_qp_free_rcu);
+}
+
+static void ndk_qp_release_work(struct work_struct *work)
+{
+	ndk_qp_release(container_of(work, struct ndk_qp, release_work));
+}
+
+/* The QP is closed; its sweep may still hold it (sweep.c). */
 static void ndk_qp_free(struct ndk_obj *obj)
 {
 	struct ndk_qp *qp = container_of(obj, struct ndk_qp, obj);
 
-	call_rcu(&qp->rcu, ndk_qp_free_rcu);
+	if (atomic_dec_and_test(&qp->sweep_refs))
+		ndk_qp_release(qp);
 }
 
 /*
@@ -215,6 +245,11 @@ static NTSTATUS ndk_qp_new(struct ndk_pd *pd, NDK_CQ *pReceiveCq,
 	qp->stats = pd->obj.adapter->dev->stats;
 	qp->driver = ndk_driver_state(pd->obj.adapter->ibdev);
 	INIT_WORK(&qp->flush_work, ndk_qp_flush_work);
+	INIT_DELAYED_WORK(&qp->sweep_work, ndk_qp_sweep_work);
+	INIT_WORK(&qp->release_work, ndk_qp_release_work);
+	atomic_set(&qp->sweep_refs, 1);
+	INIT_LIST_HEAD(&qp->sq.sweep);
+	INIT_LIST_HEAD(&qp->rq.sweep);
 	ndk_obj_init(&qp->obj, &qp->ndk.Header, NdkObjectTypeQp, &ndk_qp_ops,
 		     &pd->obj);
 	/* In this order: ndk_qp_create() finds them there. */
