@@ -46,14 +46,21 @@ static const struct ndk_errno_map ndk_errno_table[] = {
 };
 
 /*
- * A work completion's status as the consumer sees it in NDK_RESULT.
- * Flushed requests complete with STATUS_CANCELLED as NdkFlush requires;
- * the verbs status itself is also reported in ProviderErrorCode.
+ * A work completion's status as the consumer sees it in NDK_RESULT; the
+ * driver's own code for it goes in NDK_RESULT_EX's ProviderErrorCode
+ * (wc->vendor_err). Flushed requests were not executed and complete
+ * with STATUS_CANCELLED, as NdkFlush requires and as the implicit flush
+ * of a disconnect does. A request the device failed because its QP or
+ * connection broke under it may have been executed in part: the local
+ * side's failure is STATUS_CONNECTION_ABORTED (siw reports a transmit
+ * cut off by its connection's close as a local QP operation error), the
+ * peer's STATUS_CONNECTION_RESET. Documentation/ndk/mapping.rst gives
+ * the reason for each row.
  */
 static const struct ndk_wc_map ndk_wc_table[] = {
 	{ IB_WC_SUCCESS,		STATUS_SUCCESS },
 	{ IB_WC_LOC_LEN_ERR,		STATUS_BUFFER_OVERFLOW },
-	{ IB_WC_LOC_QP_OP_ERR,		STATUS_INTERNAL_ERROR },
+	{ IB_WC_LOC_QP_OP_ERR,		STATUS_CONNECTION_ABORTED },
 	{ IB_WC_LOC_EEC_OP_ERR,		STATUS_INTERNAL_ERROR },
 	{ IB_WC_LOC_PROT_ERR,		STATUS_ACCESS_VIOLATION },
 	{ IB_WC_WR_FLUSH_ERR,		STATUS_CANCELLED },
@@ -62,12 +69,12 @@ static const struct ndk_wc_map ndk_wc_table[] = {
 	{ IB_WC_LOC_ACCESS_ERR,		STATUS_ACCESS_VIOLATION },
 	{ IB_WC_REM_INV_REQ_ERR,	STATUS_INVALID_PARAMETER },
 	{ IB_WC_REM_ACCESS_ERR,		STATUS_ACCESS_VIOLATION },
-	{ IB_WC_REM_OP_ERR,		STATUS_INTERNAL_ERROR },
+	{ IB_WC_REM_OP_ERR,		STATUS_CONNECTION_RESET },
 	{ IB_WC_RETRY_EXC_ERR,		STATUS_IO_TIMEOUT },
 	{ IB_WC_RNR_RETRY_EXC_ERR,	STATUS_REMOTE_RESOURCES },
 	{ IB_WC_LOC_RDD_VIOL_ERR,	STATUS_ACCESS_VIOLATION },
 	{ IB_WC_REM_INV_RD_REQ_ERR,	STATUS_INVALID_PARAMETER },
-	{ IB_WC_REM_ABORT_ERR,		STATUS_CONNECTION_ABORTED },
+	{ IB_WC_REM_ABORT_ERR,		STATUS_CONNECTION_RESET },
 	{ IB_WC_INV_EECN_ERR,		STATUS_INTERNAL_ERROR },
 	{ IB_WC_INV_EEC_STATE_ERR,	STATUS_INTERNAL_ERROR },
 	{ IB_WC_FATAL_ERR,		STATUS_INTERNAL_ERROR },
