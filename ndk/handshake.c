@@ -719,6 +719,12 @@ static NTSTATUS ndk_conn_step(struct ndk_connector *conn, bool in_caller,
 		return ndk_conn_end(conn, NDK_CONN_DONE,
 				    ndk_status_from_errno(err), in_caller);
 	case NDK_CONN_DISCONNECTING:
+		/*
+		 * No send starts once the consumer asked to disconnect: on IB
+		 * and RoCE the QP stays usable until the DISCONNECTED event.
+		 */
+		if (conn->qp)
+			WRITE_ONCE(conn->qp->connected, false);
 		if (!rdma_disconnect(conn->id))
 			return STATUS_PENDING;
 		/* Nothing left to disconnect: the disconnect is over. */
