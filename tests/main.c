@@ -46,6 +46,7 @@ module_exit(ndk_kunit_exit);
 /* ndk_main removes the device: it must come last. */
 kunit_test_suites(&ndk_ndkpi_suite, &ndk_status_suite, &ndk_adapter_suite,
 		  &ndk_pd_suite, &ndk_cq_suite, &ndk_qp_suite, &ndk_ring_suite,
+		  &ndk_sweep_suite,
 		  &ndk_connector_suite, &ndk_listener_suite,
 		  &ndk_endpoint_suite, &ndk_mr_suite, &ndk_mdl_suite,
 		  &ndk_mw_suite, &ndk_srq_suite, &ndk_trace_suite,

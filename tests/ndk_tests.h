@@ -25,6 +25,7 @@ extern struct kunit_suite ndk_pd_suite;
 extern struct kunit_suite ndk_cq_suite;
 extern struct kunit_suite ndk_qp_suite;
 extern struct kunit_suite ndk_ring_suite;
+extern struct kunit_suite ndk_sweep_suite;
 extern struct kunit_suite ndk_connector_suite;
 extern struct kunit_suite ndk_listener_suite;
 extern struct kunit_suite ndk_endpoint_suite;

@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ndk_sweep, the tests of ndk/sweep.c: every request a consumer posted
+ * comes back exactly once, whoever tears the connection down and
+ * whatever the driver reports. Each case fills the initiator queue of
+ * one side with sends, writes and reads and the receive queues of both
+ * sides, tears the connection down one way while they run, and polls
+ * until every request is back: none lost, none twice, none foreign.
+ * The same again with the poll path dropping every flushed completion,
+ * as a driver that loses them would: ndk's sweep must report them.
+ */
+#include <linux/delay.h>
+#include "ndk_tests.h"
+#include "sweep.h"
+
+/* The ways a connection is torn down under its requests. */
+enum ndk_sweep_way {
+	NDK_SWEEP_FLUSH,		/* NdkFlush on both QPs */
+	NDK_SWEEP_DISCONNECT,		/* NdkDisconnect, the implicit flush */
+	NDK_SWEEP_PEER_FIRST,		/* the peer's, then the local one */
+	NDK_SWEEP_CLOSE_CONNECTOR,	/* NdkCloseConnector, connected */
+	NDK_SWEEP_CLOSE_QP,		/* NdkCloseQp with requests posted */
+};
+
+/**
+ * struct ndk_sweep_case - one way, with the device's flushes or without
+ * @name: the case
+ * @way: how the connection ends
+ * @lose: the poll path drops the device's flushed completions
+ */
+struct ndk_sweep_case {
+	const char *name;
+	enum ndk_sweep_way way;
+	bool lose;
+};
+
+static const struct ndk_sweep_case ndk_sweep_cases_p[] = {
+	{ "NdkFlush", NDK_SWEEP_FLUSH, false },
+	{ "NdkDisconnect", NDK_SWEEP_DISCONNECT, false },
+	{ "peer disconnect, then NdkDisconnect", NDK_SWEEP_PEER_FIRST, false },
+	{ "NdkCloseConnector", NDK_SWEEP_CLOSE_CONNECTOR, false },
+	{ "NdkCloseQp, then NdkCloseConnector", NDK_SWEEP_CLOSE_QP, false },
+	{ "NdkFlush, flushes lost", NDK_SWEEP_FLUSH, true },
+	{ "NdkDisconnect, flushes lost", NDK_SWEEP_DISCONNECT, true },
+	{ "peer disconnect, then NdkDisconnect, flushes lost",
+	  NDK_SWEEP_PEER_FIRST, true },
+	{ "NdkCloseConnector, flushes lost", NDK_SWEEP_CLOSE_CONNECTOR, true },
+	{ "NdkCloseQp, then NdkCloseConnector, flushes lost",
+	  NDK_SWEEP_CLOSE_QP, true },
+};
+
+static void ndk_sweep_desc(const struct ndk_sweep_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(ndk_sweep, ndk_sweep_cases_p, ndk_sweep_desc);
+
+#define NDK_SWEEP_DEPTH		16
+#define NDK_SWEEP_ROUNDS	50
+#define NDK_SWEEP_CTX		0x50000
+/* Requests per round: active initiator, active receive, passive receive. */
+#define NDK_SWEEP_N		(3 * NDK_SWEEP_DEPTH)
+/* The sweep's wait while flushes are lost, short for fifty rounds. */
+#define NDK_SWEEP_LOST_MS	100
+
+/**
+ * struct ndk_sweep_env - the objects of a case, and one round's count
+ * @e: the connection environment
+ * @acq: CQ of the active QP
+ * @pcq: CQ of the passive QP
+ * @l: local buffer: receive targets, read sinks, send and write sources
+ * @rm: the remote buffer of the writes and reads
+ * @p: this round's connection
+ * @qp_closed: the active QP's close completed (NdkCloseQp case)
+ * @seen: results of this round, by request
+ */
+struct ndk_sweep_env {
+	struct ndk_cenv *e;
+	NDK_CQ *acq, *pcq;
+	struct ndk_pmem *l, *rm;
+	struct ndk_pair p;
+	struct ndk_wait qp_closed;
+	u8 seen[NDK_SWEEP_N];
+};
+
+/* QPContext of each side: a byte of the environment each, never NULL. */
+static void *ndk_sweep_qpctx(struct ndk_sweep_env *se, bool active)
+{
+	return (u8 *)se + !active;
+}
+
+static NDK_QP *ndk_sweep_qp(struct kunit *test, struct ndk_sweep_env *se,
+			    bool active)
+{
+	NDK_CQ *cq = active ? se->acq : se->pcq;
+	NDK_QP *qp = NULL;
+	struct ndk_wait w;
+	NTSTATUS st;
+
+	ndk_wait_init(&w);
+	st = se->e->pd->Dispatch->NdkCreateQp(se->e->pd, cq, cq,
+					      ndk_sweep_qpctx(se, active),
+					      NDK_SWEEP_DEPTH, NDK_SWEEP_DEPTH,
+					      1, 1, 0, ndk_test_create_cb, &w,
+					      &qp);
+	return container_of(ndk_created(test, st, &w, qp), NDK_QP, Header);
+}
+
+static NDK_CQ *ndk_sweep_cq(struct kunit *test, struct ndk_cenv *e)
+{
+	return container_of(ndk_test_create_cq(test, e->a, 4 * NDK_SWEEP_N),
+			    NDK_CQ, Header);
+}
+
+/* Request @i's context; 0..15 initiator, 16..31 and 32..47 receives. */
+static void *ndk_sweep_ctx(int i)
+{
+	return (void *)(uintptr_t)(NDK_SWEEP_CTX + i);
+}
+
+/* Post every request of a round; each must be taken. */
+static void ndk_sweep_post(struct kunit *test, struct ndk_sweep_env *se)
+{
+	NDK_QP *aqp = se->p.aqp, *pqp = se->p.pqp;
+	u64 raddr;
+	NDK_SGE sge;
+	int i;
+
+	for (i = 0; i < NDK_SWEEP_DEPTH; i++) {
+		sge = ndk_pmem_sge(se->l, 64 * i, 64);
+		KUNIT_EXPECT_EQ(test, pqp->Dispatch->NdkReceive(pqp,
+				ndk_sweep_ctx(2 * NDK_SWEEP_DEPTH + i), &sge, 1),
+				STATUS_SUCCESS);
+		sge = ndk_pmem_sge(se->l, 1024 + 64 * i, 64);
+		KUNIT_EXPECT_EQ(test, aqp->Dispatch->NdkReceive(aqp,
+				ndk_sweep_ctx(NDK_SWEEP_DEPTH + i), &sge, 1),
+				STATUS_SUCCESS);
+	}
+	for (i = 0; i < NDK_SWEEP_DEPTH; i++) {
+		sge = ndk_pmem_sge(se->l, 2048 + 64 * i, 64);
+		raddr = ndk_pmem_va(se->rm, 64 * i);
+		switch (i % 3) {
+		case 0:
+			KUNIT_EXPECT_EQ(test, aqp->Dispatch->NdkSend(aqp,
+					ndk_sweep_ctx(i), &sge, 1, 0),
+					STATUS_SUCCESS);
+			break;
+		case 1:
+			KUNIT_EXPECT_EQ(test, aqp->Dispatch->NdkWrite(aqp,
+					ndk_sweep_ctx(i), &sge, 1, raddr,
+					ndk_pmem_rtok(se->rm), 0),
+					STATUS_SUCCESS);
+			break;
+		default:
+			KUNIT_EXPECT_EQ(test, aqp->Dispatch->NdkRead(aqp,
+					ndk_sweep_ctx(i), &sge, 1, raddr,
+					ndk_pmem_rtok(se->rm), 0),
+					STATUS_SUCCESS);
+			break;
+		}
+	}
+}
+
+/*
+ * Count the results @cq has now; each must be a request of this round,
+ * of the right QP, seen once, with a status a teardown may give.
+ *
+ * Return: how many it had.
+ */
+static int ndk_sweep_take(struct kunit *test, struct ndk_sweep_env *se,
+			  NDK_CQ *cq, bool active)
+{
+	NDK_RESULT_EX r[8];
+	uintptr_t i;
+	int n, k, all = 0;
+
+	while ((n = cq->Dispatch->NdkGetCqResultsEx(cq, r, ARRAY_SIZE(r)))) {
+		for (k = 0; k < n; k++) {
+			i = (uintptr_t)r[k].RequestContext - NDK_SWEEP_CTX;
+			if (i >= NDK_SWEEP_N) {
+				KUNIT_FAIL(test, "foreign result %p",
+					   r[k].RequestContext);
+				continue;
+			}
+			KUNIT_EXPECT_EQ_MSG(test, active, i < 2 * NDK_SWEEP_DEPTH,
+					    "request %lu on the wrong CQ", i);
+			KUNIT_EXPECT_PTR_EQ(test, r[k].QPContext,
+					    ndk_sweep_qpctx(se, active));
+			KUNIT_EXPECT_EQ_MSG(test, se->seen[i], 0,
+					    "request %lu reported twice", i);
+			KUNIT_EXPECT_TRUE_MSG(test,
+					      r[k].Status == STATUS_SUCCESS ||
+					      r[k].Status == STATUS_CANCELLED ||
+					      r[k].Status == STATUS_CONNECTION_ABORTED ||
+					      r[k].Status == STATUS_CONNECTION_RESET,
+					      "request %lu: status %#x", i,
+					      r[k].Status);
+			se->seen[i]++;
+		}
+		all += n;
+	}
+	return all;
+}
+
+/* Poll both CQs until every request of the round is back, or time out. */
+static bool ndk_sweep_collect(struct kunit *test, struct ndk_sweep_env *se,
+			      int *got)
+{
+	unsigned long end = jiffies + NDK_TEST_TIMEOUT;
+
+	while (*got < NDK_SWEEP_N && time_before(jiffies, end)) {
+		*got += ndk_sweep_take(test, se, se->acq, true);
+		*got += ndk_sweep_take(test, se, se->pcq, false);
+		if (*got < NDK_SWEEP_N)
+			usleep_range(2000, 4000);
+	}
+	return *got >= NDK_SWEEP_N;
+}
+
+/* End the round's connection the case's way while its requests run. */
+static void ndk_sweep_tear(struct kunit *test, struct ndk_sweep_env *se,
+			   enum ndk_sweep_way way, int *got)
+{
+	NDK_CONNECTOR *c = se->p.c, *in = se->p.in;
+	unsigned long end;
+	struct ndk_wait dw;
+	NTSTATUS st;
+
+	ndk_wait_init(&dw);
+	switch (way) {
+	case NDK_SWEEP_FLUSH:
+		se->p.aqp->Dispatch->NdkFlush(se->p.aqp);
+		se->p.pqp->Dispatch->NdkFlush(se->p.pqp);
+		return;
+	case NDK_SWEEP_DISCONNECT:
+		st = c->Dispatch->NdkDisconnect(c, ndk_test_request_cb, &dw);
+		ndk_test_outcome(test, &dw, st);
+		return;
+	case NDK_SWEEP_PEER_FIRST:
+		st = in->Dispatch->NdkDisconnect(in, ndk_test_request_cb, &dw);
+		ndk_test_outcome(test, &dw, st);
+		/* The peer's disconnect reaches this side: it flushes. */
+		end = jiffies + NDK_TEST_TIMEOUT;
+		while (!*got && time_before(jiffies, end)) {
+			*got += ndk_sweep_take(test, se, se->acq, true);
+			usleep_range(1000, 2000);
+		}
+		ndk_wait_init(&dw);
+		st = c->Dispatch->NdkDisconnect(c, ndk_test_request_cb, &dw);
+		/* Whatever it says now, it says it once. */
+		ndk_test_outcome(test, &dw, st);
+		return;
+	case NDK_SWEEP_CLOSE_CONNECTOR:
+		ndk_test_close(test, &c->Header, c->Dispatch->NdkCloseConnector);
+		se->p.c = NULL;
+		return;
+	case NDK_SWEEP_CLOSE_QP:
+		/* The QP's close waits for its connector's. */
+		ndk_wait_init(&se->qp_closed);
+		st = se->p.aqp->Dispatch->NdkCloseQp(&se->p.aqp->Header,
+						     ndk_test_close_cb,
+						     &se->qp_closed);
+		KUNIT_EXPECT_EQ(test, st, STATUS_PENDING);
+		ndk_test_close(test, &c->Header, c->Dispatch->NdkCloseConnector);
+		KUNIT_EXPECT_TRUE(test, ndk_wait_for(&se->qp_closed));
+		se->p.c = NULL;
+		se->p.aqp = NULL;
+		return;
+	}
+}
+
+/* One round: connect, post, tear down, count, close. */
+static bool ndk_sweep_round(struct kunit *test, struct ndk_sweep_env *se,
+			    const struct ndk_sweep_case *c, int round)
+{
+	struct sockaddr_in dst;
+	int got = 0, i;
+	bool ok;
+
+	memset(se->seen, 0, sizeof(se->seen));
+	se->p.c = ndk_cenv_connector(test, se->e);
+	se->p.aqp = ndk_sweep_qp(test, se, true);
+	se->p.pqp = ndk_sweep_qp(test, se, false);
+	ndk_listen_addr(se->e, &dst);
+	ndk_establish_pair(test, se->e, &se->p, (struct sockaddr *)&se->e->addr,
+			   (struct sockaddr *)&dst, sizeof(dst), false);
+	ndk_sweep_post(test, se);
+	ndk_sweep_tear(test, se, c->way, &got);
+	ok = ndk_sweep_collect(test, se, &got);
+	for (i = 0; i < NDK_SWEEP_N; i++)
+		KUNIT_EXPECT_EQ_MSG(test, se->seen[i], 1,
+				    "round %d: request %d", round, i);
+	/* Nothing comes again, not even once the sweep is due. */
+	if (c->lose)
+		msleep(2 * NDK_SWEEP_LOST_MS);
+	KUNIT_EXPECT_EQ(test, ndk_sweep_take(test, se, se->acq, true) +
+			ndk_sweep_take(test, se, se->pcq, false), 0);
+	ndk_close_all(test, se->p.in, se->p.pqp);
+	ndk_close_all(test, se->p.c, se->p.aqp);
+	return ok;
+}
+
+/*
+ * Every request of a connection torn down the case's way comes back
+ * once, with its own context and QP, fifty rounds in a row; with the
+ * device's flushes dropped, ndk's sweep reports them as cancelled.
+ */
+static void ndk_sweep_teardown_test(struct kunit *test)
+{
+	const struct ndk_sweep_case *c = test->param_value;
+	struct ndk_sweep_env *se = kunit_kzalloc(test, sizeof(*se), GFP_KERNEL);
+	unsigned int sweep_ms = ndk_sweep_ms;
+	int round;
+
+	KUNIT_ASSERT_NOT_NULL(test, se);
+	se->e = test->priv;
+	se->acq = ndk_sweep_cq(test, se->e);
+	se->pcq = ndk_sweep_cq(test, se->e);
+	se->l = ndk_pmem_new(test, se->e, NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
+					  NDK_MR_FLAG_RDMA_READ_SINK);
+	se->rm = ndk_pmem_new(test, se->e, NDK_MR_FLAG_ALLOW_REMOTE_READ |
+					   NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+	if (c->lose) {
+		WRITE_ONCE(ndk_sweep_ms, NDK_SWEEP_LOST_MS);
+		WRITE_ONCE(ndk_fault_lose_flushes, true);
+	}
+	for (round = 0; round < NDK_SWEEP_ROUNDS; round++)
+		if (!ndk_sweep_round(test, se, c, round))
+			break;
+	WRITE_ONCE(ndk_fault_lose_flushes, false);
+	WRITE_ONCE(ndk_sweep_ms, sweep_ms);
+	ndk_test_close(test, &se->acq->Header, se->acq->Dispatch->NdkCloseCq);
+	ndk_test_close(test, &se->pcq->Header, se->pcq->Dispatch->NdkCloseCq);
+	ndk_pmem_free(test, se->l);
+	ndk_pmem_free(test, se->rm);
+}
+
+/*
+ * A receive posted to a QP that has failed is refused at once, so that
+ * the sweep sees every request the QP will hold; one posted before the
+ * failure comes back cancelled, and so does one posted to a QP closed
+ * before it ever connected.
+ */
+static void ndk_sweep_refuse_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_sweep_env *se = kunit_kzalloc(test, sizeof(*se), GFP_KERNEL);
+	NDK_RESULT_EX r;
+	NDK_SGE sge;
+	NDK_QP *qp;
+
+	KUNIT_ASSERT_NOT_NULL(test, se);
+	se->e = e;
+	se->acq = ndk_sweep_cq(test, e);
+	se->pcq = se->acq;
+	se->l = ndk_pmem_new(test, e, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+	qp = ndk_sweep_qp(test, se, true);
+	sge = ndk_pmem_sge(se->l, 0, 64);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkReceive(qp, ndk_sweep_ctx(0),
+						       &sge, 1),
+			STATUS_SUCCESS);
+	qp->Dispatch->NdkFlush(qp);
+	KUNIT_EXPECT_TRUE(test, ndk_penv_poll(se->acq, &r, 1));
+	KUNIT_EXPECT_EQ(test, r.Status, STATUS_CANCELLED);
+	KUNIT_EXPECT_PTR_EQ(test, r.RequestContext, ndk_sweep_ctx(0));
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkReceive(qp, ndk_sweep_ctx(1),
+						       &sge, 1),
+			STATUS_CONNECTION_INVALID);
+	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
+
+	/* Closed with a receive posted: the receive still comes back. */
+	qp = ndk_sweep_qp(test, se, true);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkReceive(qp, ndk_sweep_ctx(2),
+						       &sge, 1),
+			STATUS_SUCCESS);
+	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
+	KUNIT_EXPECT_TRUE(test, ndk_penv_poll(se->acq, &r, 1));
+	KUNIT_EXPECT_EQ(test, r.Status, STATUS_CANCELLED);
+	KUNIT_EXPECT_PTR_EQ(test, r.RequestContext, ndk_sweep_ctx(2));
+	KUNIT_EXPECT_PTR_EQ(test, r.QPContext, ndk_sweep_qpctx(se, true));
+	KUNIT_EXPECT_EQ(test, se->acq->Dispatch->NdkGetCqResultsEx(se->acq,
+								   &r, 1), 0U);
+	ndk_test_close(test, &se->acq->Header, se->acq->Dispatch->NdkCloseCq);
+	ndk_pmem_free(test, se->l);
+}
+
+static struct kunit_case ndk_sweep_cases[] = {
+	KUNIT_CASE_PARAM(ndk_sweep_teardown_test, ndk_sweep_gen_params),
+	KUNIT_CASE(ndk_sweep_refuse_test),
+	{}
+};
+
+NDK_SUITE(sweep, ndk_conn_init_test, ndk_conn_exit_test);
