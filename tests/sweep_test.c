@@ -122,43 +122,37 @@ static void *ndk_sweep_ctx(int i)
 /* Post every request of a round; each must be taken. */
 static void ndk_sweep_post(struct kunit *test, struct ndk_sweep_env *se)
 {
+	const NDK_QP_DISPATCH *ad = se->p.aqp->Dispatch;
+	const NDK_QP_DISPATCH *pd = se->p.pqp->Dispatch;
+	UINT32 rtok = ndk_pmem_rtok(se->rm);
 	NDK_QP *aqp = se->p.aqp, *pqp = se->p.pqp;
-	u64 raddr;
+	void *ctx;
+	NTSTATUS st;
 	NDK_SGE sge;
+	u64 raddr;
 	int i;
 
 	for (i = 0; i < NDK_SWEEP_DEPTH; i++) {
 		sge = ndk_pmem_sge(se->l, 64 * i, 64);
-		KUNIT_EXPECT_EQ(test, pqp->Dispatch->NdkReceive(pqp,
-				ndk_sweep_ctx(2 * NDK_SWEEP_DEPTH + i), &sge, 1),
+		ctx = ndk_sweep_ctx(2 * NDK_SWEEP_DEPTH + i);
+		KUNIT_EXPECT_EQ(test, pd->NdkReceive(pqp, ctx, &sge, 1),
 				STATUS_SUCCESS);
 		sge = ndk_pmem_sge(se->l, 1024 + 64 * i, 64);
-		KUNIT_EXPECT_EQ(test, aqp->Dispatch->NdkReceive(aqp,
-				ndk_sweep_ctx(NDK_SWEEP_DEPTH + i), &sge, 1),
+		ctx = ndk_sweep_ctx(NDK_SWEEP_DEPTH + i);
+		KUNIT_EXPECT_EQ(test, ad->NdkReceive(aqp, ctx, &sge, 1),
 				STATUS_SUCCESS);
 	}
 	for (i = 0; i < NDK_SWEEP_DEPTH; i++) {
 		sge = ndk_pmem_sge(se->l, 2048 + 64 * i, 64);
 		raddr = ndk_pmem_va(se->rm, 64 * i);
-		switch (i % 3) {
-		case 0:
-			KUNIT_EXPECT_EQ(test, aqp->Dispatch->NdkSend(aqp,
-					ndk_sweep_ctx(i), &sge, 1, 0),
-					STATUS_SUCCESS);
-			break;
-		case 1:
-			KUNIT_EXPECT_EQ(test, aqp->Dispatch->NdkWrite(aqp,
-					ndk_sweep_ctx(i), &sge, 1, raddr,
-					ndk_pmem_rtok(se->rm), 0),
-					STATUS_SUCCESS);
-			break;
-		default:
-			KUNIT_EXPECT_EQ(test, aqp->Dispatch->NdkRead(aqp,
-					ndk_sweep_ctx(i), &sge, 1, raddr,
-					ndk_pmem_rtok(se->rm), 0),
-					STATUS_SUCCESS);
-			break;
-		}
+		ctx = ndk_sweep_ctx(i);
+		if (i % 3 == 0)
+			st = ad->NdkSend(aqp, ctx, &sge, 1, 0);
+		else if (i % 3 == 1)
+			st = ad->NdkWrite(aqp, ctx, &sge, 1, raddr, rtok, 0);
+		else
+			st = ad->NdkRead(aqp, ctx, &sge, 1, raddr, rtok, 0);
+		KUNIT_EXPECT_EQ_MSG(test, st, STATUS_SUCCESS, "request %d", i);
 	}
 }
 
