@@ -19,14 +19,15 @@
  * Requests posted on @s's QP that have no result yet. Receives taken
  * from the SRQ are the SRQ's: a close of the QP leaves them there.
  */
-static bool st_qp_outstanding(struct st_cycle *c, struct st_side *s)
+static unsigned int st_qp_outstanding(struct st_cycle *c, struct st_side *s)
 {
+	unsigned int n = 0;
 	struct st_wr *w;
 
 	for (w = c->wr; w < c->wr + c->nwr; w++)
 		if (w->side == s && !w->via_srq && !st_done(w->done))
-			return true;
-	return false;
+			n++;
+	return n;
 }
 
 /* Close the adapter on a work item, so that the wait for it is bounded. */
@@ -78,6 +79,9 @@ bool st_teardown(struct st_cycle *c)
 	if (st_close_unpolled && c->fate == ST_FULL && !s->cq->notify &&
 	    s->qp.hdr && st_chance(c, 4)) {
 		s->cq->hold = true;
+		/* How often the step is more than a plain close. */
+		atomic64_inc(&st.unpolled_closes);
+		atomic64_add(st_qp_outstanding(c, s), &st.closed_outstanding);
 		st_close(s->conn, false);
 		st_close(&s->qp, false);
 		ok = st_wait(c, st_done(s->qp.closed),
