@@ -6,6 +6,9 @@
 #   make NDK_ONLY=1      build ndk.ko alone: no KUnit module, no sample (as DKMS)
 #   make check           build the test kernel, run every suite in QEMU
 #   make check-selftest  prove that a kernel splat turns `make check` red
+#   make selftest-loop   boot one test VM and load tests/selftest in loopback
+#                        NDK_LOOPS times over NDK_TRANSPORT (rxe or siw), each
+#                        run judged like make check's; build/selftest-loop/
 #   make check-cross     two VMs on a virtual wire: ndk against ndk and against
 #                        rdma-core's rping across it, over rxe and siw
 #   make demo            boot a VM and run the sample consumer samples/ndk_demo
@@ -66,6 +69,9 @@ check:
 check-selftest:
 	bash tools/vm/check-selftest.sh
 
+selftest-loop:
+	bash tools/vm/selftest-loop.sh
+
 check-cross:
 	bash tools/vm/cross.sh
 
@@ -105,5 +111,6 @@ clean:
 	rm -rf build Module.symvers modules.order .tmp_versions
 
 .PHONY: all modules modules_install install headers_install symvers_install \
-	tools_install check check-selftest check-cross demo bench bench-repeat \
-	bench-gate stress lint docs-check dkms-check distro-check clean
+	tools_install check check-selftest selftest-loop check-cross demo bench \
+	bench-repeat bench-gate stress lint docs-check dkms-check distro-check \
+	clean

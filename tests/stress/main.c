@@ -207,14 +207,16 @@ static void st_summary(void)
 		    !atomic64_read(&st.problems) &&
 		    !atomic64_read(&st.unaccounted);
 
-	pr_info("done: seconds=%llu threads=%u cycles=%lld ops=%llu completed=%lld cancelled=%lld failed=%lld bad=%lld unaccounted=%llu problems=%lld verified=%lld callback_closes=%lld events=%lld ops_per_s=%llu result=%s\n",
+	pr_info("done: seconds=%llu threads=%u cycles=%lld ops=%llu completed=%lld cancelled=%lld failed=%lld bad=%lld unaccounted=%llu problems=%lld verified=%lld callback_closes=%lld events=%lld unpolled_closes=%lld closed_outstanding=%lld ops_per_s=%llu result=%s\n",
 		secs, st_nworkers, atomic64_read(&st.cycles), started,
 		atomic64_read(&st.completed), atomic64_read(&st.cancelled),
 		atomic64_read(&st.failed), atomic64_read(&st.bad_status),
 		started - done, atomic64_read(&st.problems),
 		atomic64_read(&st.verified), atomic64_read(&st.cb_closes),
-		atomic64_read(&st.events), div64_u64(started, secs),
-		pass ? "PASS" : "FAIL");
+		atomic64_read(&st.events),
+		atomic64_read(&st.unpolled_closes),
+		atomic64_read(&st.closed_outstanding),
+		div64_u64(started, secs), pass ? "PASS" : "FAIL");
 }
 
 static int st_thread(void *arg)

@@ -76,6 +76,7 @@ enum st_req_id {
 struct st_counters {
 	atomic64_t cycles, started, completed, cancelled, failed, bad_status;
 	atomic64_t problems, unaccounted, verified, cb_closes, events;
+	atomic64_t unpolled_closes, closed_outstanding;
 	atomic_t logged;
 };
 

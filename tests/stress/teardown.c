@@ -2,11 +2,12 @@
 /*
  * ndk_stress: the end of a cycle.
  *
- * Flush, let every work request complete, sometimes close a QP whose
- * completions are still unpolled, resize a CQ or deregister an MR while
- * things close, close everything left in a random order and close the
- * adapter last, on a work item, so that even that wait is bounded by
- * `timeout` and a stuck close is reported instead of hanging the thread.
+ * Flush, let every work request complete, sometimes close a QP while
+ * its CQ is not polled and then poll every request's result, resize a
+ * CQ or deregister an MR while things close, close everything left in
+ * a random order and close the adapter last, on a work item, so that
+ * even that wait is bounded by `timeout` and a stuck close is reported
+ * instead of hanging the thread.
  */
 
 #include <linux/delay.h>
@@ -15,25 +16,18 @@
 #include "stress.h"
 
 /*
- * @s's QP is closed: ndk drops the completions of its requests still in
- * the CQ, as nothing can name them any more, so they end here, cancelled.
- * Receives taken from the SRQ are the SRQ's and still complete.
+ * Requests posted on @s's QP that have no result yet. Receives taken
+ * from the SRQ are the SRQ's: a close of the QP leaves them there.
  */
-static void st_drop_closed(struct st_cycle *c, struct st_side *s)
+static unsigned int st_qp_outstanding(struct st_cycle *c, struct st_side *s)
 {
-	unsigned long flags;
+	unsigned int n = 0;
 	struct st_wr *w;
 
-	spin_lock_irqsave(&s->cq->lock, flags);
-	for (w = c->wr; w < c->wr + c->nwr; w++) {
-		if (w->side != s || w->via_srq || READ_ONCE(w->done))
-			continue;
-		w->status = STATUS_CANCELLED;
-		st_set(w->done);
-		atomic_dec(&w->q->pending);
-		st_account(c, STATUS_CANCELLED, ST_ALLOW_CANCEL, w->what);
-	}
-	spin_unlock_irqrestore(&s->cq->lock, flags);
+	for (w = c->wr; w < c->wr + c->nwr; w++)
+		if (w->side == s && !w->via_srq && !st_done(w->done))
+			n++;
+	return n;
 }
 
 /* Close the adapter on a work item, so that the wait for it is bounded. */
@@ -57,6 +51,7 @@ bool st_teardown(struct st_cycle *c)
 	struct st_side *s;
 	unsigned long flags;
 	NTSTATUS status;
+	bool ok;
 	int k;
 
 	WRITE_ONCE(c->teardown, true);
@@ -74,21 +69,27 @@ bool st_teardown(struct st_cycle *c)
 		c->side[i].qp.close_on_close = &c->pd;
 
 	/*
-	 * Sometimes a QP is closed, with its connector, while completions
-	 * of its work requests still wait unpolled in its CQ, which is
-	 * polled once the QP is gone.
+	 * Sometimes a QP is closed, with its connector, while its CQ is
+	 * not polled: the device's results for its requests may wait
+	 * there, or not be made yet. Either way each request posted on it
+	 * is reported once after the close, with its context, the
+	 * device's result or STATUS_CANCELLED, when the CQ is polled again.
 	 */
 	s = &c->side[st_rand(c, 2)];
 	if (st_close_unpolled && c->fate == ST_FULL && !s->cq->notify &&
 	    s->qp.hdr && st_chance(c, 4)) {
 		s->cq->hold = true;
-		msleep(20);
+		/* How often the step is more than a plain close. */
+		atomic64_inc(&st.unpolled_closes);
+		atomic64_add(st_qp_outstanding(c, s), &st.closed_outstanding);
 		st_close(s->conn, false);
 		st_close(&s->qp, false);
-		st_wait(c, st_done(s->qp.closed),
-			"close of a QP with unpolled completions");
-		st_drop_closed(c, s);
+		ok = st_wait(c, st_done(s->qp.closed),
+			     "close of a QP with unpolled completions");
 		s->cq->hold = false;
+		if (ok)
+			st_wait(c, !st_qp_outstanding(c, s),
+				"results of a closed QP's requests");
 	}
 
 	for (i = 0; i < 2; i++)

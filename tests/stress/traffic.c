@@ -27,6 +27,9 @@ static void st_result(struct st_cq *q, const NDK_RESULT_EX *res)
 		st_problem(c, "%s: result on the wrong CQ or twice", w->what);
 		return;
 	}
+	/* Also after its QP's close: the context names the QP it was on. */
+	if (!w->via_srq && res->QPContext != w->side)
+		st_problem(c, "%s: result with another QP's context", w->what);
 	w->status = res->Status;
 	w->bytes = res->BytesTransferred;
 	w->type = res->Type;

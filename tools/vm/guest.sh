@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# Shell helpers of the VMs' /init scripts (make check, check-cross and
-# stress), packed as /ndk/guest.sh by mkinitramfs.sh and sourced.
+# Shell helpers of the VMs' /init scripts (make check, check-cross,
+# selftest-loop and stress), packed as /ndk/guest.sh by mkinitramfs.sh
+# and sourced.
 
 # The filesystems every run needs, and a log of the boot's own leaks
 # forgotten, so that the final scan reports only what ndk left.
@@ -43,13 +44,20 @@ delete_device() {
 	wait $del || return 1
 }
 
-# Report leaks, print end marker $1 and power off. kmemleak reports
-# objects only once they are older than 5 s.
-guest_finish() {
+# Report what leaked so far and forget it, so that the next report holds
+# only newer leaks. kmemleak reports objects only once they are older
+# than 5 s.
+report_leaks() {
 	sleep 6
 	echo scan >/sys/kernel/debug/kmemleak
 	echo scan >/sys/kernel/debug/kmemleak
 	cat /sys/kernel/debug/kmemleak
+	echo clear >/sys/kernel/debug/kmemleak
+}
+
+# Report leaks, print end marker $1 and power off.
+guest_finish() {
+	report_leaks
 	echo "$1"
 	reboot -f
 }

@@ -48,7 +48,9 @@ def judge_pass(name, body):
           f"{fields.get('cancelled')} cancelled, "
           f"{fields.get('failed')} failed as provoked; "
           f"{fields.get('callback_closes')} closes from callbacks, "
-          f"{fields.get('verified')} transfers verified")
+          f"{fields.get('verified')} transfers verified; "
+          f"{fields.get('unpolled_closes')} QPs closed unpolled with "
+          f"{fields.get('closed_outstanding')} requests outstanding")
     if fields.get("result") != "PASS":
         problems.append(
             f"{name}: result {fields.get('result')}: "

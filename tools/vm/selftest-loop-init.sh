@@ -1,0 +1,74 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# /init of the VM of `make selftest-loop`: create the device of one
+# transport on eth0 and load ndk_selftest.ko in loopback again and again,
+# each run between its own markers and followed by its own leak scan, so
+# that the judge can tell which run failed; then power off.
+. /ndk/guest.sh
+guest_setup
+# kmod, which selftest-loop.sh packs, by the name it acts as.
+mkdir -p /ndk/bin
+ln -s "$(command -v kmod)" /ndk/bin/insmod
+ln -s "$(command -v kmod)" /ndk/bin/rmmod
+insmod() { /ndk/bin/insmod "$@"; }
+rmmod() { /ndk/bin/rmmod "$@"; }
+
+arg() { tr ' ' '\n' </proc/cmdline | sed -n "s/^ndk_loop\.$1=//p"; }
+t=$(arg transport)
+loops=$(arg loops)
+
+echo "NDK-LOOP: setup"
+ip link set lo up
+ip link set eth0 up
+ip addr add 10.0.2.15/24 dev eth0
+# insmod waits in D state while the self-test runs: report only tasks
+# stuck longer than any check may take.
+echo 240 >/proc/sys/kernel/hung_task_timeout_secs
+
+insmod /ndk/ndk.ko || echo "NDK-LOOP: insmod ndk failed"
+mod=siw
+[ $t = rxe ] && mod=rdma_rxe
+modprobe $mod || echo "NDK-LOOP: modprobe $mod failed"
+rdma link add ${t}0 type $t netdev eth0 || echo "NDK-LOOP: $t link failed"
+# The port is usable once the link is: the NIC comes up asynchronously.
+i=0
+until rdma link show ${t}0/1 | grep -q 'state ACTIVE'; do
+	[ $i -ge 300 ] && echo "NDK-LOOP: ${t}0 never became active: failed" &&
+		break
+	sleep 0.1
+	i=$((i + 1))
+done
+rdma link show
+report_leaks
+
+n=1
+while [ $n -le $loops ]; do
+	echo "NDK-LOOP: run $n begin"
+	dmesg -c >/dev/null
+	insmod /ndk/ndk_selftest.ko ifname=eth0
+	rc=$?
+	# A run whose requests did not complete keeps the module loaded
+	# for their callbacks: no further run can load it.
+	if dmesg | grep -q 'ndk_selftest: .*staying loaded'; then
+		echo "NDK-LOOP: run $n end rc=$rc"
+		echo "NDK-LOOP: ndk_selftest stays loaded: no further run"
+		guest_finish "NDK-LOOP: done"
+	fi
+	if grep -q '^ndk_selftest ' /proc/modules; then
+		rmmod ndk_selftest ||
+			echo "NDK-LOOP: run $n: rmmod ndk_selftest failed"
+	fi
+	report_leaks
+	echo "NDK-LOOP: run $n end rc=$rc"
+	n=$((n + 1))
+done
+
+delete_device $t 30
+case $? in
+1) echo "NDK-LOOP: $t link delete failed" ;;
+2) echo "NDK-LOOP: $t link delete hung: failed" ;;
+esac
+rmmod ndk || echo "NDK-LOOP: rmmod ndk failed"
+
+guest_finish "NDK-LOOP: done"
