@@ -19,7 +19,7 @@ enum ndk_stat {
 	NDK_STAT_CQ_FLUSHED,		/* completions polled as flushed */
 	NDK_STAT_CQ_SWEPT,		/* reported by ndk, lost by the device */
 	NDK_STAT_POSTED,		/* requests posted */
-	NDK_STAT_COMPLETED,		/* completions polled */
+	NDK_STAT_COMPLETED,		/* completions polled, and swept */
 	NDK_STAT_MAX,
 };
 

@@ -406,8 +406,11 @@ static __always_inline bool ndk_wc_to_result(struct ndk_cq *cq,
 		 * reports it twice. It has had its result.
 		 */
 		if (unlikely(ring->seq[slot] != (u32)wc->wr_id ||
-			     ring->state[slot] == NDK_SLOT_FREE))
+			     ring->state[slot] == NDK_SLOT_FREE)) {
+			/* Counted once already, as polled or swept. */
+			ndk_stat_add_to(cq->stats, NDK_STAT_COMPLETED, -1);
 			return false;
+		}
 		r->RequestContext = ring->ctx[slot];
 		*type = ring->type[slot];
 		quiet = ring->state[slot] == NDK_SLOT_QUIET;

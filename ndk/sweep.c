@@ -154,6 +154,7 @@ ULONG ndk_sweep_poll(struct ndk_cq *cq, void *results, ULONG n, bool ex)
 		WRITE_ONCE(cq->sweep_due, false);
 	spin_unlock_irqrestore(&cq->sweep_lock, flags);
 	ndk_stat_add_to(cq->stats, NDK_STAT_CQ_SWEPT, done);
+	ndk_stat_add_to(cq->stats, NDK_STAT_COMPLETED, done);
 	return done;
 }
 
