@@ -11,7 +11,10 @@
 #include <linux/timer.h>
 #include "../ndk/compat.h"
 
-/* 6.2 ("timers: Rename del_timer_sync() to timer_delete_sync()"). */
+/*
+ * 6.2 ("timers: Rename del_timer_sync() to timer_delete_sync()"), and
+ * 6.1.y stable has it too (Debian's 6.1.192 does): hence a probe.
+ */
 #ifndef HAVE_TIMER_DELETE_SYNC
 static inline int timer_delete_sync(struct timer_list *timer)
 {
