@@ -105,9 +105,10 @@ distro-check:
 # Works without a kernel tree too (the host's may not exist).
 clean:
 	if [ -d $(KDIR) ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
-	find ndk wdk tests samples \
+	find ndk wdk tests samples compat \
 		\( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' \
 		-o -name '.*.cmd' -o -name modules.order \) -delete
+	rm -f compat/ndk_compat_config.h
 	rm -rf build Module.symvers modules.order .tmp_versions
 
 .PHONY: all modules modules_install install headers_install symvers_install \

@@ -155,7 +155,7 @@ static void ndk_fill_info(struct ndk_adapter *adapter, u32 max_inline)
 			NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED;
 	if (ibdev->num_comp_vectors > 1)
 		info->AdapterFlags |= NDK_ADAPTER_FLAG_MULTI_ENGINE_SUPPORTED;
-	if (ibdev->ops.resize_cq)
+	if (ndk_ib_can_resize_cq(ibdev))
 		info->AdapterFlags |= NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED;
 }
 

@@ -298,7 +298,7 @@ static bool ndk_conn_disarm(struct ndk_connector *conn)
  */
 void ndk_conn_timer(struct timer_list *t)
 {
-	struct ndk_connector *conn = from_timer(conn, t, timer);
+	struct ndk_connector *conn = timer_container_of(conn, t, timer);
 	unsigned long flags;
 	bool expired = false;
 

@@ -11,6 +11,7 @@
 #ifndef _NDK_PRIV_H
 #define _NDK_PRIV_H
 
+#include "compat.h"
 #include "object.h"
 #include "adapter.h"
 #include "loopback.h"

@@ -24,10 +24,11 @@
 #include <rdma/rdma_cm.h>
 #include <rdma/rdma_user_cm.h>
 #include <ndk/ndk.h>
+#include "compat.h"
 
 #if IS_ENABLED(CONFIG_KUNIT)
 /* Internal functions the KUnit module checks directly. */
-#define EXPORT_SYMBOL_NDK_TEST(sym)	EXPORT_SYMBOL_NS_GPL(sym, NDK_KUNIT)
+#define EXPORT_SYMBOL_NDK_TEST(sym)	EXPORT_SYMBOL_NS_GPL(sym, NDK_KUNIT_NS)
 #else
 /* Still names the symbol (discarded at link): a typo fails here too. */
 #define EXPORT_SYMBOL_NDK_TEST(sym)	__ADDRESSABLE(sym)

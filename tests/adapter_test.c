@@ -185,7 +185,7 @@ static void ndk_adapter_info_test(struct kunit *test)
 			!ndk_test_iwarp());
 	KUNIT_EXPECT_EQ(test,
 			!!(info.AdapterFlags & NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED),
-			!!ibdev->ops.resize_cq);
+			ndk_ib_can_resize_cq(ibdev));
 	KUNIT_EXPECT_EQ(test,
 			!!(info.AdapterFlags &
 			   NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED),

@@ -640,7 +640,7 @@ static struct socket *ndk_tcp_listener(struct kunit *test,
 					       IPPROTO_TCP, &sock),
 			0);
 	sin.sin_port = htons(port);
-	if (kernel_bind(sock, (struct sockaddr *)&sin, sizeof(sin)) ||
+	if (kernel_bind(sock, NDK_KERNEL_SOCKADDR(&sin), sizeof(sin)) ||
 	    kernel_listen(sock, 4)) {
 		sock_release(sock);
 		KUNIT_ASSERT_TRUE_MSG(test, false, "no TCP listener on port %u", port);
@@ -685,7 +685,7 @@ static struct socket *ndk_mpa_mute_connect(struct kunit *test,
 	KUNIT_ASSERT_EQ(test, sock_create_kern(&init_net, AF_INET, SOCK_STREAM,
 					       IPPROTO_TCP, &sock),
 			0);
-	ret = kernel_connect(sock, (struct sockaddr *)dst, sizeof(*dst), 0);
+	ret = kernel_connect(sock, NDK_KERNEL_SOCKADDR(dst), sizeof(*dst), 0);
 	if (!ret)
 		ret = kernel_sendmsg(sock, &msg, &iov, 1, sizeof(req));
 	if (ret != sizeof(req)) {

@@ -229,7 +229,7 @@ static void ndk_cq_resize_test(struct kunit *test)
 	NDK_OBJECT_HEADER *hdr = ndk_test_create_cq(test, a, 16);
 	NDK_CQ *cq = to_cq(hdr);
 	struct ndk_cq *p = container_of(cq, struct ndk_cq, ndk);
-	bool can = p->ibcq->device->ops.resize_cq;
+	bool can = ndk_ib_can_resize_cq(p->ibcq->device);
 	NTSTATUS bad = can ? STATUS_INVALID_PARAMETER : STATUS_NOT_SUPPORTED;
 	struct ndk_wait w;
 	unsigned long flags;

@@ -10,7 +10,7 @@
 
 MODULE_DESCRIPTION("KUnit suites for ndk");
 MODULE_LICENSE("Dual BSD/GPL");
-MODULE_IMPORT_NS(NDK_KUNIT);
+MODULE_IMPORT_NS(NDK_KUNIT_NS);
 
 /*
  * Self-test of `make check`: each of these must turn the run red even

@@ -13,6 +13,7 @@
 #include <linux/spinlock.h>
 #include <ndk/ndk.h>
 #include "ndk_priv.h"
+#include "compat.h"
 
 /*
  * One suite per file: tests/<stem>_test.c holds ndk_<stem>, which tests

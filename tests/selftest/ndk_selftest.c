@@ -31,6 +31,7 @@
 #include <linux/slab.h>
 #include <linux/timer.h>
 #include <ndk/ndk.h>
+#include "../compat.h"
 
 static char *ifname;
 module_param(ifname, charp, 0444);
@@ -418,7 +419,7 @@ struct st_call {
 
 static void st_call_timer(struct timer_list *t)
 {
-	struct st_call *c = from_timer(c, t, timer);
+	struct st_call *c = timer_container_of(c, t, timer);
 
 	c->softirq = in_softirq();
 	c->fn(c);
@@ -444,8 +445,8 @@ static void st_run_in(struct st_call *c, enum st_ctx ctx)
 		timer_setup_on_stack(&c->timer, st_call_timer, 0);
 		mod_timer(&c->timer, jiffies + 1);
 		wait_for_completion(&c->ran);
-		del_timer_sync(&c->timer);
-		destroy_timer_on_stack(&c->timer);
+		timer_delete_sync(&c->timer);
+		timer_destroy_on_stack(&c->timer);
 		break;
 	}
 }
