@@ -116,7 +116,7 @@ static void ndk_qp_destroy(struct ndk_obj *obj)
 {
 	struct ndk_qp *qp = container_of(obj, struct ndk_qp, obj);
 
-	if (qp->ibqp && ndk_qp_outstanding(qp))
+	if (qp->ibqp && !READ_ONCE(qp->in_error) && ndk_qp_outstanding(qp))
 		ndk_qp_set_error(qp);
 	cancel_delayed_work_sync(&qp->sweep_work);
 	/* ndk_qp_new() added the receive CQ, then the initiator CQ. */
