@@ -379,9 +379,69 @@ static void ndk_sweep_refuse_test(struct kunit *test)
 	ndk_pmem_free(test, se->l);
 }
 
+/*
+ * A completion naming a request that has had its result, or a slot that
+ * holds another request now, is dropped: a raw QP on the same CQ plays a
+ * driver that reports late or twice. The request in the slot keeps it
+ * and comes back once, when the QP is flushed.
+ */
+static void ndk_sweep_stale_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_sweep_env *se = kunit_kzalloc(test, sizeof(*se), GFP_KERNEL);
+	struct ndk_test_lqp *l;
+	struct ndk_qp *q;
+	NDK_RESULT_EX r[4];
+	NDK_SGE sge;
+	NDK_QP *qp;
+	u32 turn;
+
+	KUNIT_ASSERT_NOT_NULL(test, se);
+	se->e = e;
+	se->acq = ndk_sweep_cq(test, e);
+	se->l = ndk_pmem_new(test, e, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+	qp = ndk_sweep_qp(test, se, true);
+	q = container_of(qp, struct ndk_qp, ndk);
+	turn = q->rq.mask + 1;
+	sge = ndk_pmem_sge(se->l, 0, 64);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkReceive(qp, ndk_sweep_ctx(0),
+						       &sge, 1),
+			STATUS_SUCCESS);
+	l = ndk_test_loopback_qp(test, container_of(e->a, struct ndk_adapter,
+						    ndk),
+				 container_of(se->acq, struct ndk_cq, ndk)->ibcq);
+	/*
+	 * The receive's slot one turn later, and a send never posted; then
+	 * two completions of the raw QP's own, which come after them.
+	 */
+	ndk_test_loopback_send(test, l, q->rq.tag | turn, q->sq.tag | 3, false);
+	ndk_test_loopback_send(test, l, 0x1001, 0x1002, false);
+	KUNIT_ASSERT_TRUE(test, ndk_penv_poll(se->acq, r, 2));
+	KUNIT_EXPECT_EQ(test, (uintptr_t)r[0].RequestContext +
+			(uintptr_t)r[1].RequestContext, 0x1001UL + 0x1002UL);
+	KUNIT_EXPECT_EQ(test, se->acq->Dispatch->NdkGetCqResultsEx(se->acq, r,
+								   4), 0U);
+	/* The receive still holds its slot, and comes back once. */
+	qp->Dispatch->NdkFlush(qp);
+	KUNIT_EXPECT_TRUE(test, ndk_penv_poll(se->acq, r, 1));
+	KUNIT_EXPECT_PTR_EQ(test, r[0].RequestContext, ndk_sweep_ctx(0));
+	KUNIT_EXPECT_EQ(test, r[0].Status, STATUS_CANCELLED);
+	/* Now that it has, the same completion again is dropped. */
+	ndk_test_loopback_send(test, l, q->rq.tag, 0x1003, false);
+	KUNIT_EXPECT_TRUE(test, ndk_penv_poll(se->acq, r, 1));
+	KUNIT_EXPECT_EQ(test, (uintptr_t)r[0].RequestContext, 0x1003UL);
+	KUNIT_EXPECT_EQ(test, se->acq->Dispatch->NdkGetCqResultsEx(se->acq, r,
+								   4), 0U);
+	ndk_test_loopback_free(l);
+	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
+	ndk_test_close(test, &se->acq->Header, se->acq->Dispatch->NdkCloseCq);
+	ndk_pmem_free(test, se->l);
+}
+
 static struct kunit_case ndk_sweep_cases[] = {
 	KUNIT_CASE_PARAM(ndk_sweep_teardown_test, ndk_sweep_gen_params),
 	KUNIT_CASE(ndk_sweep_refuse_test),
+	KUNIT_CASE(ndk_sweep_stale_test),
 	{}
 };
 
