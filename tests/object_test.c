@@ -708,17 +708,19 @@ static void ndk_lt_srq_notification(struct kunit *test, struct ndk_lt *t,
 }
 
 /*
- * Completions of a QP the consumer closed before polling them are
- * dropped: the QP and its verbs QP are gone, so nothing could name the
- * request (and reading them through the dead QP would be a use after
- * free). The CQ's notification shows they were there before the close.
+ * Completions of a QP the consumer closed before polling them still come
+ * back, each once, cancelled, with the QP's context: the QP stays the
+ * owner of its requests until they are reported (sweep.c). The CQ's
+ * notification shows they were there before the close.
  */
 static void ndk_lt_close_unpolled(struct kunit *test, struct ndk_lt *t,
 				  struct ndk_closer *c)
 {
 	NDK_RESULT r[8];
+	unsigned long seen = 0;
 	NDK_SGE sge;
-	int i;
+	ULONG n, i;
+	void *qpctx;
 
 	ndk_lt_own_cq_pair(test, t, c);
 	for (i = 0; i < 3; i++) {
@@ -729,13 +731,22 @@ static void ndk_lt_close_unpolled(struct kunit *test, struct ndk_lt *t,
 						&sge, 1),
 				STATUS_SUCCESS);
 	}
+	qpctx = container_of(t->p.pqp, struct ndk_qp, ndk)->context;
 	t->cq->Dispatch->NdkArmCq(t->cq, NDK_CQ_NOTIFY_ANY);
 	t->p.pqp->Dispatch->NdkFlush(t->p.pqp);
 	ndk_closer_check(test, c);
 	ndk_close_all(test, t->p.in, t->p.pqp);
-	KUNIT_EXPECT_EQ(test, t->cq->Dispatch->NdkGetCqResults(t->cq, r,
-							       ARRAY_SIZE(r)),
+	n = ndk_poll_results(t->cq, r, 3);
+	KUNIT_EXPECT_EQ(test, n, 3UL);
+	KUNIT_EXPECT_EQ(test, t->cq->Dispatch->NdkGetCqResults(t->cq, r + n,
+							       ARRAY_SIZE(r) - n),
 			0UL);
+	for (i = 0; i < n; i++) {
+		KUNIT_EXPECT_EQ(test, r[i].Status, STATUS_CANCELLED);
+		KUNIT_EXPECT_PTR_EQ(test, r[i].QPContext, qpctx);
+		seen |= BIT((uintptr_t)r[i].RequestContext & 7);
+	}
+	KUNIT_EXPECT_EQ(test, seen, BIT(1) | BIT(2) | BIT(3));
 	ndk_close_all(test, t->p.c, t->p.aqp);
 	ndk_test_close(test, &t->cq->Header, t->cq->Dispatch->NdkCloseCq);
 	ndk_lt_unmap(t);
