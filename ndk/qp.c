@@ -485,9 +485,9 @@ slow:
  * Requests still held for NDK_OP_FLAG_DEFER go to the device first, so
  * that they complete as well. Outstanding requests complete with the
  * flush status; what the device has not reported ndk_sweep_ms later,
- * the sweep reports (sweep.c). Receives are refused from now on, so that
- * the sweep sees every request the QP will ever hold. May sleep: some
- * drivers modify QPs by firmware command.
+ * the sweep reports (sweep.c); a receive posted later puts the sweep
+ * off again (see ndk_receive()). May sleep: some drivers modify QPs by
+ * firmware command.
  */
 void ndk_qp_set_error(struct ndk_qp *qp)
 {
@@ -628,8 +628,6 @@ static noinline NTSTATUS ndk_receive_check(struct ndk_qp *qp,
 
 	if (qp->srq)
 		return STATUS_INVALID_PARAMETER;
-	if (READ_ONCE(qp->in_error))
-		return STATUS_CONNECTION_INVALID;
 	status = ndk_sges(pSgl, nSge, qp->max_rsge, &total);
 	if (status)
 		return status;
@@ -658,8 +656,10 @@ static __always_inline bool ndk_receive_ok(struct ndk_qp *qp,
 }
 
 /*
- * NdkReceive: allowed before the QP is connected, refused once it has
- * failed. The checks take one pass unless one fails, as in ndk_qp_post().
+ * NdkReceive: allowed before the QP is connected, and after it failed,
+ * as on Windows: the device flushes such a receive at once, and the
+ * sweep, put off for it, reports it if the device does not. The checks
+ * take one pass unless one fails, as in ndk_qp_post().
  */
 static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
 			    const NDK_SGE *pSgl, ULONG nSge)
@@ -668,6 +668,7 @@ static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
 	struct ndk_wr_ring *rq = &qp->rq;
 	u32 head = rq->head;
 	struct ib_recv_wr wr;
+	bool failed = false;
 	NTSTATUS status;
 	int err;
 
@@ -675,6 +676,7 @@ static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
 		status = ndk_receive_check(qp, pSgl, nSge);
 		if (status)
 			return status;
+		failed = READ_ONCE(qp->in_error);
 	}
 	wr.next = NULL;
 	wr.sg_list = ndk_ib_sges(pSgl);
@@ -688,6 +690,9 @@ static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
 	}
 	rq->head = head + 1;
 	ndk_stat_add_to(qp->stats, NDK_STAT_POSTED, 1);
+	if (unlikely(failed))
+		mod_delayed_work(ndk_wq, &qp->sweep_work,
+				 msecs_to_jiffies(READ_ONCE(ndk_sweep_ms)));
 	return STATUS_SUCCESS;
 }
 

@@ -331,37 +331,51 @@ static void ndk_sweep_teardown_test(struct kunit *test)
 }
 
 /*
- * A receive posted to a QP that has failed is refused at once, so that
- * the sweep sees every request the QP will hold; one posted before the
- * failure comes back cancelled, and so does one posted to a QP closed
- * before it ever connected.
+ * A receive posted to a QP that has failed is taken and comes back
+ * cancelled, as one posted before the failure does, also when the device
+ * loses both flushes; and a receive on a QP closed before it ever
+ * connected still comes back, with the QP's context.
  */
-static void ndk_sweep_refuse_test(struct kunit *test)
+static void ndk_sweep_late_receive_test(struct kunit *test)
 {
 	struct ndk_cenv *e = test->priv;
 	struct ndk_sweep_env *se = kunit_kzalloc(test, sizeof(*se), GFP_KERNEL);
-	NDK_RESULT_EX r;
+	unsigned int sweep_ms = ndk_sweep_ms;
+	NDK_RESULT_EX r[2];
+	NTSTATUS st;
 	NDK_SGE sge;
 	NDK_QP *qp;
+	int lose;
 
 	KUNIT_ASSERT_NOT_NULL(test, se);
 	se->e = e;
 	se->acq = ndk_sweep_cq(test, e);
-	se->pcq = se->acq;
 	se->l = ndk_pmem_new(test, e, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
-	qp = ndk_sweep_qp(test, se, true);
 	sge = ndk_pmem_sge(se->l, 0, 64);
-	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkReceive(qp, ndk_sweep_ctx(0),
-						       &sge, 1),
-			STATUS_SUCCESS);
-	qp->Dispatch->NdkFlush(qp);
-	KUNIT_EXPECT_TRUE(test, ndk_penv_poll(se->acq, &r, 1));
-	KUNIT_EXPECT_EQ(test, r.Status, STATUS_CANCELLED);
-	KUNIT_EXPECT_PTR_EQ(test, r.RequestContext, ndk_sweep_ctx(0));
-	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkReceive(qp, ndk_sweep_ctx(1),
-						       &sge, 1),
-			STATUS_CONNECTION_INVALID);
-	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
+	for (lose = 0; lose < 2; lose++) {
+		WRITE_ONCE(ndk_sweep_ms, lose ? NDK_SWEEP_LOST_MS : sweep_ms);
+		WRITE_ONCE(ndk_fault_lose_flushes, lose);
+		qp = ndk_sweep_qp(test, se, true);
+		st = qp->Dispatch->NdkReceive(qp, ndk_sweep_ctx(0), &sge, 1);
+		KUNIT_EXPECT_EQ(test, st, STATUS_SUCCESS);
+		qp->Dispatch->NdkFlush(qp);
+		KUNIT_EXPECT_TRUE(test, ndk_penv_poll(se->acq, r, 1));
+		KUNIT_EXPECT_EQ(test, r[0].Status, STATUS_CANCELLED);
+		KUNIT_EXPECT_PTR_EQ(test, r[0].RequestContext, ndk_sweep_ctx(0));
+		st = qp->Dispatch->NdkReceive(qp, ndk_sweep_ctx(1), &sge, 1);
+		KUNIT_EXPECT_EQ(test, st, STATUS_SUCCESS);
+		KUNIT_EXPECT_TRUE(test, ndk_penv_poll(se->acq, r, 1));
+		KUNIT_EXPECT_EQ(test, r[0].Status, STATUS_CANCELLED);
+		KUNIT_EXPECT_PTR_EQ(test, r[0].RequestContext, ndk_sweep_ctx(1));
+		if (lose)
+			msleep(2 * NDK_SWEEP_LOST_MS);
+		KUNIT_EXPECT_EQ(test, se->acq->Dispatch->NdkGetCqResultsEx(se->acq,
+									   r, 2),
+				0U);
+		ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
+	}
+	WRITE_ONCE(ndk_fault_lose_flushes, false);
+	WRITE_ONCE(ndk_sweep_ms, sweep_ms);
 
 	/* Closed with a receive posted: the receive still comes back. */
 	qp = ndk_sweep_qp(test, se, true);
@@ -369,12 +383,12 @@ static void ndk_sweep_refuse_test(struct kunit *test)
 						       &sge, 1),
 			STATUS_SUCCESS);
 	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
-	KUNIT_EXPECT_TRUE(test, ndk_penv_poll(se->acq, &r, 1));
-	KUNIT_EXPECT_EQ(test, r.Status, STATUS_CANCELLED);
-	KUNIT_EXPECT_PTR_EQ(test, r.RequestContext, ndk_sweep_ctx(2));
-	KUNIT_EXPECT_PTR_EQ(test, r.QPContext, ndk_sweep_qpctx(se, true));
+	KUNIT_EXPECT_TRUE(test, ndk_penv_poll(se->acq, r, 1));
+	KUNIT_EXPECT_EQ(test, r[0].Status, STATUS_CANCELLED);
+	KUNIT_EXPECT_PTR_EQ(test, r[0].RequestContext, ndk_sweep_ctx(2));
+	KUNIT_EXPECT_PTR_EQ(test, r[0].QPContext, ndk_sweep_qpctx(se, true));
 	KUNIT_EXPECT_EQ(test, se->acq->Dispatch->NdkGetCqResultsEx(se->acq,
-								   &r, 1), 0U);
+								   r, 2), 0U);
 	ndk_test_close(test, &se->acq->Header, se->acq->Dispatch->NdkCloseCq);
 	ndk_pmem_free(test, se->l);
 }
@@ -440,7 +454,7 @@ static void ndk_sweep_stale_test(struct kunit *test)
 
 static struct kunit_case ndk_sweep_cases[] = {
 	KUNIT_CASE_PARAM(ndk_sweep_teardown_test, ndk_sweep_gen_params),
-	KUNIT_CASE(ndk_sweep_refuse_test),
+	KUNIT_CASE(ndk_sweep_late_receive_test),
 	KUNIT_CASE(ndk_sweep_stale_test),
 	{}
 };
