@@ -21,7 +21,7 @@ import argparse
 import re
 import sys
 
-from splats import SPLAT_RE, cpu_problem
+from splats import SPLAT_RE, cpu_problem, read_console
 
 BEGIN = re.compile(r"NDK-LOOP: run (\d+) begin")
 END = re.compile(r"NDK-LOOP: run (\d+) end rc=(\d+)")
@@ -78,16 +78,8 @@ def main():
     ap.add_argument("log")
     args = ap.parse_args()
 
-    with open(args.log, errors="replace") as f:
-        lines = f.read().splitlines()
-
-    # Before the setup marker only the kernel itself has run.
-    setup = next((i for i, line in enumerate(lines)
-                  if "NDK-LOOP: setup" in line), len(lines))
-    boot = [line.strip() for line in lines[:setup] if SPLAT_RE.search(line)]
-    if boot:
-        print("selftest-loop: note: splat while booting, before ndk was "
-              "loaded:\n  " + "\n  ".join(boot[:5]))
+    lines, setup = read_console(args.log, "NDK-LOOP: setup",
+                                "selftest-loop")
 
     begins, ends = {}, {}
     for i, line in enumerate(lines):

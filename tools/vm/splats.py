@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """What every VM console must be checked for, shared by the judges of
-`make check` (judge.py), `make check-cross` (judge-cross.py) and `make
-stress` (stress-judge.py), and by `make bench` and `make demo` through
+`make check` (judge.py), `make check-cross` (judge-cross.py), `make
+stress` (stress-judge.py) and `make selftest-loop`
+(judge-selftest-loop.py), and by `make bench` and `make demo` through
 `splats.py cpus LOG`: lines that mean the kernel found a bug, and a guest
 that brought up fewer CPUs than QEMU gave it."""
 import os
@@ -31,6 +32,21 @@ LEAK_RE = re.compile(r"unreferenced object 0x")
 
 # The line both 6.1 and 6.12 print once the secondary CPUs are up.
 CPUS_RE = re.compile(r"smp: Brought up \d+ nodes?, (\d+) CPUs?")
+
+
+def read_console(path, marker, name):
+    """The console log's lines, and the index of the line with @marker,
+    where ndk's part of the run begins; splats before it (the kernel's
+    own boot) are printed as a note of @name, not judged."""
+    with open(path, errors="replace") as f:
+        lines = f.read().splitlines()
+    setup = next((i for i, line in enumerate(lines) if marker in line),
+                 len(lines))
+    boot = [line.strip() for line in lines[:setup] if SPLAT_RE.search(line)]
+    if boot:
+        print(f"{name}: note: splat while booting, before ndk was "
+              "loaded:\n  " + "\n  ".join(boot[:5]))
+    return lines, setup
 
 
 def cpu_problem(lines):

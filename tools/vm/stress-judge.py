@@ -16,7 +16,7 @@ import argparse
 import re
 import sys
 
-from splats import LEAK_RE, SPLAT_RE, cpu_problem
+from splats import LEAK_RE, SPLAT_RE, cpu_problem, read_console
 
 BEGIN = re.compile(r"NDK-STRESS: begin (\w+)")
 SUMMARY = re.compile(r"ndk_stress: done: (.*)$")
@@ -81,16 +81,7 @@ def main():
     ap.add_argument("log")
     args = ap.parse_args()
 
-    with open(args.log, errors="replace") as f:
-        lines = f.read().splitlines()
-
-    # Before the setup marker only the kernel itself has run.
-    setup = next((i for i, line in enumerate(lines)
-                  if "NDK-STRESS: setup" in line), len(lines))
-    boot = [line.strip() for line in lines[:setup] if SPLAT_RE.search(line)]
-    if boot:
-        print("stress: note: splat while booting, before ndk was loaded:\n  "
-              + "\n  ".join(boot[:5]))
+    lines, setup = read_console(args.log, "NDK-STRESS: setup", "stress")
     run = lines[setup:]
     leaks = [line.strip() for line in run if LEAK_RE.search(line)]
     splats = [line.strip() for line in run
