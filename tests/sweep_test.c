@@ -330,6 +330,25 @@ static void ndk_sweep_teardown_test(struct kunit *test)
 	ndk_pmem_free(test, se->rm);
 }
 
+/* One CQ and a local buffer, for the cases of one QP at a time. */
+static struct ndk_sweep_env *ndk_sweep_env_one(struct kunit *test)
+{
+	struct ndk_sweep_env *se = kunit_kzalloc(test, sizeof(*se), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, se);
+	se->e = test->priv;
+	se->acq = ndk_sweep_cq(test, se->e);
+	se->l = ndk_pmem_new(test, se->e, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+	return se;
+}
+
+static void ndk_sweep_env_one_free(struct kunit *test,
+				   struct ndk_sweep_env *se)
+{
+	ndk_test_close(test, &se->acq->Header, se->acq->Dispatch->NdkCloseCq);
+	ndk_pmem_free(test, se->l);
+}
+
 /*
  * A receive posted to a QP that has failed is taken and comes back
  * cancelled, as one posted before the failure does, also when the device
@@ -338,8 +357,7 @@ static void ndk_sweep_teardown_test(struct kunit *test)
  */
 static void ndk_sweep_late_receive_test(struct kunit *test)
 {
-	struct ndk_cenv *e = test->priv;
-	struct ndk_sweep_env *se = kunit_kzalloc(test, sizeof(*se), GFP_KERNEL);
+	struct ndk_sweep_env *se = ndk_sweep_env_one(test);
 	unsigned int sweep_ms = ndk_sweep_ms;
 	NDK_RESULT_EX r[2];
 	NTSTATUS st;
@@ -347,10 +365,6 @@ static void ndk_sweep_late_receive_test(struct kunit *test)
 	NDK_QP *qp;
 	int lose;
 
-	KUNIT_ASSERT_NOT_NULL(test, se);
-	se->e = e;
-	se->acq = ndk_sweep_cq(test, e);
-	se->l = ndk_pmem_new(test, e, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
 	sge = ndk_pmem_sge(se->l, 0, 64);
 	for (lose = 0; lose < 2; lose++) {
 		WRITE_ONCE(ndk_sweep_ms, lose ? NDK_SWEEP_LOST_MS : sweep_ms);
@@ -389,8 +403,7 @@ static void ndk_sweep_late_receive_test(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, r[0].QPContext, ndk_sweep_qpctx(se, true));
 	KUNIT_EXPECT_EQ(test, se->acq->Dispatch->NdkGetCqResultsEx(se->acq,
 								   r, 2), 0U);
-	ndk_test_close(test, &se->acq->Header, se->acq->Dispatch->NdkCloseCq);
-	ndk_pmem_free(test, se->l);
+	ndk_sweep_env_one_free(test, se);
 }
 
 /*
@@ -401,8 +414,7 @@ static void ndk_sweep_late_receive_test(struct kunit *test)
  */
 static void ndk_sweep_stale_test(struct kunit *test)
 {
-	struct ndk_cenv *e = test->priv;
-	struct ndk_sweep_env *se = kunit_kzalloc(test, sizeof(*se), GFP_KERNEL);
+	struct ndk_sweep_env *se = ndk_sweep_env_one(test);
 	struct ndk_test_lqp *l;
 	struct ndk_qp *q;
 	NDK_RESULT_EX r[4];
@@ -410,10 +422,6 @@ static void ndk_sweep_stale_test(struct kunit *test)
 	NDK_QP *qp;
 	u32 turn;
 
-	KUNIT_ASSERT_NOT_NULL(test, se);
-	se->e = e;
-	se->acq = ndk_sweep_cq(test, e);
-	se->l = ndk_pmem_new(test, e, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
 	qp = ndk_sweep_qp(test, se, true);
 	q = container_of(qp, struct ndk_qp, ndk);
 	turn = q->rq.mask + 1;
@@ -421,8 +429,8 @@ static void ndk_sweep_stale_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkReceive(qp, ndk_sweep_ctx(0),
 						       &sge, 1),
 			STATUS_SUCCESS);
-	l = ndk_test_loopback_qp(test, container_of(e->a, struct ndk_adapter,
-						    ndk),
+	l = ndk_test_loopback_qp(test, container_of(se->e->a,
+						    struct ndk_adapter, ndk),
 				 container_of(se->acq, struct ndk_cq, ndk)->ibcq);
 	/*
 	 * The receive's slot one turn later, and a send never posted; then
@@ -448,8 +456,7 @@ static void ndk_sweep_stale_test(struct kunit *test)
 								   4), 0U);
 	ndk_test_loopback_free(l);
 	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
-	ndk_test_close(test, &se->acq->Header, se->acq->Dispatch->NdkCloseCq);
-	ndk_pmem_free(test, se->l);
+	ndk_sweep_env_one_free(test, se);
 }
 
 static struct kunit_case ndk_sweep_cases[] = {
