@@ -504,6 +504,15 @@ static __always_inline ULONG ndk_cq_fill(struct ndk_cq *cq, void *Results,
 	return done;
 }
 
+/*
+ * The sweep's results, read from the call's buffer kept in the CQ, so
+ * that the empty poll keeps nothing but the CQ across the driver's call.
+ */
+static noinline ULONG ndk_cq_swept(struct ndk_cq *cq, bool ex)
+{
+	return ndk_sweep_poll(cq, cq->results, cq->nresults, ex);
+}
+
 static noinline ULONG ndk_cq_results(struct ndk_cq *cq, int n)
 {
 	return ndk_cq_fill(cq, cq->results, cq->nresults, n, false);
@@ -537,8 +546,9 @@ static ULONG ndk_get_cq_results(NDK_CQ *pNdkCq, NDK_RESULT Results[],
 	n = ndk_cq_poll(cq, min_t(ULONG, nResults, NDK_CQ_POLL_BATCH));
 	if (n > 0)
 		return ndk_cq_results(cq, n);
-	if (unlikely(READ_ONCE(cq->sweep_due)))
-		return ndk_sweep_poll(cq, Results, nResults, false);
+	/* A hint: a stale read only moves the sweep to the next poll. */
+	if (unlikely(data_race(cq->sweep_due)))
+		return ndk_cq_swept(cq, false);
 	return 0;
 }
 
@@ -554,8 +564,9 @@ static ULONG ndk_get_cq_results_ex(NDK_CQ *pNdkCq, NDK_RESULT_EX Results[],
 	n = ndk_cq_poll(cq, min_t(ULONG, nResults, NDK_CQ_POLL_BATCH));
 	if (n > 0)
 		return ndk_cq_results_ex(cq, n);
-	if (unlikely(READ_ONCE(cq->sweep_due)))
-		return ndk_sweep_poll(cq, Results, nResults, true);
+	/* A hint: a stale read only moves the sweep to the next poll. */
+	if (unlikely(data_race(cq->sweep_due)))
+		return ndk_cq_swept(cq, true);
 	return 0;
 }
 

@@ -17,6 +17,9 @@
  * @ibcq: the verbs CQ
  * @depth: entries the consumer asked for
  * @comp_vector: completion vector chosen from the affinity
+ * @sweep_due: @sweeps holds queues to sweep (sweep.c); a hint for the
+ *	poll path, beside @ibcq, which an empty poll reads as well; set and
+ *	cleared under @sweep_lock
  * @notify_cb: the consumer's notification callback
  * @notify_ctx: its context
  * @arm: NDK_ARM_* state; a notification consumes it
@@ -39,8 +42,6 @@
  * @results: the buffer of the NdkGetCqResults(Ex) call in progress
  * @nresults: and its length
  * @wc: poll buffer; the consumer serializes polling
- * @sweep_due: @sweeps holds queues to sweep (sweep.c); a hint for the
- *	poll path, set and cleared under @sweep_lock
  * @sweep_lock: guards @sweeps, which the poller, the QPs that fail or
  *	close and the CQ's destruction change
  * @sweeps: queues of failed or closed QPs whose outstanding requests
@@ -53,6 +54,7 @@ struct ndk_cq {
 	struct ib_cq *ibcq;
 	u32 depth;
 	int comp_vector;
+	bool sweep_due;
 	NDK_FN_CQ_NOTIFICATION_CALLBACK notify_cb;
 	void *notify_ctx;
 	atomic_t arm;
@@ -70,7 +72,6 @@ struct ndk_cq {
 	void *results;
 	ULONG nresults;
 	struct ib_wc wc[NDK_CQ_POLL_BATCH];
-	bool sweep_due;
 	spinlock_t sweep_lock; /* see above */
 	struct list_head sweeps;
 	struct rcu_head rcu;

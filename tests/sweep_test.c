@@ -62,7 +62,7 @@ KUNIT_ARRAY_PARAM(ndk_sweep, ndk_sweep_cases_p, ndk_sweep_desc);
 /* Requests per round: active initiator, active receive, passive receive. */
 #define NDK_SWEEP_N		(3 * NDK_SWEEP_DEPTH)
 /* The sweep's wait while flushes are lost, short for fifty rounds. */
-#define NDK_SWEEP_LOST_MS	100
+#define NDK_SWEEP_LOST_MS	20
 
 /**
  * struct ndk_sweep_env - the objects of a case, and one round's count
