@@ -58,5 +58,14 @@ EXPORT_SYMBOL_NDK_TEST(ndk_fault_disarm);
  * reports, as a driver that never reports them would (see sweep.c).
  */
 bool ndk_fault_lose_flushes;
-EXPORT_SYMBOL_NDK_TEST(ndk_fault_lose_flushes);
+
+/**
+ * ndk_fault_lose() - play a driver that loses its flushes, or stop
+ * @on: whether the poll path drops flushed completions from now on
+ */
+void ndk_fault_lose(bool on)
+{
+	WRITE_ONCE(ndk_fault_lose_flushes, on);
+}
+EXPORT_SYMBOL_NDK_TEST(ndk_fault_lose);
 #endif

@@ -46,6 +46,7 @@ bool ndk_fault(void);
 void ndk_fault_arm(int nth);
 int ndk_fault_disarm(bool *fired);
 /* The ndk_sweep suite plays a driver that loses its flushes (siw's). */
+void ndk_fault_lose(bool on);
 extern bool ndk_fault_lose_flushes;
 static inline bool ndk_fault_lost(enum ib_wc_status status)
 {

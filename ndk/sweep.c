@@ -32,7 +32,19 @@
 unsigned int ndk_sweep_ms = 1000;
 module_param_named(sweep_ms, ndk_sweep_ms, uint, 0644);
 MODULE_PARM_DESC(sweep_ms, "ms a failed QP's device has to report its requests before ndk reports the rest as cancelled (default 1000)");
-EXPORT_SYMBOL_NDK_TEST(ndk_sweep_ms);
+
+
+/**
+ * ndk_sweep_set_ms() - set sweep_ms, as the module parameter would
+ * @ms: the new value
+ *
+ * Return: the old value.
+ */
+unsigned int ndk_sweep_set_ms(unsigned int ms)
+{
+	return xchg(&ndk_sweep_ms, ms);
+}
+EXPORT_SYMBOL_NDK_TEST(ndk_sweep_set_ms);
 
 /* The QP whose queue @ring is. */
 static struct ndk_qp *ndk_sweep_qp(struct ndk_wr_ring *ring)

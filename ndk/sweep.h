@@ -13,6 +13,7 @@ struct ndk_qp;
 
 /* How long a failed QP's device has to report its requests (sweep.c). */
 extern unsigned int ndk_sweep_ms;
+unsigned int ndk_sweep_set_ms(unsigned int ms);
 
 bool ndk_sweep_add(struct ndk_cq *cq, struct ndk_qp *qp,
 		   struct ndk_wr_ring *ring);

@@ -304,7 +304,7 @@ static void ndk_sweep_teardown_test(struct kunit *test)
 {
 	const struct ndk_sweep_case *c = test->param_value;
 	struct ndk_sweep_env *se = kunit_kzalloc(test, sizeof(*se), GFP_KERNEL);
-	unsigned int sweep_ms = ndk_sweep_ms;
+	unsigned int sweep_ms = 0;
 	int round;
 
 	KUNIT_ASSERT_NOT_NULL(test, se);
@@ -316,14 +316,16 @@ static void ndk_sweep_teardown_test(struct kunit *test)
 	se->rm = ndk_pmem_new(test, se->e, NDK_MR_FLAG_ALLOW_REMOTE_READ |
 					   NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
 	if (c->lose) {
-		WRITE_ONCE(ndk_sweep_ms, NDK_SWEEP_LOST_MS);
-		WRITE_ONCE(ndk_fault_lose_flushes, true);
+		sweep_ms = ndk_sweep_set_ms(NDK_SWEEP_LOST_MS);
+		ndk_fault_lose(true);
 	}
 	for (round = 0; round < NDK_SWEEP_ROUNDS; round++)
 		if (!ndk_sweep_round(test, se, c, round))
 			break;
-	WRITE_ONCE(ndk_fault_lose_flushes, false);
-	WRITE_ONCE(ndk_sweep_ms, sweep_ms);
+	if (c->lose) {
+		ndk_fault_lose(false);
+		ndk_sweep_set_ms(sweep_ms);
+	}
 	ndk_test_close(test, &se->acq->Header, se->acq->Dispatch->NdkCloseCq);
 	ndk_test_close(test, &se->pcq->Header, se->pcq->Dispatch->NdkCloseCq);
 	ndk_pmem_free(test, se->l);
@@ -358,7 +360,7 @@ static void ndk_sweep_env_one_free(struct kunit *test,
 static void ndk_sweep_late_receive_test(struct kunit *test)
 {
 	struct ndk_sweep_env *se = ndk_sweep_env_one(test);
-	unsigned int sweep_ms = ndk_sweep_ms;
+	unsigned int sweep_ms = ndk_sweep_set_ms(0);
 	NDK_RESULT_EX r[2];
 	NTSTATUS st;
 	NDK_SGE sge;
@@ -367,8 +369,8 @@ static void ndk_sweep_late_receive_test(struct kunit *test)
 
 	sge = ndk_pmem_sge(se->l, 0, 64);
 	for (lose = 0; lose < 2; lose++) {
-		WRITE_ONCE(ndk_sweep_ms, lose ? NDK_SWEEP_LOST_MS : sweep_ms);
-		WRITE_ONCE(ndk_fault_lose_flushes, lose);
+		ndk_sweep_set_ms(lose ? NDK_SWEEP_LOST_MS : sweep_ms);
+		ndk_fault_lose(lose);
 		qp = ndk_sweep_qp(test, se, true);
 		st = qp->Dispatch->NdkReceive(qp, ndk_sweep_ctx(0), &sge, 1);
 		KUNIT_EXPECT_EQ(test, st, STATUS_SUCCESS);
@@ -388,8 +390,8 @@ static void ndk_sweep_late_receive_test(struct kunit *test)
 				0U);
 		ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
 	}
-	WRITE_ONCE(ndk_fault_lose_flushes, false);
-	WRITE_ONCE(ndk_sweep_ms, sweep_ms);
+	ndk_fault_lose(false);
+	ndk_sweep_set_ms(sweep_ms);
 
 	/* Closed with a receive posted: the receive still comes back. */
 	qp = ndk_sweep_qp(test, se, true);
