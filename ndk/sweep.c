@@ -33,7 +33,6 @@ unsigned int ndk_sweep_ms = 1000;
 module_param_named(sweep_ms, ndk_sweep_ms, uint, 0644);
 MODULE_PARM_DESC(sweep_ms, "ms a failed QP's device has to report its requests before ndk reports the rest as cancelled (default 1000)");
 
-
 /**
  * ndk_sweep_set_ms() - set sweep_ms, as the module parameter would
  * @ms: the new value
