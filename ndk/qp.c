@@ -478,6 +478,13 @@ slow:
 				max_sge);
 }
 
+/* Sweep the QP once its device has had ndk_sweep_ms from now. */
+static void ndk_qp_sweep_later(struct ndk_qp *qp)
+{
+	mod_delayed_work(ndk_wq, &qp->sweep_work,
+			 msecs_to_jiffies(READ_ONCE(ndk_sweep_ms)));
+}
+
 /**
  * ndk_qp_set_error() - stop sends and flush what is outstanding
  * @qp: the QP
@@ -507,8 +514,7 @@ void ndk_qp_set_error(struct ndk_qp *qp)
 	 * ndk kept them back while the driver is being unloaded.
 	 */
 	ndk_qp_drain(qp);
-	mod_delayed_work(ndk_wq, &qp->sweep_work,
-			 msecs_to_jiffies(READ_ONCE(ndk_sweep_ms)));
+	ndk_qp_sweep_later(qp);
 }
 
 /* The CQs of the QP: ndk_qp_new() added the receive CQ, then the other. */
@@ -528,11 +534,9 @@ void ndk_qp_sweep_now(struct ndk_qp *qp)
 	struct ndk_cq *icq = ndk_qp_cq_at(qp, 1);
 	struct ndk_cq *rcq = ndk_qp_cq_at(qp, 0);
 
-	if (qp->sq.ctx && READ_ONCE(qp->sq.retired) != READ_ONCE(qp->sq.head) &&
-	    ndk_sweep_add(icq, qp, &qp->sq))
+	if (ndk_ring_outstanding(&qp->sq) && ndk_sweep_add(icq, qp, &qp->sq))
 		ndk_cq_sweep_kick(icq);
-	if (!qp->srq && qp->rq.ctx &&
-	    READ_ONCE(qp->rq.retired) != READ_ONCE(qp->rq.head) &&
+	if (!qp->srq && ndk_ring_outstanding(&qp->rq) &&
 	    ndk_sweep_add(rcq, qp, &qp->rq))
 		ndk_cq_sweep_kick(rcq);
 }
@@ -691,8 +695,7 @@ static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
 	rq->head = head + 1;
 	ndk_stat_add_to(qp->stats, NDK_STAT_POSTED, 1);
 	if (unlikely(failed))
-		mod_delayed_work(ndk_wq, &qp->sweep_work,
-				 msecs_to_jiffies(READ_ONCE(ndk_sweep_ms)));
+		ndk_qp_sweep_later(qp);
 	return STATUS_SUCCESS;
 }
 

@@ -100,13 +100,6 @@ static NTSTATUS ndk_qp_create(struct ndk_obj *obj)
 	return ndk_status_from_errno(ndk_qp_to_init(qp));
 }
 
-/* Some request of the QP has had no result yet. */
-static bool ndk_qp_outstanding(struct ndk_qp *qp)
-{
-	return (qp->sq.ctx && READ_ONCE(qp->sq.retired) != qp->sq.head) ||
-	       (qp->rq.ctx && READ_ONCE(qp->rq.retired) != qp->rq.head);
-}
-
 /*
  * Requests still outstanding are flushed first, then reported by the
  * sweep once the verbs QP is gone, since nothing reports them after
@@ -116,7 +109,8 @@ static void ndk_qp_destroy(struct ndk_obj *obj)
 {
 	struct ndk_qp *qp = container_of(obj, struct ndk_qp, obj);
 
-	if (qp->ibqp && !READ_ONCE(qp->in_error) && ndk_qp_outstanding(qp))
+	if (qp->ibqp && !READ_ONCE(qp->in_error) &&
+	    (ndk_ring_outstanding(&qp->sq) || ndk_ring_outstanding(&qp->rq)))
 		ndk_qp_set_error(qp);
 	cancel_delayed_work_sync(&qp->sweep_work);
 	/* ndk_qp_new() added the receive CQ, then the initiator CQ. */

@@ -114,6 +114,12 @@ static __always_inline u64 ndk_ring_take(struct ndk_wr_ring *ring, u32 head,
 	return ring->tag | head;
 }
 
+/* Some request of the queue has had no result yet; any context. */
+static inline bool ndk_ring_outstanding(const struct ndk_wr_ring *ring)
+{
+	return ring->ctx && READ_ONCE(ring->retired) != READ_ONCE(ring->head);
+}
+
 /* The device refused request @head: nothing will poll it. */
 static __always_inline void ndk_ring_untake(struct ndk_wr_ring *ring, u32 head)
 {

@@ -100,8 +100,8 @@ bool ndk_sweep_add(struct ndk_cq *cq, struct ndk_qp *qp,
  * on, up to @n in all; the poller owns the ring. Return the new @done;
  * @ring is finished when its cursor reaches the head.
  */
-static ULONG ndk_sweep_ring(struct ndk_cq *cq, struct ndk_wr_ring *ring,
-			    void *results, ULONG done, ULONG n, bool ex)
+static ULONG ndk_sweep_ring(struct ndk_wr_ring *ring, void *results,
+			    ULONG done, ULONG n, bool ex)
 {
 	size_t size = ex ? sizeof(NDK_RESULT_EX) : sizeof(NDK_RESULT);
 	struct ndk_qp *qp = ndk_sweep_qp(ring);
@@ -154,7 +154,7 @@ ULONG ndk_sweep_poll(struct ndk_cq *cq, void *results, ULONG n, bool ex)
 
 	spin_lock_irqsave(&cq->sweep_lock, flags);
 	list_for_each_entry_safe(ring, next, &cq->sweeps, sweep) {
-		done = ndk_sweep_ring(cq, ring, results, done, n, ex);
+		done = ndk_sweep_ring(ring, results, done, n, ex);
 		if (ring->sweep_next != READ_ONCE(ring->head))
 			break;
 		list_del_init(&ring->sweep);
