@@ -12,6 +12,8 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tracefs tracefs /sys/kernel/tracing
+. /ndk/guest.sh
+guest_preempt
 
 ip link set lo up
 ip link set eth0 up

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Shell helpers of the VMs' /init scripts (make check, check-cross,
-# selftest-loop and stress), packed as /ndk/guest.sh by mkinitramfs.sh
-# and sourced.
+# selftest-loop, stress, distro-check and demo), packed as /ndk/guest.sh
+# by mkinitramfs.sh and distro.sh and sourced.
 
 # The filesystems every run needs, and a log of the boot's own leaks
 # forgotten, so that the final scan reports only what ndk left.
@@ -14,8 +14,18 @@ guest_setup() {
 	mount -t devtmpfs dev /dev 2>/dev/null
 	mount -t debugfs debugfs /sys/kernel/debug
 	mount -t tmpfs tmp /tmp
+	guest_preempt
 	echo scan >/sys/kernel/debug/kmemleak
 	echo clear >/sys/kernel/debug/kmemleak
+}
+
+# Switch to the preemption model a kernel booted without because of a
+# boot hang (lib.sh's boot_quirks), and print the one in force.
+guest_preempt() {
+	model=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^ndk_preempt=//p')
+	[ -z "$model" ] && return
+	echo "$model" >/sys/kernel/debug/sched/preempt
+	echo "preemption: $(cat /sys/kernel/debug/sched/preempt)"
 }
 
 # Wait up to $2 seconds for a kernel log line matching extended regular

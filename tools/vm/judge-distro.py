@@ -23,7 +23,7 @@ import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from splats import SPLAT_RE, cpu_problem  # noqa: E402
+from splats import SPLAT_RE, cpu_problem, end_problems  # noqa: E402
 
 # Distinct checks a run must pass; the passive side of the pair runs the
 # local checks and the server's own.
@@ -69,10 +69,8 @@ def judge_console(role, lines, qemu_rc):
     cpus = cpu_problem(lines)
     if cpus:
         problems.append(f"{role}: {cpus}")
-    if qemu_rc == 124:
-        problems.append(f"{role}: the VM timed out")
-    if not any("DISTRO: done" in l for l in lines):
-        problems.append(f"{role}: the VM did not reach the end of the run")
+    problems += [f"{role}: {p}"
+                 for p in end_problems(lines, "DISTRO: done", qemu_rc)]
 
     for line in lines:
         m = RUN.search(line)

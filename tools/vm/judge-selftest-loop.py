@@ -21,7 +21,8 @@ import argparse
 import re
 import sys
 
-from splats import SPLAT_RE, cpu_problem, read_console
+from splats import (SPLAT_RE, cpu_problem, end_problems,
+                    read_console)
 
 BEGIN = re.compile(r"NDK-LOOP: run (\d+) begin")
 END = re.compile(r"NDK-LOOP: run (\d+) end rc=(\d+)")
@@ -103,10 +104,7 @@ def main():
     first_begin = begins.get(1, len(lines))
     runs[1] += problems_in(lines[setup:first_begin])
     after = problems_in(lines[last_end:])
-    if not any("NDK-LOOP: done" in line for line in lines):
-        after.append("the VM did not reach the end of the run")
-    if args.qemu_rc == 124:
-        after.append("the VM timed out")
+    after += end_problems(lines, "NDK-LOOP: done", args.qemu_rc)
     runs[args.loops] += [f"after the last run: {p}" for p in after]
     cpus = cpu_problem(lines)
     if cpus:

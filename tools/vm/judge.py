@@ -14,7 +14,7 @@ import re
 import subprocess
 import sys
 
-from splats import SPLAT_RE, cpu_problem
+from splats import SPLAT_RE, cpu_problem, end_problems
 
 TS = r"^(?:\[[^\]]*\] )?"
 SUITE_RESULT = re.compile(TS + r"(?:not )?ok \d+ ")
@@ -201,10 +201,7 @@ def main():
     cpus = cpu_problem(lines)
     if cpus:
         problems.append(cpus)
-    if args.qemu_rc == 124:
-        problems.append("the VM timed out")
-    if not any("NDK-CHECK: done" in line for line in lines):
-        problems.append("the VM did not reach the end of the run")
+    problems += end_problems(lines, "NDK-CHECK: done", args.qemu_rc)
 
     for p in problems:
         print("check: " + p)

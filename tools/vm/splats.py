@@ -63,6 +63,20 @@ def cpu_problem(lines):
     return f"the guest never said it brought up its {want} CPUs"
 
 
+def end_problems(lines, marker, qemu_rc):
+    """What is wrong with how the run ended: QEMU's timeout, or no
+    @marker line, quoted with the console's last lines, where the guest
+    stopped (a hang's only trace once the run's tree is gone)."""
+    problems = []
+    if qemu_rc == 124:
+        problems.append("the VM timed out")
+    if not any(marker in line for line in lines):
+        last = [line.strip() for line in lines[-12:] if line.strip()]
+        problems.append("the VM did not reach the end of the run; the "
+                        "console ended with:\n  " + "\n  ".join(last))
+    return problems
+
+
 if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] != "cpus":
         sys.exit("usage: splats.py cpus CONSOLE_LOG")

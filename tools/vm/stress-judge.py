@@ -16,7 +16,7 @@ import argparse
 import re
 import sys
 
-from splats import LEAK_RE, SPLAT_RE, cpu_problem, read_console
+from splats import LEAK_RE, SPLAT_RE, cpu_problem, end_problems, read_console
 
 BEGIN = re.compile(r"NDK-STRESS: begin (\w+)")
 SUMMARY = re.compile(r"ndk_stress: done: (.*)$")
@@ -104,10 +104,7 @@ def main():
     cpus = cpu_problem(lines)
     if cpus:
         problems.append(cpus)
-    if args.qemu_rc == 124:
-        problems.append("the VM timed out")
-    if not any("NDK-STRESS: done" in line for line in lines):
-        problems.append("the VM did not reach the end of the run")
+    problems += end_problems(lines, "NDK-STRESS: done", args.qemu_rc)
 
     for p in problems:
         print("stress: " + p)
