@@ -82,6 +82,10 @@ static const struct cpumask * __maybe_unused p(struct ib_device *dev)
 	return ib_get_vector_affinity(dev, 0);
 }'
 
+# WQ_PERCPU, an enumerator (no macro to test).
+probe WQ_PERCPU linux/workqueue.h '
+static const unsigned int __maybe_unused p = WQ_PERCPU;'
+
 # Two CPUs: in parallel, about a second each.
 for c in "$dir"/*.c; do
 	"$@" -Wno-error -c -o "${c%.c}.o" "$c" >"${c%.c}.log" 2>&1 &

@@ -13,6 +13,7 @@
 
 #include <linux/mm.h>
 #include <linux/timer.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 #include <ndk_compat_config.h>
 
@@ -89,6 +90,16 @@ ib_get_vector_affinity(struct ib_device *device, int comp_vector)
 {
 	return NULL;
 }
+#endif
+
+/*
+ * 6.17 ("workqueue: Add new WQ_PERCPU flag"), and Debian's 6.12.117 has
+ * it too: a workqueue bound to CPUs says so, as the default is to become
+ * unbound; 7.3 warns at alloc_workqueue() when a caller gives neither
+ * WQ_PERCPU nor WQ_UNBOUND. Before, no WQ_UNBOUND meant per-CPU.
+ */
+#ifndef HAVE_WQ_PERCPU
+#define WQ_PERCPU	0
 #endif
 
 #endif /* _NDK_COMPAT_H */

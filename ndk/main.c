@@ -358,7 +358,7 @@ static int __init ndk_init(void)
 	ret = ndk_slab_init();
 	if (ret)
 		return ret;
-	ndk_wq = alloc_workqueue("ndk", WQ_MEM_RECLAIM, 0);
+	ndk_wq = alloc_workqueue("ndk", WQ_MEM_RECLAIM | WQ_PERCPU, 0);
 	if (!ndk_wq) {
 		ndk_slab_exit();
 		return -ENOMEM;

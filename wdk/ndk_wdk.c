@@ -25,6 +25,8 @@
 #include <wskndk.h>
 #include <netioapi.h>
 
+#include "../ndk/compat.h"
+
 /* The functions themselves, not the wrappers that cast port pointers. */
 #undef RtlIpv4StringToAddressExW
 #undef RtlIpv4StringToAddressExA
@@ -459,7 +461,7 @@ int ndk_wdk_driver_load(PDRIVER_OBJECT DriverObject,
 	DriverObject->NdkWdkDevice.Size = sizeof(DEVICE_OBJECT);
 	DriverObject->NdkWdkDevice.DriverObject = DriverObject;
 	DriverObject->DeviceObject = &DriverObject->NdkWdkDevice;
-	DriverObject->NdkWdkQueue = alloc_workqueue("%s", 0, 0, Name);
+	DriverObject->NdkWdkQueue = alloc_workqueue("%s", WQ_PERCPU, 0, Name);
 	if (!DriverObject->NdkWdkQueue)
 		return -ENOMEM;
 	RtlInitUnicodeString(&path, wdk_registry_path);
