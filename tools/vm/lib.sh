@@ -156,8 +156,11 @@ distro_modules() {
 # in $1/build.log. Prints the kernel tree.
 build_for_vm() {
 	local outdir=$1 flavour=${2:-debug} ktree
-	"$NDK_VM_DIR/install-deps.sh"
-	ktree=$("$NDK_VM_DIR/build-kernel.sh" "$flavour")
+	# Callers run this in $(...), where set -e does not reach: every
+	# step's failure is tested.
+	"$NDK_VM_DIR/install-deps.sh" || die "installing what the VMs need failed"
+	ktree=$("$NDK_VM_DIR/build-kernel.sh" "$flavour") ||
+		die "building the $flavour kernel failed"
 	log "building ndk against $ktree"
 	make -j"$(nproc)" -C "$NDK_TOP" KDIR="$ktree" W=1 modules \
 		>"$outdir/build.log" 2>&1 ||
