@@ -43,6 +43,9 @@ MODULE_PARM_DESC(port, "port of the passive side (18700)");
 uint st_wait_s = 300;
 module_param_named(wait_s, st_wait_s, uint, 0444);
 MODULE_PARM_DESC(wait_s, "seconds the passive side waits for its peer (300)");
+uint st_teardown_rounds = 3;
+module_param_named(teardown_rounds, st_teardown_rounds, uint, 0444);
+MODULE_PARM_DESC(teardown_rounds, "rounds of each teardown case (3)");
 
 /* ------------------------------------------------------------------ */
 /* The run                                                            */

@@ -32,6 +32,7 @@
 extern char *st_ifname;
 extern ushort st_port;
 extern uint st_wait_s;
+extern uint st_teardown_rounds;
 
 #define ST_TIMEOUT	(20 * HZ)
 #define ST_MAGIC	0x4e444b53	/* "NDKS" */
@@ -51,7 +52,7 @@ extern uint st_wait_s;
 /* Session kinds, the first byte of the connect's private data. */
 enum { ST_SESSION = 1, ST_SESSION_SRQ, ST_REJECT, ST_DONE };
 /* Messages, the first word of a send. */
-enum { ST_HELLO = 1, ST_ECHO, ST_INVALIDATE, ST_ACK };
+enum { ST_HELLO = 1, ST_ECHO, ST_INVALIDATE, ST_ACK, ST_QUIET, ST_BYE };
 
 /*
  * A connect's private data: the session's kind, and its name, which both
@@ -254,6 +255,6 @@ void st_sess_end(struct st_sess *ss);
 void st_client(struct st *s);
 
 /* teardown.c */
-void st_session_teardown(struct st *s, const char *name, bool close);
+void st_session_teardown(struct st *s);
 
 #endif

@@ -2,7 +2,9 @@
 /*
  * ndk_selftest: the passive side. It accepts, publishes its memory (a
  * region, a fast-registered region and a window) in a message and
- * answers echo and invalidate requests until the connection ends.
+ * answers echo and invalidate requests until the connection ends. A
+ * teardown case's traffic it takes without an answer, and it disconnects
+ * first when that case asks.
  */
 #define pr_fmt(fmt) fmt
 
@@ -219,6 +221,9 @@ static void st_srv_loop(struct st_conn *cn, struct st_srv_mem *m)
 		if (st_post_recv(cn, slot))
 			return;
 		type = st_get32(in);
+		/* The peer's teardown case: this side disconnects first. */
+		if (type == ST_BYE)
+			return;
 		if (type == ST_ECHO) {
 			memcpy(out, in, r.BytesTransferred);
 			st = st_send(cn, r.BytesTransferred, 0);
@@ -234,6 +239,9 @@ static void st_srv_loop(struct st_conn *cn, struct st_srv_mem *m)
 			st_put32(ST_ACK, out);
 			st_put32(st, out + 4);
 			st = st_send(cn, 8, 0);
+		} else if (type == ST_QUIET) {
+			/* A teardown case's traffic: taken, not answered. */
+			st = STATUS_SUCCESS;
 		} else {
 			st = STATUS_INVALID_PARAMETER;
 		}
