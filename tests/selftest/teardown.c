@@ -136,9 +136,9 @@ static void st_td_tear(struct st_check *chk, struct st_conn *cn,
  * cancelled request. The sends and writes complete in posting order,
  * successfully, then at most one with an error (the one the device was
  * carrying when the connection went: siw reports it aborted, or now and
- * then a local QP error), then cancelled. Reads are kept out of that order: siw completes
- * a read after the requests behind it, so a read waiting for its
- * response can fail beside the send or write under way.
+ * then a local QP error), then cancelled. Reads are kept out of that
+ * order: siw completes a read after the requests behind it, so a read
+ * waiting for its response can fail beside the send or write under way.
  */
 static bool st_td_take(struct st_check *chk, struct st_conn *cn,
 		       struct st_td *td)
