@@ -360,7 +360,7 @@ static void ndk_sweep_env_one_free(struct kunit *test,
 static void ndk_sweep_late_receive_test(struct kunit *test)
 {
 	struct ndk_sweep_env *se = ndk_sweep_env_one(test);
-	unsigned int sweep_ms = ndk_sweep_set_ms(0);
+	unsigned int sweep_ms = 0;
 	NDK_RESULT_EX r[2];
 	NTSTATUS st;
 	NDK_SGE sge;
@@ -369,8 +369,10 @@ static void ndk_sweep_late_receive_test(struct kunit *test)
 
 	sge = ndk_pmem_sge(se->l, 0, 64);
 	for (lose = 0; lose < 2; lose++) {
-		ndk_sweep_set_ms(lose ? NDK_SWEEP_LOST_MS : sweep_ms);
-		ndk_fault_lose(lose);
+		if (lose) {
+			sweep_ms = ndk_sweep_set_ms(NDK_SWEEP_LOST_MS);
+			ndk_fault_lose(true);
+		}
 		qp = ndk_sweep_qp(test, se, true);
 		st = qp->Dispatch->NdkReceive(qp, ndk_sweep_ctx(0), &sge, 1);
 		KUNIT_EXPECT_EQ(test, st, STATUS_SUCCESS);
