@@ -312,8 +312,8 @@ static void ndk_cq_moderation_test(struct kunit *test)
 	NDK_ADAPTER *a = ndk_env_adapter(test);
 	NDK_OBJECT_HEADER *hdr = ndk_test_create_cq(test, a, 16);
 	NDK_CQ *cq = to_cq(hdr);
-	bool supported = container_of(a, struct ndk_adapter, ndk)->info.AdapterFlags &
-			 NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED;
+	ULONG flags = container_of(a, struct ndk_adapter, ndk)->info.AdapterFlags;
+	bool supported = flags & NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED;
 	NTSTATUS status;
 
 	status = cq->Dispatch->NdkControlCqInterruptModeration(cq, 100, 8);
