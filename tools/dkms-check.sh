@@ -10,6 +10,7 @@
 set -euo pipefail
 . "$(dirname "$0")/vm/lib.sh"
 
+need_khdr "make dkms-check"
 install_missing dkms "$NDK_KHDR_PKG" build-essential
 cd "$NDK_TOP"
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' dkms.conf)

@@ -7,7 +7,8 @@
 set -euo pipefail
 . "$(dirname "$0")/vm/lib.sh"
 
-install_missing python3-docutils perl "$NDK_KSRC_PKG"
+install_missing python3-docutils perl
+fetch_ksrc
 cd "$NDK_TOP"
 mkdir -p build
 kdoc_log=build/kernel-doc.log

@@ -17,6 +17,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+need_khdr "make distro-check"
 install_missing dkms "$NDK_KHDR_PKG" build-essential qemu-system-x86 \
 	busybox-static iproute2 kmod xz-utils cpio python3
 cd "$NDK_TOP"

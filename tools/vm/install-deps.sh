@@ -5,6 +5,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 pkgs=(build-essential libc6-dev make gcc flex bison bc libelf-dev libssl-dev dwarves kmod cpio xz-utils
-	python3 qemu-system-x86 "$NDK_KSRC_PKG" busybox-static rdma-core
+	python3 qemu-system-x86 busybox-static rdma-core
 	ibverbs-providers ibverbs-utils rdmacm-utils iproute2 sparse)
 install_missing "${pkgs[@]}"
+fetch_ksrc

@@ -10,8 +10,9 @@ log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 # The kernel series every mode builds, boots and lints for: Debian 12
-# carries linux-source-<series> and matching distribution headers for both.
-NDK_KERNELS="6.1 6.12"
+# carries linux-source-<series> and matching distribution headers for 6.1
+# and 6.12; 7.3's source comes from Debian 13 (fetch_ksrc).
+NDK_KERNELS="6.1 6.12 7.3"
 NDK_KERNEL=${NDK_KERNEL:-6.1}
 case " $NDK_KERNELS " in
 *" $NDK_KERNEL "*) ;;
@@ -22,12 +23,36 @@ export NDK_KERNEL
 NDK_VM_CPUS=${NDK_VM_CPUS:-2}
 export NDK_VM_CPUS
 NDK_KSRC_PKG=linux-source-$NDK_KERNEL
-NDK_KSRC_TARBALL=/usr/src/linux-source-$NDK_KERNEL.tar.xz
-# Debian's meta-package of the distribution headers of the series.
+# Debian's meta-package of the distribution headers of the series, for
+# the series of Debian 12 only: 7.3's headers are Debian 13 binaries, which
+# this (Debian 12) host never installs.
 case $NDK_KERNEL in
-6.1) NDK_KHDR_PKG=linux-headers-amd64 ;;
-*) NDK_KHDR_PKG=linux-headers-$NDK_KERNEL-amd64 ;;
+6.1)
+	NDK_KHDR_PKG=linux-headers-amd64
+	NDK_KSRC_SUITE= ;;
+6.12)
+	NDK_KHDR_PKG=linux-headers-6.12-amd64
+	NDK_KSRC_SUITE= ;;
+7.3)
+	NDK_KHDR_PKG=
+	NDK_KSRC_SUITE=trixie-backports ;;
 esac
+# The source of a series of another Debian release is downloaded and
+# unpacked under the cache, with apt state of its own; the package is
+# arch-independent, so nothing of that release runs here.
+if [ -n "$NDK_KSRC_SUITE" ]; then
+	NDK_KSRC_DIR=$NDK_CACHE_DIR/$NDK_KSRC_SUITE/$NDK_KSRC_PKG
+	NDK_KSRC_TARBALL=$NDK_KSRC_DIR/root/usr/src/linux-source-$NDK_KERNEL.tar.xz
+else
+	NDK_KSRC_TARBALL=/usr/src/linux-source-$NDK_KERNEL.tar.xz
+fi
+
+# Die unless Debian's distribution headers of the series may be installed
+# here; what needs them ($1) cannot run on this host otherwise.
+need_khdr() {
+	[ -n "$NDK_KHDR_PKG" ] ||
+		die "$1 needs Debian's headers of $NDK_KERNEL, Debian 13 binaries, which this host does not install"
+}
 
 # Install those of the Debian packages "$@" that are missing.
 install_missing() {
@@ -41,6 +66,50 @@ install_missing() {
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -q >&2
 	apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+}
+
+# apt-get "$@" against NDK_KSRC_SUITE alone, with sources, lists and
+# cache of its own under NDK_KSRC_DIR: the host's apt state is untouched.
+# As root apt warns that _apt cannot write there; harmless.
+ksrc_apt() {
+	local dir=$NDK_KSRC_DIR/apt
+	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $NDK_KSRC_SUITE main" \
+		>"$dir/sources.list"
+	apt-get -q -o Dir::Etc::sourcelist="$dir/sources.list" \
+		-o Dir::Etc::sourceparts=/nonexistent \
+		-o Dir::State::Lists="$dir/lists" -o Dir::Cache="$dir/cache" "$@"
+}
+
+# Make NDK_KSRC_TARBALL present: install Debian 12's source package of the
+# series, or download the other release's once and unpack it.
+fetch_ksrc() {
+	local deb
+	if [ -z "$NDK_KSRC_SUITE" ]; then
+		install_missing "$NDK_KSRC_PKG"
+		return
+	fi
+	[ -f "$NDK_KSRC_DIR/.ndk-done" ] && return 0
+	log "downloading $NDK_KSRC_PKG from $NDK_KSRC_SUITE"
+	rm -rf "$NDK_KSRC_DIR/root" "$NDK_KSRC_DIR/"*.deb
+	mkdir -p "$NDK_KSRC_DIR"
+	{ ksrc_apt update && (cd "$NDK_KSRC_DIR" && ksrc_apt download "$NDK_KSRC_PKG"); } >&2 ||
+		die "cannot download $NDK_KSRC_PKG from $NDK_KSRC_SUITE"
+	deb=$(compgen -G "$NDK_KSRC_DIR/${NDK_KSRC_PKG}_*.deb" | head -n 1)
+	dpkg-deb -x "$deb" "$NDK_KSRC_DIR/root"
+	dpkg-deb -f "$deb" Version >"$NDK_KSRC_DIR/version"
+	touch "$NDK_KSRC_DIR/.ndk-done"
+}
+
+# Version of the series' source package (fetch_ksrc has run).
+ksrc_version() {
+	if [ -z "$NDK_KSRC_SUITE" ]; then
+		dpkg-query -W -f='${Version}' "$NDK_KSRC_PKG" 2>/dev/null ||
+			die "$NDK_KSRC_PKG is not installed"
+	else
+		cat "$NDK_KSRC_DIR/version" 2>/dev/null ||
+			die "$NDK_KSRC_PKG is not downloaded (tools/vm/install-deps.sh)"
+	fi
 }
 
 # Tracked files matching git pathspecs "$@" (every one without), relative
@@ -65,8 +134,7 @@ kernel_frags() {
 # and the build script itself, so any change rebuilds.
 kernel_key() {
 	local flavour=$1 srcver
-	srcver=$(dpkg-query -W -f='${Version}' "$NDK_KSRC_PKG" 2>/dev/null) ||
-		die "$NDK_KSRC_PKG is not installed"
+	srcver=$(ksrc_version) || exit 1
 	# shellcheck disable=SC2046
 	cat $(kernel_frags "$flavour") "$NDK_VM_DIR/build-kernel.sh" |
 		{ cat; echo "$srcver $flavour"; } | sha256sum | cut -c1-16
@@ -86,7 +154,7 @@ kernel_scripts() {
 		echo "$tree/scripts"
 		return
 	fi
-	srcver=$(dpkg-query -W -f='${Version}' "$NDK_KSRC_PKG")
+	srcver=$(ksrc_version) || exit 1
 	dir=$NDK_TOP/build/kernel-scripts-$srcver
 	if [ ! -f "$dir/.ndk-done" ]; then
 		for f in checkpatch.pl spelling.txt const_structs.checkpatch kernel-doc; do
