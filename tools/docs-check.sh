@@ -21,9 +21,12 @@ tools/docs-check.py "${docs[@]}" || fail=1
 
 mapfile -d '' srcs < <(tracked 'include/ndk/*.h' 'ndk/*.[ch]' 'wdk/*.[ch]')
 # -v adds the warnings for a missing return or short description, and an
-# "info:" line naming each documented identifier.
+# info line naming each documented identifier: "FILE:LINE: info: ..." from
+# the Perl kernel-doc of 6.1 and 6.12, "Info: FILE:LINE ..." from 7.3's
+# Python one.
+info='^Info: |: info: '
 "$(kernel_scripts)/kernel-doc" -none -v "${srcs[@]}" >"$kdoc_log" 2>&1 || fail=1
-if grep -v ': info: ' "$kdoc_log" >&2; then
+if grep -v -E "$info" "$kdoc_log" >&2; then
 	fail=1
 fi
 
@@ -32,8 +35,9 @@ missing=$(comm -23 \
 	<(tracked 'ndk/*.c' 'wdk/*.c' |
 		xargs -0 sed -n 's/^EXPORT_SYMBOL[A-Z_]*(\([A-Za-z0-9_]*\));.*/\1/p' |
 		sort -u) \
-	<(sed -n 's/.*: info: Scanning doc for [a-z]* \([A-Za-z0-9_]*\)$/\1/p' \
-		"$kdoc_log" | sort -u))
+	<(grep -E "$info" "$kdoc_log" |
+		sed -n 's/.*Scanning doc for [a-z]* \([A-Za-z0-9_]*\)$/\1/p' |
+		sort -u))
 if [ -n "$missing" ]; then
 	log "exported without a kernel-doc comment: ${missing//$'\n'/ }"
 	fail=1

@@ -155,7 +155,7 @@ kernel_scripts() {
 		return
 	fi
 	srcver=$(ksrc_version) || exit 1
-	dir=$NDK_TOP/build/kernel-scripts-$srcver
+	dir=$NDK_TOP/build/kernel-files-$srcver
 	if [ ! -f "$dir/.ndk-done" ]; then
 		for f in checkpatch.pl spelling.txt const_structs.checkpatch kernel-doc; do
 			files+=("linux-source-$NDK_KERNEL/scripts/$f")
@@ -163,11 +163,18 @@ kernel_scripts() {
 		log "unpacking checkpatch and kernel-doc from $NDK_KSRC_PKG"
 		rm -rf "$dir"
 		mkdir -p "$dir"
-		tar -C "$dir" --strip-components=2 \
+		tar -C "$dir" --strip-components=1 \
 			-xJf "$NDK_KSRC_TARBALL" "${files[@]}"
+		# 7.3's kernel-doc is a link to a Python script in tools/docs/,
+		# which imports its library from tools/lib/python/.
+		if [ -L "$dir/scripts/kernel-doc" ]; then
+			tar -C "$dir" --strip-components=1 -xJf "$NDK_KSRC_TARBALL" \
+				"linux-source-$NDK_KERNEL/tools/docs/kernel-doc" \
+				"linux-source-$NDK_KERNEL/tools/lib/python"
+		fi
 		touch "$dir/.ndk-done"
 	fi
-	echo "$dir"
+	echo "$dir/scripts"
 }
 
 # Kernel release of Debian's distribution headers of the series (the
