@@ -3,17 +3,19 @@
 #
 # Code hygiene gate: checkpatch --strict over every tracked C file, the
 # documentation check, a W=1 build with sparse against the test kernel
-# and against Debian's distribution headers, the seams between ndk/'s
-# files in each build (tools/seams.py), and the WDK layer's build-time
-# refusals (tools/wdk-refusals.sh).  Any finding fails; every
-# step runs, so one run reports them all.  Logs in build/lint/.
+# and against Debian's distribution headers (of the series Debian 12
+# ships), the seams between ndk/'s files in each build (tools/seams.py),
+# and the WDK layer's build-time refusals (tools/wdk-refusals.sh).  Any
+# finding fails; every step runs, so one run reports them all.  Logs in
+# build/lint/.
 set -euo pipefail
 . "$(dirname "$0")/vm/lib.sh"
 
 # The test kernel is built here on a fresh machine; it needs what
 # `make check` needs, and `make check` then reuses it.
 "$NDK_VM_DIR/install-deps.sh"
-install_missing "$NDK_KHDR_PKG" perl
+install_missing perl
+[ -z "$NDK_KHDR_PKG" ] || install_missing "$NDK_KHDR_PKG"
 cd "$NDK_TOP"
 out=build/lint
 rm -rf "$out"
@@ -22,10 +24,11 @@ fail=0
 
 # Run checkpatch.pl over files "${@:2}" ignoring message types $1, with
 # the extra options of $checkpatch_opts; a batch of files per CPU at a
-# time (one file takes about a second).
+# time (one file takes about a second). 7.3's ALLOC_WITH_SIZEOF asks for
+# kzalloc_obj(), which 6.1 and 6.12 do not have.
 checkpatch_opts=()
 checkpatch() {
-	local ignore=$1
+	local ignore=$1,ALLOC_WITH_SIZEOF
 	shift
 	[ $# = 0 ] && return 0
 	printf '%s\0' "$@" |
@@ -50,6 +53,12 @@ build() {
 		fail=1
 	elif grep -E 'warning:|error:' "$dir.log" | sed "s|$NDK_TOP/$dir/||" >&2; then
 		fail=1
+	fi
+	# kbuild drops C=2 with a note, not a warning, when its
+	# scripts/checker-valid.sh finds sparse unable to parse its headers.
+	if grep -q 'specified, but sparse is not available or not up to date' \
+		"$dir.log"; then
+		nosparse+=("$kdir")
 	fi
 	# The seams between ndk/'s files, read from the objects just built.
 	if [ -e "$dir/ndk/ndk.o" ] &&
@@ -90,13 +99,31 @@ fi
 log "docs-check"
 tools/docs-check.sh || fail=1
 
-release=$(distro_release)
-[ -n "$release" ] || die "cannot tell the release of $NDK_KHDR_PKG"
-build distro "/usr/src/linux-headers-$release"
-log "WDK layer refusals"
-tools/wdk-refusals.sh "/usr/src/linux-headers-$release" || fail=1
+nosparse=()
 ktree=$("$NDK_VM_DIR/build-kernel.sh" debug)
+if [ -n "$NDK_KHDR_PKG" ]; then
+	release=$(distro_release)
+	[ -n "$release" ] || die "cannot tell the release of $NDK_KHDR_PKG"
+	kdir=/usr/src/linux-headers-$release
+	build distro "$kdir"
+else
+	log "no build against Debian's headers of $NDK_KERNEL: Debian 13 binaries, not installed on this host"
+	kdir=$ktree
+fi
+log "WDK layer refusals"
+tools/wdk-refusals.sh "$kdir" || fail=1
 build test "$ktree"
 
+# Debian 12's sparse, 0.6.4 (the last release), cannot parse
+# __typeof_unqual__, which 7.3's headers use, and Debian 12 has no newer
+# one: on 7.3 that is said, not hidden; anywhere else it is a finding.
+if [ ${#nosparse[@]} != 0 ]; then
+	log "sparse did not run against ${nosparse[*]}: sparse $(sparse --version) cannot parse its headers (its scripts/checker-valid.sh)"
+	[ "$NDK_KERNEL" = 7.3 ] || fail=1
+fi
 [ "$fail" = 0 ] || die "lint found problems"
-log "lint clean"
+if [ ${#nosparse[@]} != 0 ]; then
+	log "lint clean, without sparse"
+else
+	log "lint clean"
+fi
