@@ -5,12 +5,12 @@
 # build ndk against it, boot QEMU, run the KUnit suites over Soft-RoCE and
 # judge the console log. Ends with "N passed, N failed[, N skipped]".
 #
-# Environment: NDK_KERNEL (6.1 or 6.12), NDK_QEMU_ACCEL (tcg), NDK_CHECK_TIMEOUT (seconds, 1500),
+# Environment: NDK_KERNEL (6.1, 6.12 or 7.3), NDK_QEMU_ACCEL (tcg), NDK_CHECK_TIMEOUT (seconds, 1500),
 # NDK_CHECK_PROVOKE=warn|leak|sleep makes the test module provoke that
 # splat, to prove the detection turns the run red (`make check-selftest`),
 # NDK_CHECK_TRANSPORTS=rxe,siw (the default) picks the soft devices,
 # NDK_CHECK_FILTER=glob runs only the matching suites (kunit.filter_glob;
-# 6.12 only, 6.1's KUnit does not filter a module's suites): for work on
+# not 6.1, whose KUnit does not filter a module's suites): for work on
 # one object, never for a verdict.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"

@@ -7,7 +7,7 @@
 # unloaded, no splat and no leak while it ran. A flake shows as a count, not
 # as luck. Ends with "selftest-loop: N of N runs passed".
 #
-# Environment: NDK_KERNEL (6.1 or 6.12), NDK_TRANSPORT (rxe or siw; rxe),
+# Environment: NDK_KERNEL (6.1, 6.12 or 7.3), NDK_TRANSPORT (rxe or siw; rxe),
 # NDK_LOOPS (10), NDK_SELFTEST_LOOP_TIMEOUT (seconds before the VM is
 # killed; by default 300 plus 240 per run), NDK_QEMU_ACCEL.
 set -euo pipefail
