@@ -300,6 +300,7 @@ static void ndk_qp_antecedent_test(struct kunit *test, bool close_pd)
 	NDK_OBJECT_HEADER *ante;
 	NDK_FN_CLOSE_OBJECT close;
 	NTSTATUS st;
+	int before;
 
 	ante = close_pd ? &e->pd->Header : &e->cq->Header;
 	close = close_pd ? e->pd->Dispatch->NdkClosePd :
@@ -317,12 +318,20 @@ static void ndk_qp_antecedent_test(struct kunit *test, bool close_pd)
 		e->cq = NULL;
 	KUNIT_EXPECT_EQ(test, wait_for_completion_timeout(&rec.ante.done,
 							  HZ / 5), 0UL);
+	/*
+	 * Finished inline, the QP's close has no completion of its own: its
+	 * place in the order is the call, since the antecedent's close
+	 * completion, queued on ndk_wq by the QP's destruction, may run on
+	 * another CPU before the call returns.
+	 */
+	before = atomic_inc_return(&rec.seq);
 	st = qp->Dispatch->NdkCloseQp(&qp->Header, ndk_order_cb, &rec.qp);
-	/* Finished inline, the QP's close is over when the call returns. */
-	if (st == STATUS_SUCCESS)
-		ndk_order_cb(&rec.qp);
-	else
+	if (st == STATUS_SUCCESS) {
+		rec.qp.at = before;
+		complete(&rec.qp.done);
+	} else {
 		KUNIT_ASSERT_EQ(test, st, STATUS_PENDING);
+	}
 	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&rec.ante.done,
 							  NDK_TEST_TIMEOUT),
 			0UL);
