@@ -30,7 +30,7 @@ SPLAT_RE = re.compile("|".join(SPLATS))
 # kmemleak's report: one such line per leaked object.
 LEAK_RE = re.compile(r"unreferenced object 0x")
 
-# The line both 6.1 and 6.12 print once the secondary CPUs are up.
+# The line 6.1, 6.12 and 7.3 print once the secondary CPUs are up.
 CPUS_RE = re.compile(r"smp: Brought up \d+ nodes?, (\d+) CPUs?")
 
 
