@@ -7,6 +7,7 @@
 #ifndef _NDK_TESTS_COMPAT_H
 #define _NDK_TESTS_COMPAT_H
 
+#include <linux/fs_struct.h>
 #include <linux/net.h>
 #include <linux/timer.h>
 #include "../ndk/compat.h"
@@ -41,6 +42,15 @@ static inline void timer_destroy_on_stack(struct timer_list *timer)
 #define NDK_KERNEL_SOCKADDR(addr)	((struct sockaddr_unsized *)(addr))
 #else
 #define NDK_KERNEL_SOCKADDR(addr)	((struct sockaddr *)(addr))
+#endif
+
+/*
+ * Between 6.12 and 7.3 kernel threads, KUnit's test threads among them,
+ * came to resolve paths in an empty nullfs root; scoped_with_init_fs()
+ * resolves them in init's. Before, kernel threads shared init's root.
+ */
+#ifndef scoped_with_init_fs
+#define scoped_with_init_fs()
 #endif
 
 #endif /* _NDK_TESTS_COMPAT_H */

@@ -328,7 +328,9 @@ int ndk_rw_file(const char *path, char *buf, size_t len, bool write)
 	loff_t pos = 0;
 	ssize_t n;
 
-	f = filp_open(path, write ? O_WRONLY : O_RDONLY, 0);
+	scoped_with_init_fs() {
+		f = filp_open(path, write ? O_WRONLY : O_RDONLY, 0);
+	}
 	if (IS_ERR(f))
 		return PTR_ERR(f);
 	if (write) {
