@@ -123,11 +123,31 @@ tracked() {
 }
 
 # The config fragments of flavour $1 on the selected series, in merge order.
+# Where a later fragment sets an option an earlier one set (7.3 has no
+# PREEMPT_VOLUNTARY, which Debian's 6.1 and 6.12 use), the fragments are
+# replaced by one file of the values in force, written under the cache:
+# build-kernel.sh then insists on those only, and the series without
+# overrides keep their fragments, and so their cached kernels.
 kernel_frags() {
-	local f
+	local f files=() out
 	for f in kernel.config "kernel-$1.config" "kernel-$NDK_KERNEL.config"; do
-		[ -f "$NDK_VM_DIR/$f" ] && echo "$NDK_VM_DIR/$f"
+		[ -f "$NDK_VM_DIR/$f" ] && files+=("$NDK_VM_DIR/$f")
 	done
+	if ! sed -n 's/^\(CONFIG_[A-Za-z0-9_]*\)=.*/\1/p' "${files[@]}" |
+		sort | uniq -d | grep -q .; then
+		printf '%s\n' "${files[@]}"
+		return
+	fi
+	out=$NDK_CACHE_DIR/fragments/kernel-$NDK_KERNEL-$1.config
+	mkdir -p "${out%/*}"
+	awk -F= '/^CONFIG_[A-Za-z0-9_]*=/ {
+			if (!($1 in val)) order[n++] = $1
+			val[$1] = $0
+		}
+		END { for (i = 0; i < n; i++) print val[order[i]] }' \
+		"${files[@]}" >"$out.$$"
+	mv "$out.$$" "$out"
+	echo "$out"
 }
 
 # Cache key of a kernel flavour: source package version, config fragments
