@@ -27,8 +27,10 @@
 #                        the test kernel and Debian's headers; fails on any finding
 #   make docs-check      docutils over Documentation/, kernel-doc over the sources
 #   make dkms-check      dkms add, build, install and remove on Debian's kernel
-#   make distro-check    DKMS-built modules on Debian's own kernel image in two
-#                        VMs: tests/selftest in loopback and across; build/distro-check/
+#   make distro-check    ndk-dkms installed in a Debian root (NDK_DISTRO), its
+#                        modules on Debian's own kernel image in two VMs:
+#                        tests/selftest in loopback and across; build/distro-check/
+#   make deb             the ndk-dkms Debian package (dh-dkms); build/deb/
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 PREFIX ?= /usr/local
@@ -102,6 +104,9 @@ dkms-check:
 distro-check:
 	bash tools/vm/distro.sh
 
+deb:
+	bash tools/deb.sh
+
 # Works without a kernel tree too (the host's may not exist).
 clean:
 	if [ -d $(KDIR) ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
@@ -113,5 +118,5 @@ clean:
 
 .PHONY: all modules modules_install install headers_install symvers_install \
 	tools_install check check-selftest selftest-loop check-cross demo bench \
-	bench-repeat bench-gate stress lint docs-check dkms-check distro-check \
+	bench-repeat bench-gate stress lint docs-check dkms-check distro-check deb \
 	clean
