@@ -1,94 +1,109 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# `make distro-check`: ndk on the kernel users boot. DKMS builds and
-# installs ndk against Debian's headers of the series' exact release; the
-# matching Debian kernel image, unmodified, is downloaded and unpacked
-# (never installed on the host) and booted in two QEMU VMs joined by a
-# socket network, with an initramfs of that kernel's own modules and the
-# DKMS-built ndk.ko, ndk_wdk.ko and ndk_selftest.ko. Each VM runs the
-# self-test in loopback, then the two run it against each other
-# (tools/vm/distro-init.sh); judge-distro.py reads both consoles. The
-# last line is "N passed, N failed, N skipped".
+# `make distro-check`: ndk on the kernel users boot, installed as users
+# install it. In a Debian root of the release (NDK_DISTRO; made once by
+# debootstrap under the cache, see distro_root), apt installs Debian's
+# headers of the series and the ndk-dkms package of `make deb`, whose
+# DKMS builds ndk for them with that release's compiler. The matching
+# Debian kernel image, unmodified, is downloaded and unpacked (never
+# installed) and booted in two QEMU VMs joined by a socket network, with an
+# initramfs of that kernel's own modules and the DKMS-built ndk.ko,
+# ndk_wdk.ko and ndk_selftest.ko. Each VM runs the self-test in loopback,
+# then the two run it against each other (tools/vm/distro-init.sh);
+# judge-distro.py reads both consoles. The last line is
+# "N passed, N failed, N skipped".
 #
-# Environment: NDK_KERNEL (6.1), NDK_QEMU_ACCEL (tcg), NDK_DISTRO_TIMEOUT
-# (seconds per VM, 600), NDK_CACHE_DIR (the .deb files and unpacked images
-# go to its distro/).
+# Environment: NDK_KERNEL (6.1), NDK_DISTRO (debian12 for 6.1 and 6.12,
+# debian13 for 7.3; debian13 with 6.12 too), NDK_QEMU_ACCEL (tcg),
+# NDK_DISTRO_TIMEOUT (seconds per VM, 600), NDK_CACHE_DIR (the roots, the
+# .deb files and unpacked images go there).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-need_khdr "make distro-check"
-install_missing dkms "$NDK_KHDR_PKG" build-essential qemu-system-x86 \
-	busybox-static iproute2 kmod xz-utils cpio python3
+distro_select
+install_missing qemu-system-x86 busybox-static iproute2 kmod xz-utils \
+	zstd cpio python3
 cd "$NDK_TOP"
 out=$NDK_TOP/build/distro-check
 rm -rf "$out"
 mkdir -p "$out"
+deb=$("$NDK_TOP/tools/deb.sh")
 
-release=$(distro_release)
-[ -n "$release" ] || die "cannot tell the release of $NDK_KHDR_PKG"
-version=$(dpkg-query -W -f='${Version}' "linux-headers-$release")
-image=$(distro_image "$release" "$version")
-log "Debian kernel $release ($version): $image"
-
-ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' dkms.conf)
-src=/usr/src/ndk-$ver
-# ndk has one DKMS installation per machine: other runs of this or of
-# dkms-check/distro-check (another clone, another series) wait here.
+# One run at a time uses a root (another clone, another series).
 mkdir -p "$NDK_CACHE_DIR"
-exec 8>"$NDK_CACHE_DIR/.lock-dkms"
+exec 8>"$NDK_DISTRO_ROOT.lock"
 flock 8
-[ ! -e "$src" ] || die "$src exists; remove it first"
-[ ! -e "/var/lib/dkms/ndk/$ver" ] || die "DKMS has ndk/$ver; run: dkms remove ndk/$ver --all"
+distro_root
+release=$(distro_root_headers)
+[ -n "$release" ] || die "cannot tell the release of $NDK_DISTRO_KHDR"
+version=$(in_root dpkg-query -W -f='${Version}' "linux-headers-$release")
+image=$(distro_image "$release" "$version")
+kernel=$(distro_kernel "$image" "$release")
+log "Debian $NDK_DISTRO_CODENAME's kernel $release ($version): $image"
 
+root_deb=/tmp/${deb##*/}
 server_pid='' client_pid=''
-cleanup() {
+stop_vms() {
 	local pid
 	for pid in $server_pid $client_pid; do
 		pkill -TERM -P "$pid" 2>/dev/null || true
 	done
-	dkms remove -m ndk -v "$ver" --all --no-depmod >>"$out/dkms.log" 2>&1 || true
-	rm -rf "$src"
 }
-trap cleanup EXIT
-mkdir -p "$src"
-tracked | tar --null -T - -cf - | tar -xf - -C "$src"
-# A throwaway signing key, as in dkms-check: Debian's kernel does not
-# trust it either way (see judge-distro.py on taint E).
-export mok_signing_key=$out/mok.key mok_certificate=$out/mok.pub
-log "dkms add, build and install ndk/$ver for $release"
-{
-	dkms add -m ndk -v "$ver" &&
-	dkms build -m ndk -v "$ver" -k "$release" &&
-	dkms install -m ndk -v "$ver" -k "$release" --no-depmod
-} >"$out/dkms.log" 2>&1 || {
-	cat "$out/dkms.log" "/var/lib/dkms/ndk/$ver/build/make.log" >&2 || true
-	die "dkms failed"
+uninstall() {
+	in_root apt-get purge -y -q ndk-dkms >>"$out/dkms.log" 2>&1 || true
+	rm -f "$NDK_DISTRO_ROOT$root_deb"
 }
+trap uninstall EXIT
+cp "$deb" "$NDK_DISTRO_ROOT$root_deb"
+log "apt install ${deb##*/} in the $NDK_DISTRO_CODENAME root"
+in_root apt-get install -y -q "$root_deb" >"$out/dkms.log" 2>&1 ||
+	{ cat "$out/dkms.log" >&2; die "installing ndk-dkms failed"; }
 mkdir -p "$out/ndk"
 for m in ndk ndk_wdk ndk_selftest; do
-	f=$(compgen -G "/lib/modules/$release/updates/dkms/$m.ko*" | head -n 1) ||
-		die "DKMS did not install $m.ko"
+	f=$(compgen -G "$NDK_DISTRO_ROOT/lib/modules/$release/updates/dkms/$m.ko*" |
+		head -n 1) ||
+		{ cat "$out/dkms.log" >&2; die "DKMS did not install $m.ko for $release"; }
 	case $f in
 	*.xz) xz -dc "$f" >"$out/ndk/$m.ko" ;;
+	*.zst) zstd -qdc "$f" >"$out/ndk/$m.ko" ;;
 	*) cp "$f" "$out/ndk/$m.ko" ;;
 	esac
 done
-# DKMS's part is done: leave the machine as it was.
-cleanup
+# Debian's headers are built for as users build: warning-free there too.
+log=$(compgen -G "$NDK_DISTRO_ROOT/var/lib/dkms/ndk/*/$release/*/log/make.log" |
+	head -n 1) || die "DKMS kept no make.log"
+cp "$log" "$out/make.log"
+! grep -E 'warning:|error:' "$out/make.log" >&2 ||
+	die "the DKMS build against $release warned (build/distro-check/make.log)"
+# The package's part is done: leave the root as it was.
+uninstall
+exec 8>&-
+trap - EXIT
 
 # The image's own modules the guest needs, in load order, uncompressed.
 mods=$out/mods
 mkdir -p "$mods"
 i=10
-# rxe asks the crypto API for "crc32", which comes from crc32_generic:
-# no module dependency names it, and the guest has no modprobe helper.
-for path in $(distro_modules "$image" "$release" virtio_pci virtio_net \
-		crc32_generic rdma_rxe rdma_cm); do
+want="virtio_pci virtio_net rdma_rxe rdma_cm"
+# Before 6.15 rxe asks the crypto API for "crc32", which comes from
+# crc32_generic: no module dependency names it, and the guest has no
+# modprobe helper. Later kernels have neither the need nor the module.
+if modprobe -d "$image" -S "$release" -n crc32_generic 2>/dev/null; then
+	want="virtio_pci virtio_net crc32_generic rdma_rxe rdma_cm"
+fi
+for m in $want; do
+	modprobe -d "$image" -S "$release" -n "$m" ||
+		die "Debian's $release has no module $m"
+done
+# shellcheck disable=SC2086
+for path in $(distro_modules "$image" "$release" $want); do
 	name=$(basename "$path")
 	name=${name%.xz}
+	name=${name%.zst}
 	case $path in
 	*.xz) xz -dc "$path" >"$mods/$i-$name" ;;
+	*.zst) zstd -qdc "$path" >"$mods/$i-$name" ;;
 	*) cp "$path" "$mods/$i-$name" ;;
 	esac
 	i=$((i + 1))
@@ -96,7 +111,7 @@ done
 log "modules from the image: $(cd "$mods" && echo *)"
 
 root=$(mktemp -d)
-trap 'cleanup; rm -rf "$root"' EXIT
+trap 'stop_vms; rm -rf "$root"' EXIT
 mkdir -p "$root"/{bin,sbin,etc,proc,sys,dev,tmp,run,ndk,mods,lib64,usr/lib}
 cp /bin/busybox "$root/bin/busybox"
 for applet in $("$root/bin/busybox" --list); do
@@ -127,7 +142,7 @@ install -m 0755 "$NDK_VM_DIR/distro-init.sh" "$root/init"
 limit=${NDK_DISTRO_TIMEOUT:-600}
 vm() {
 	local role=$1 mac=$2 sock=$3
-	run_vm "$out/$role.log" "$image/boot/vmlinuz-$release" \
+	run_vm "$out/$role.log" "$kernel" \
 		"$out/initramfs.cpio.gz" "console=ttyS0 panic=-1 ndk_distro.role=$role" \
 		"$limit" 1G \
 		-netdev "socket,id=n0,$sock=127.0.0.1:$port" \

@@ -204,31 +204,153 @@ distro_release() {
 		sed -n 's/^linux-headers-\([^ ,]*\).*/\1/p'
 }
 
+# The Debian release whose own kernel of the series distro-check boots
+# (NDK_DISTRO: debian12 for 6.1 and 6.12, debian13 for 7.3; Debian 13 ships
+# 6.12 too): its codename, the suite that carries the series' kernel and
+# the meta-package of its headers.
+distro_select() {
+	case $NDK_KERNEL in
+	7.3) NDK_DISTRO=${NDK_DISTRO:-debian13} ;;
+	*) NDK_DISTRO=${NDK_DISTRO:-debian12} ;;
+	esac
+	NDK_DISTRO_KHDR=linux-headers-amd64
+	case $NDK_DISTRO/$NDK_KERNEL in
+	debian12/6.1) NDK_DISTRO_CODENAME=bookworm NDK_DISTRO_SUITE=bookworm ;;
+	debian12/6.12)
+		NDK_DISTRO_CODENAME=bookworm NDK_DISTRO_SUITE=bookworm
+		NDK_DISTRO_KHDR=linux-headers-6.12-amd64 ;;
+	debian13/6.12) NDK_DISTRO_CODENAME=trixie NDK_DISTRO_SUITE=trixie ;;
+	debian13/7.3)
+		NDK_DISTRO_CODENAME=trixie NDK_DISTRO_SUITE=trixie-backports ;;
+	*) die "NDK_DISTRO=$NDK_DISTRO does not ship Linux $NDK_KERNEL (debian12: 6.1, 6.12; debian13: 6.12, 7.3)" ;;
+	esac
+	NDK_DISTRO_ROOT=$NDK_CACHE_DIR/root-$NDK_DISTRO
+}
+
+# Run "$@" inside the Debian root, in a mount namespace of its own (its
+# /proc and /dev go away with the command), with a clean environment.
+in_root() {
+	unshare -m sh -c 'root=$1; shift
+		mount -t proc proc "$root/proc" &&
+		mount --rbind /dev "$root/dev" &&
+		exec env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+			LC_ALL=C.UTF-8 DEBIAN_FRONTEND=noninteractive \
+			chroot "$root" "$@"' sh "$NDK_DISTRO_ROOT" "$@"
+}
+
+# Make the Debian root of NDK_DISTRO (distro_select) if the cache has none:
+# a minimal system from Debian's archive (debootstrap) with its compiler,
+# make and dkms. Modules for that release's kernels are built in it, as
+# its users build them, and the host's packages are never touched. The
+# caller holds the root's lock.
+distro_root() {
+	local root=$NDK_DISTRO_ROOT mirror=http://deb.debian.org/debian
+	[ -f "$root/.ndk-done" ] && return 0
+	install_missing debootstrap
+	log "making a Debian $NDK_DISTRO_CODENAME root in $root (minutes)"
+	rm -rf "$root"
+	debootstrap --variant=minbase "$NDK_DISTRO_CODENAME" "$root" "$mirror" \
+		>"$root.log" 2>&1 ||
+		{ tail -n 20 "$root.log" >&2; die "debootstrap failed"; }
+	cat >"$root/etc/apt/sources.list" <<-EOF
+	deb $mirror $NDK_DISTRO_CODENAME main
+	deb $mirror $NDK_DISTRO_CODENAME-updates main
+	deb $mirror $NDK_DISTRO_CODENAME-backports main
+	deb http://deb.debian.org/debian-security $NDK_DISTRO_CODENAME-security main
+	EOF
+	cp -L /etc/resolv.conf "$root/etc/resolv.conf"
+	{
+		in_root apt-get update -q &&
+		in_root apt-get install -y -q --no-install-recommends make dkms
+	} >>"$root.log" 2>&1 ||
+		{ tail -n 20 "$root.log" >&2; die "cannot install dkms in $root"; }
+	touch "$root/.ndk-done"
+}
+
+# Kernel release of the newest headers of the series that the root's
+# lists have in NDK_DISTRO_SUITE (with its -security and -updates), read
+# from the meta-package's dependencies: the root may hold another
+# series' meta-package, so it is not installed.
+distro_root_release() {
+	local ver
+	ver=$(in_root apt-cache madison "$NDK_DISTRO_KHDR" |
+		awk -F' *[|] *' -v s="$NDK_DISTRO_SUITE" \
+			'$3 ~ " " s "(-security|-updates)?/" { print $2; exit }')
+	[ -n "$ver" ] || return 0
+	in_root apt-cache show "$NDK_DISTRO_KHDR=$ver" |
+		sed -n 's/^Depends: //p' | tr ',' '\n' |
+		sed -n 's/^ *linux-headers-\([^ ]*\).*/\1/p' | head -n 1
+}
+
+# Install Debian's headers of the series in the root (the lists refreshed
+# once if they lack them) and print their kernel release.
+distro_root_headers() {
+	local root=$NDK_DISTRO_ROOT release
+	release=$(distro_root_release)
+	if [ -z "$release" ] ||
+		! in_root apt-get install -y -q --no-install-recommends \
+			"linux-headers-$release" >>"$root.log" 2>&1; then
+		in_root apt-get update -q >>"$root.log" 2>&1 ||
+			die "apt-get update failed in $root"
+		release=$(distro_root_release)
+		[ -n "$release" ] ||
+			die "no $NDK_DISTRO_KHDR in $NDK_DISTRO_SUITE"
+		in_root apt-get install -y -q --no-install-recommends \
+			"linux-headers-$release" >>"$root.log" 2>&1 ||
+			die "cannot install linux-headers-$release in $root"
+	fi
+	echo "$release"
+}
+
 # Debian's kernel image package of release $1, version $2, unpacked (not
-# installed) under NDK_CACHE_DIR/distro/, with the .deb kept beside it;
-# depmod has run over its modules. Prints the unpacked tree.
+# installed) under NDK_CACHE_DIR/distro/, with the .deb files kept beside
+# it; depmod has run over its modules. Debian's 7.x image package is empty
+# and depends on linux-binary-<release> (the kernel), linux-modules-<release>
+# and linux-base-<release> (modules.builtin): those are unpacked too. The Debian root's apt downloads them. Prints the
+# unpacked tree.
 distro_image() {
-	local release=$1 version=$2 dir=$NDK_CACHE_DIR/distro pkg deb
-	pkg=linux-image-$release
+	local release=$1 version=$2 dir=$NDK_CACHE_DIR/distro pkg pkgs deb
+	local tmp=$NDK_DISTRO_ROOT/tmp/ndk-image
 	mkdir -p "$dir"
 	if [ ! -f "$dir/$release/.ndk-done" ]; then
-		deb=$(compgen -G "$dir/${pkg}_${version//:/%3a}_*.deb" | head -n 1) || true
-		if [ -z "$deb" ]; then
-			log "downloading $pkg=$version"
-			# As root apt warns that _apt cannot write there; harmless.
-			# Lists older than the installed headers lack the image.
-			(cd "$dir" && { apt-get download -q "$pkg=$version" ||
-				{ apt-get update -q && apt-get download -q "$pkg=$version"; }; }) >&2 ||
-				die "cannot download $pkg=$version"
-			deb=$(compgen -G "$dir/${pkg}_*.deb" | head -n 1)
-		fi
-		rm -rf "$dir/$release"
-		mkdir -p "$dir/$release"
-		dpkg-deb -x "$deb" "$dir/$release"
-		depmod -b "$dir/$release" "$release"
+		pkgs=linux-image-$release
+		pkgs+=" $(in_root apt-cache show "linux-image-$release=$version" |
+			sed -n 's/^Depends: //p' | tr ',' '\n' |
+			sed -n "s/^ *\(linux-\(base\|binary\|modules\)-$release\) .*/\1/p" |
+			tr '\n' ' ')"
+		rm -rf "$dir/$release" "$tmp"
+		mkdir -p "$dir/$release" "$tmp"
+		for pkg in $pkgs; do
+			deb=$(compgen -G "$dir/${pkg}_${version//:/%3a}_*.deb" | head -n 1) || true
+			if [ -z "$deb" ]; then
+				log "downloading $pkg=$version"
+				in_root sh -c 'cd /tmp/ndk-image &&
+					apt-get download -q -o APT::Sandbox::User=root "$0"' \
+					"$pkg=$version" >&2 &&
+					mv "$tmp"/*.deb "$dir/" ||
+					die "cannot download $pkg=$version"
+				deb=$(compgen -G "$dir/${pkg}_${version//:/%3a}_*.deb" | head -n 1)
+			fi
+			dpkg-deb -x "$deb" "$dir/$release" || die "cannot unpack $deb"
+		done
+		# Debian 13's packages are merged-/usr: modules (and 7.x's
+		# kernel) under usr/lib/modules, where /lib is a link to usr/lib.
+		[ -e "$dir/$release/lib" ] || ln -s usr/lib "$dir/$release/lib"
+		depmod -b "$dir/$release" "$release" ||
+			die "depmod failed over $dir/$release"
 		touch "$dir/$release/.ndk-done"
 	fi
 	echo "$dir/$release"
+}
+
+# The kernel of unpacked image $1, release $2: in /boot, or (Debian 13's
+# 7.x packages) beside its modules.
+distro_kernel() {
+	local k
+	for k in "$1/boot/vmlinuz-$2" "$1/usr/lib/modules/$2/vmlinuz"; do
+		[ -f "$k" ] && { echo "$k"; return; }
+	done
+	die "no kernel in $1"
 }
 
 # The module files, in load order, that unpacked image $1 of release $2
