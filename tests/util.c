@@ -366,7 +366,9 @@ char *ndk_obs_read(struct kunit *test, struct ndk_cenv *e, const char *file)
 	KUNIT_ASSERT_NOT_NULL(test, buf);
 	snprintf(path, sizeof(path), "/sys/kernel/debug/ndk/%s/%s",
 		 dev_name(&a->ibdev->dev), file);
-	f = filp_open(path, O_RDONLY, 0);
+	scoped_with_init_fs() {
+		f = filp_open(path, O_RDONLY, 0);
+	}
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(f), "open %s: %ld", path,
 			       PTR_ERR(f));
 	while ((n = kernel_read(f, buf + got, NDK_OBS_BUF - 1 - got, &pos)) > 0)
