@@ -3,8 +3,9 @@
 #
 # Documentation gate: every Documentation/**/*.rst parses without a docutils
 # warning, README and the pages name only make targets and files that
-# exist, the kernel-doc comments of include/ndk/ and ndk/ parse without a
-# kernel-doc warning, and every symbol ndk exports has such a comment.
+# exist, the suite catalogue matches the test sources, the kernel-doc
+# comments of include/ndk/ and ndk/ parse without a kernel-doc warning,
+# and every symbol ndk exports has such a comment.
 set -euo pipefail
 . "$(dirname "$0")/vm/lib.sh"
 
@@ -19,6 +20,8 @@ mapfile -d '' docs < <(tracked 'Documentation/*.rst')
 # Run by Debian's python3 (its shebang), which has python3-docutils; a
 # python3 found earlier in PATH may not.
 tools/docs-check.py --text README "${docs[@]}" || fail=1
+# The suite catalogue is generated from tests/ and must match them.
+tools/suites.py --check Documentation/ndk/suites.rst || fail=1
 
 mapfile -d '' srcs < <(tracked 'include/ndk/*.h' 'ndk/*.[ch]' 'wdk/*.[ch]')
 # -v adds the warnings for a missing return or short description, and an
