@@ -3,7 +3,9 @@
 # ndk: NDKPI provider for Linux RDMA.
 #   make                 build ndk/ndk.ko (and the KUnit module if KDIR has KUnit)
 #   make KDIR=<tree>     build against another kernel tree or headers
-#   make NDK_ONLY=1      build ndk.ko alone: no KUnit module, no sample (as DKMS)
+#   make NDK_ONLY=1      build ndk.ko alone: no KUnit module, no sample
+#   make NDK_PACKAGE=1   build what DKMS installs: ndk.ko, the WDK layer and
+#                        the self-test
 #   make check           build the test kernel, run every suite in QEMU
 #   make check-selftest  prove that a kernel splat turns `make check` red
 #   make selftest-loop   boot one test VM and load tests/selftest in loopback
@@ -22,7 +24,8 @@
 #   make stress          churn objects and connections with tests/stress
 #                        in the test VM for NDK_STRESS_SECONDS (600); not
 #                        part of `make check`; build/stress/
-#   make install         install modules, public headers and Module.symvers
+#   make install         install modules, public headers, Module.symvers and
+#                        tools/ndkstat
 #   make lint            checkpatch, docs-check, W=1 and sparse builds against
 #                        the test kernel and Debian's headers; fails on any finding
 #   make docs-check      docutils over Documentation/, kernel-doc over the sources

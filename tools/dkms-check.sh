@@ -3,9 +3,10 @@
 #
 # Prove the DKMS packaging on Debian's distribution kernel: a copy of the
 # sources becomes /usr/src/ndk-<version>, DKMS adds, builds and installs
-# it, ndk.ko alone must be built, warning-free, and installed, and a
-# consumer module (samples/ndk_demo, on its own) must build against it with
-# the headers and the Module.symvers DKMS keeps.  Everything is removed
+# it, exactly ndk.ko, ndk_wdk.ko and ndk_selftest.ko must be built,
+# warning-free, and installed, and a consumer module (samples/ndk_demo, on
+# its own) must build against it with the headers and the Module.symvers
+# DKMS keeps.  Everything is removed
 # again at the end, also on failure.  Logs in build/dkms/.
 set -euo pipefail
 . "$(dirname "$0")/vm/lib.sh"
