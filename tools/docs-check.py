@@ -10,14 +10,16 @@ targets exist, so a broken cross-reference is a finding too, as is a page
 that no toctree lists (index.rst is the root of its directory).
 
 The code the pages quote must name what exists.  In the literal text of
-each page (inline literals and literal blocks), and in the quoted or
-indented text of each --text file (the plain-text README):
+each page (inline literals and literal blocks), and in each --text file
+(the plain-text README):
 
 * every ``make <target>`` names a target of the top Makefile, except a
   make run in another tree (``make -C``) and the kernel tree's own
-  targets in KBUILD_TARGETS;
+  targets in KBUILD_TARGETS; in a --text file only its quoted and
+  indented text counts, where the commands are, not its prose;
 * every path whose first component is a top-level entry of this repository
-  (as git lists them: ``ndk/cq.c``, ``tools/vm/lib.sh``) exists.  A path
+  (as git lists them: ``ndk/cq.c``, ``tools/vm/lib.sh``) exists; in a
+  --text file anywhere in it.  A path
   inside a longer one (``/sys/kernel/debug/ndk/``, ``<tree>/tools/...``,
   ``<ndk/ndk.h>``) is not this repository's, nor is DKMS's ``ndk/0.1.0``;
   a path git ignores is a build output, and a placeholder
@@ -191,14 +193,16 @@ def path_exists(p):
     return git('check-ignore', '-q', '--no-index', p).returncode == 0
 
 
-def check_refs(path, texts, targets, tops):
-    """Findings for the make targets and paths the texts of path name."""
+def check_refs(path, code, prose, targets, tops):
+    """Findings for the make targets named in the texts code of path, and
+    the paths named in code and prose."""
     out = []
-    for text in texts:
+    for text in code:
         for t in named_targets(text):
             if t not in targets and t not in KBUILD_TARGETS:
                 out.append('%s: names `make %s`, which the Makefile lacks\n'
                            % (path, t))
+    for text in code + prose:
         for p in named_paths(text, tops):
             if not path_exists(p):
                 out.append('%s: names %s, which is not in the tree\n'
@@ -226,10 +230,12 @@ def main(args):
         if out:
             sys.stderr.write(out)
             failed = True
-    refs = [(p, literal_texts(p)) for p in paths]
-    refs += [(p, quoted_texts(p)) for p in texts]
-    for path, found in refs:
-        out = check_refs(path, found, targets, tops)
+    refs = [(p, literal_texts(p), []) for p in paths]
+    for p in texts:
+        with open(p, encoding='utf-8') as f:
+            refs.append((p, quoted_texts(p), [f.read()]))
+    for path, code, prose in refs:
+        out = check_refs(path, code, prose, targets, tops)
         if out:
             sys.stderr.write(''.join(out))
             failed = True
