@@ -28,7 +28,8 @@
 #                        tools/ndkstat
 #   make lint            checkpatch, docs-check, W=1 and sparse builds against
 #                        the test kernel and Debian's headers; fails on any finding
-#   make docs-check      docutils over Documentation/, kernel-doc over the sources
+#   make docs-check      docutils over Documentation/, the targets, paths and
+#                        suite catalogue the docs name, kernel-doc over the sources
 #   make dkms-check      dkms add, build, install and remove on Debian's kernel
 #   make distro-check    ndk-dkms installed in a Debian root (NDK_DISTRO), its
 #                        modules on Debian's own kernel image in two VMs:
