@@ -38,22 +38,29 @@ checkpatch() {
 		fail=1
 }
 
+# A build against $3 that ended with status $1, logged in $2: a failure
+# or any warning is a finding, quoted with the paths below $4 shortened.
+judge_build() {
+	if [ "$1" != 0 ]; then
+		cat "$2" >&2
+		log "build against $3 failed"
+		fail=1
+	elif grep -E 'warning:|error:' "$2" | sed "s|$4/||" >&2; then
+		fail=1
+	fi
+}
+
 # W=1 build with sparse (C=2: every file, whether rebuilt or not) of a
 # fresh copy of the sources in build/lint/$1, against kernel tree $2, so
 # objects of different trees never mix and every file is compiled.
 build() {
-	local dir=$out/$1 kdir=$2
+	local dir=$out/$1 kdir=$2 rc=0
 	log "W=1 C=2 build against $kdir"
 	mkdir -p "$dir"
 	tracked | tar --null -T - -cf - | tar -xf - -C "$dir"
-	if ! make -j"$(nproc)" -C "$dir" KDIR="$kdir" W=1 C=2 modules \
-		>"$dir.log" 2>&1; then
-		cat "$dir.log" >&2
-		log "build against $kdir failed"
-		fail=1
-	elif grep -E 'warning:|error:' "$dir.log" | sed "s|$NDK_TOP/$dir/||" >&2; then
-		fail=1
-	fi
+	make -j"$(nproc)" -C "$dir" KDIR="$kdir" W=1 C=2 modules \
+		>"$dir.log" 2>&1 || rc=$?
+	judge_build "$rc" "$dir.log" "$kdir" "$NDK_TOP/$dir"
 	# kbuild drops C=2 with a note, not a warning, when its
 	# scripts/checker-valid.sh finds sparse unable to parse its headers.
 	if grep -q 'specified, but sparse is not available or not up to date' \
@@ -73,19 +80,14 @@ build() {
 # Without sparse: Debian's sparse (0.6.4 in Debian 12 and 13) cannot parse
 # the headers of the series only Debian 13 has (7.3).
 build_in_root() {
-	local dir=/tmp/ndk-lint kdir=/usr/src/linux-headers-$2
+	local dir=/tmp/ndk-lint kdir=/usr/src/linux-headers-$2 rc=0
 	log "W=1 build against Debian $NDK_DISTRO_CODENAME's $kdir, in its root"
 	rm -rf "$NDK_DISTRO_ROOT$dir"
 	mkdir -p "$NDK_DISTRO_ROOT$dir"
 	tracked | tar --null -T - -cf - | tar -xf - -C "$NDK_DISTRO_ROOT$dir"
-	if ! in_root make -j"$(nproc)" -C "$dir" KDIR="$kdir" W=1 modules \
-		>"$out/$1.log" 2>&1; then
-		cat "$out/$1.log" >&2
-		log "build against $kdir failed"
-		fail=1
-	elif grep -E 'warning:|error:' "$out/$1.log" | sed "s|$dir/||" >&2; then
-		fail=1
-	fi
+	in_root make -j"$(nproc)" -C "$dir" KDIR="$kdir" W=1 modules \
+		>"$out/$1.log" 2>&1 || rc=$?
+	judge_build "$rc" "$out/$1.log" "$kdir" "$dir"
 	rm -rf "$NDK_DISTRO_ROOT$dir"
 }
 
