@@ -71,9 +71,9 @@ for m in ndk ndk_wdk ndk_selftest; do
 	esac
 done
 # Debian's headers are built for as users build: warning-free there too.
-log=$(compgen -G "$NDK_DISTRO_ROOT/var/lib/dkms/ndk/*/$release/*/log/make.log" |
+makelog=$(compgen -G "$NDK_DISTRO_ROOT/var/lib/dkms/ndk/*/$release/*/log/make.log" |
 	head -n 1) || die "DKMS kept no make.log"
-cp "$log" "$out/make.log"
+cp "$makelog" "$out/make.log"
 ! grep -E 'warning:|error:' "$out/make.log" >&2 ||
 	die "the DKMS build against $release warned (build/distro-check/make.log)"
 # The package's part is done: leave the root as it was.
