@@ -30,7 +30,7 @@
 #                        the test kernel and Debian's headers; fails on any finding
 #   make docs-check      docutils over Documentation/, the targets, paths and
 #                        suite catalogue the docs name, kernel-doc over the sources
-#   make dkms-check      dkms add, build, install and remove on Debian's kernel
+#   make dkms-check      ndk-dkms installed, built and purged in a Debian root
 #   make distro-check    ndk-dkms installed in a Debian root (NDK_DISTRO), its
 #                        modules on Debian's own kernel image in two VMs:
 #                        tests/selftest in loopback and across; build/distro-check/

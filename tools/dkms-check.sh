@@ -1,102 +1,62 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Prove the DKMS packaging on Debian's distribution kernel: a copy of the
-# sources becomes /usr/src/ndk-<version>, DKMS adds, builds and installs
-# it, exactly ndk.ko, ndk_wdk.ko and ndk_selftest.ko must be built,
-# warning-free, and installed, and a consumer module (samples/ndk_demo, on
-# its own) must build against it with the headers and the Module.symvers
-# DKMS keeps.  Everything is removed
-# again at the end, also on failure.  Logs in build/dkms/.
+# `make dkms-check`: the DKMS packaging on Debian's distribution headers of
+# the series, without booting anything. In the Debian root of the release
+# (NDK_DISTRO, as `make distro-check` uses it; lib.sh's distro_root), apt
+# installs the headers and the ndk-dkms package of `make deb`, whose DKMS
+# must build exactly ndk.ko, ndk_wdk.ko and ndk_selftest.ko, warning-free,
+# and install them (root_dkms_install). A consumer module (samples/ndk_demo,
+# on its own) must then build against the installed package: its headers
+# in /usr/src and the Module.symvers DKMS keeps. Purging the package must
+# leave nothing behind. The host's DKMS, /usr/src and /lib/modules are
+# never touched. Logs in build/dkms/.
+#
+# Environment: NDK_KERNEL (6.1), NDK_DISTRO (as distro-check), NDK_CACHE_DIR.
 set -euo pipefail
 . "$(dirname "$0")/vm/lib.sh"
 
-need_khdr "make dkms-check"
-install_missing dkms "$NDK_KHDR_PKG" build-essential
+distro_select
 cd "$NDK_TOP"
+out=$NDK_TOP/build/dkms
+rm -rf "$out"
+mkdir -p "$out"
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' dkms.conf)
 [ -n "$ver" ] || die "no PACKAGE_VERSION in dkms.conf"
-release=$(distro_release)
-[ -n "$release" ] || die "cannot tell the release of $NDK_KHDR_PKG"
-src=/usr/src/ndk-$ver
-base=/var/lib/dkms/ndk/$ver/$release/$(uname -m)
-# Debian's 6.12 kernels compress modules (CONFIG_MODULE_COMPRESS_XZ), and
-# DKMS installs ndk.ko.xz there; 6.1's do not.
-destdir=/lib/modules/$release/updates/dkms
-modules="ndk ndk_wdk ndk_selftest"
-installed() {
-	local m
-	for m in $modules; do
-		compgen -G "$destdir/$m.ko*" || true
-	done
-}
-out=$NDK_TOP/build/dkms
+deb=$("$NDK_TOP/tools/deb.sh")
 
-# ndk has one DKMS installation per machine: other runs of this or of
-# dkms-check/distro-check (another clone, another series) wait here.
+# One run at a time uses a root (another clone, another series).
 mkdir -p "$NDK_CACHE_DIR"
-exec 8>"$NDK_CACHE_DIR/.lock-dkms"
+exec 8>"$NDK_DISTRO_ROOT.lock"
 flock 8
-# Never clobber a real installation.
-[ ! -e "$src" ] || die "$src exists; remove it first"
-[ ! -e "/var/lib/dkms/ndk/$ver" ] || die "DKMS has ndk/$ver; run: dkms remove ndk/$ver --all"
+distro_root
+release=$(distro_root_headers)
+[ -n "$release" ] || die "cannot tell the release of $NDK_DISTRO_KHDR"
+consumer=/tmp/ndk-consumer
+trap 'root_dkms_purge "$out"; rm -rf "$NDK_DISTRO_ROOT$consumer"' EXIT
+root_dkms_install "$deb" "$release" "$out"
+log "installed for $release: $(cd "$out/ndk" && echo *)"
 
-cleanup() {
-	dkms remove -m ndk -v "$ver" --all --no-depmod >>"$out/dkms.log" 2>&1 || true
-	rm -rf "$src"
-}
-rm -rf "$out"
-mkdir -p "$out" "$src"
-trap cleanup EXIT
-tracked | tar --null -T - -cf - | tar -xf - -C "$src"
-
-# Left to itself DKMS signs with /var/lib/dkms/mok.key, creating it if
-# missing, and that would outlive the check: use a throwaway key.
-export mok_signing_key=$out/mok.key mok_certificate=$out/mok.pub
-
-log "dkms add, build and install ndk/$ver for $release"
-# depmod would leave modules.dep and its siblings behind.
-{
-	dkms add -m ndk -v "$ver" &&
-	dkms build -m ndk -v "$ver" -k "$release" &&
-	dkms install -m ndk -v "$ver" -k "$release" --no-depmod
-} >"$out/dkms.log" 2>&1 || {
-	cat "$out/dkms.log" "/var/lib/dkms/ndk/$ver/build/make.log" >&2 || true
-	die "dkms failed"
-}
-cp "$base/log/make.log" "$out/make.log"
-if grep -E 'warning:|error:' "$out/make.log" >&2; then
-	die "the DKMS build has warnings"
-fi
-# Every module the build linked, by its object's path.
-built=$(sed -n 's|.*LD \[M\] *.*/build/\(.*\)\.ko$|\1|p' "$out/make.log" |
-	sort | tr '\n' ' ')
-want="ndk/ndk tests/selftest/ndk_selftest wdk/ndk_wdk "
-[ "$built" = "$want" ] || die "DKMS built '$built', not '$want'"
-for m in $modules; do
-	compgen -G "$destdir/$m.ko*" >/dev/null || die "$m.ko is not installed in $destdir"
-done
-log "installed $(installed | tr '\n' ' ')"
-
+symvers=$(compgen -G "$NDK_DISTRO_ROOT/var/lib/dkms/ndk/$ver/$release/*/Module.symvers" |
+	head -n 1) || die "DKMS kept no Module.symvers for $release"
 log "building samples/ndk_demo as a separate consumer module"
-mkdir -p "$out/consumer"
-cp samples/ndk_demo/ndk_demo.c "$out/consumer/"
-cat >"$out/consumer/Kbuild" <<EOF
-ccflags-y += -I$src/include
+rm -rf "$NDK_DISTRO_ROOT$consumer"
+mkdir -p "$NDK_DISTRO_ROOT$consumer"
+cp samples/ndk_demo/ndk_demo.c "$NDK_DISTRO_ROOT$consumer/"
+cat >"$NDK_DISTRO_ROOT$consumer/Kbuild" <<EOF
+ccflags-y += -I/usr/src/ndk-$ver/include
 obj-m += ndk_demo.o
 EOF
-make -C "/usr/src/linux-headers-$release" M="$out/consumer" \
-	KBUILD_EXTRA_SYMBOLS="$base/Module.symvers" modules \
-	>"$out/consumer.log" 2>&1 || { cat "$out/consumer.log" >&2; die "consumer build failed"; }
-if grep -E 'warning:|error:' "$out/consumer.log" >&2; then
+in_root make -C "/usr/src/linux-headers-$release" M="$consumer" \
+	KBUILD_EXTRA_SYMBOLS="${symvers#"$NDK_DISTRO_ROOT"}" modules \
+	>"$out/consumer.log" 2>&1 ||
+	{ cat "$out/consumer.log" >&2; die "consumer build failed"; }
+! grep -E 'warning:|error:' "$out/consumer.log" >&2 ||
 	die "the consumer build has warnings"
-fi
-modinfo -F depends "$out/consumer/ndk_demo.ko" | grep -qw ndk ||
+modinfo -F depends "$NDK_DISTRO_ROOT$consumer/ndk_demo.ko" | grep -qw ndk ||
 	die "the consumer does not depend on ndk"
 
-cleanup
+root_dkms_purge "$out"
+rm -rf "$NDK_DISTRO_ROOT$consumer"
 trap - EXIT
-for f in $(installed) "/var/lib/dkms/ndk/$ver" "$src"; do
-	[ ! -e "$f" ] || die "$f is left behind"
-done
 log "DKMS packaging works"

@@ -10,51 +10,18 @@
 guest_setup
 
 arg() { tr ' ' '\n' </proc/cmdline | sed -n "s/^ndk_cross\.$1=//p"; }
-role=$(arg role)
+# A case may take sync_limit seconds on the far side when it fails by its
+# timeouts; the RDMA cases use port 7174.
+pair_setup ndk_cross 150
 transports=$(arg transports | tr , ' ')
 [ -n "$transports" ] || transports="rxe siw"
-server_ip=192.168.77.1
-client_ip=192.168.77.2
-me=$server_ip
-[ "$role" = client ] && me=$client_ip
-# The barrier's TCP port, on the same wire; the RDMA cases use 7174.
-sync_port=7000
-# How long one VM waits for the other at a barrier: a case may take
-# that long on the far side when it fails by its timeouts.
-sync_limit=150
-
-echo "NDK-CROSS: setup $role"
-ip link set lo up
-ip link set eth0 up
-ip addr add $me/24 dev eth0
-echo 240 >/proc/sys/kernel/hung_task_timeout_secs
 
 error() { echo "NDK-CROSS: error: $*"; }
+echo "NDK-CROSS: setup $role"
+pair_net
+echo 240 >/proc/sys/kernel/hung_task_timeout_secs
 
 # Each case clears the kernel log before wait_log().
-# Meet the other VM at barrier $1: the server listens, the client
-# connects and sends the barrier's name, which both must agree on. A
-# VM that did not come loses the peer for the rest of the run.
-peer_lost=
-barrier() {
-	[ -n "$peer_lost" ] && return 1
-	got=
-	if [ "$role" = server ]; then
-		got=$(timeout $sync_limit nc -l -p $sync_port </dev/null)
-	else
-		i=0
-		until echo "$1" | nc -w 2 $server_ip $sync_port >/dev/null 2>&1; do
-			[ $i -ge $((sync_limit * 2)) ] && break
-			sleep 0.5
-			i=$((i + 1))
-		done
-		[ $i -lt $((sync_limit * 2)) ] && got=$1
-	fi
-	[ "$got" = "$1" ] && return 0
-	error "barrier $1: the other VM did not come (got '$got')"
-	peer_lost=1
-	return 1
-}
 
 # Report case $2 over transport $1 with this VM's outcome $3 ("ok" or a
 # reason), and the kernel log of the case when it failed.

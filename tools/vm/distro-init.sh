@@ -17,14 +17,7 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev 2>/dev/null
 mount -t tmpfs tmp /tmp
 
-arg() { tr ' ' '\n' </proc/cmdline | sed -n "s/^ndk_distro\.$1=//p"; }
-role=$(arg role)
-server_ip=192.168.77.1
-me=$server_ip
-[ "$role" = client ] && me=192.168.77.2
-sync_port=7000
-sync_limit=300
-
+pair_setup ndk_distro 300
 error() { echo "DISTRO: error: $*"; }
 echo "DISTRO: setup $role $(uname -r)"
 echo 240 >/proc/sys/kernel/hung_task_timeout_secs
@@ -33,9 +26,7 @@ echo 240 >/proc/sys/kernel/hung_task_timeout_secs
 for m in /mods/*.ko; do
 	insmod "$m" || error "insmod $(basename "$m") failed"
 done
-ip link set lo up
-ip link set eth0 up || error "no eth0"
-ip addr add $me/24 dev eth0
+pair_net
 rdma link add rxe0 type rxe netdev eth0 || error "rxe link add failed"
 # The port is usable once the link is: the NIC comes up asynchronously.
 i=0
@@ -45,25 +36,6 @@ until rdma link show rxe0/1 | grep -q 'state ACTIVE'; do
 	i=$((i + 1))
 done
 rdma link show
-
-# The server listens, the client connects and sends the barrier's name.
-barrier() {
-	got=
-	if [ "$role" = server ]; then
-		got=$(timeout $sync_limit nc -l -p $sync_port </dev/null)
-	else
-		i=0
-		until echo "$1" | nc -w 2 $server_ip $sync_port >/dev/null 2>&1; do
-			[ $i -ge $((sync_limit * 2)) ] && break
-			sleep 0.5
-			i=$((i + 1))
-		done
-		[ $i -lt $((sync_limit * 2)) ] && got=$1
-	fi
-	[ "$got" = "$1" ] && return 0
-	error "barrier $1: the other VM did not come (got '$got')"
-	return 1
-}
 
 # The kernel log since the last call, with levels, for the judge.
 kmsg() {

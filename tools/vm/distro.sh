@@ -42,42 +42,10 @@ image=$(distro_image "$release" "$version")
 kernel=$(distro_kernel "$image" "$release")
 log "Debian $NDK_DISTRO_CODENAME's kernel $release ($version): $image"
 
-root_deb=/tmp/${deb##*/}
-server_pid='' client_pid=''
-stop_vms() {
-	local pid
-	for pid in $server_pid $client_pid; do
-		pkill -TERM -P "$pid" 2>/dev/null || true
-	done
-}
-uninstall() {
-	in_root apt-get purge -y -q ndk-dkms >>"$out/dkms.log" 2>&1 || true
-	rm -f "$NDK_DISTRO_ROOT$root_deb"
-}
-trap uninstall EXIT
-cp "$deb" "$NDK_DISTRO_ROOT$root_deb"
-log "apt install ${deb##*/} in the $NDK_DISTRO_CODENAME root"
-in_root apt-get install -y -q "$root_deb" >"$out/dkms.log" 2>&1 ||
-	{ cat "$out/dkms.log" >&2; die "installing ndk-dkms failed"; }
-mkdir -p "$out/ndk"
-for m in ndk ndk_wdk ndk_selftest; do
-	f=$(compgen -G "$NDK_DISTRO_ROOT/lib/modules/$release/updates/dkms/$m.ko*" |
-		head -n 1) ||
-		{ cat "$out/dkms.log" >&2; die "DKMS did not install $m.ko for $release"; }
-	case $f in
-	*.xz) xz -dc "$f" >"$out/ndk/$m.ko" ;;
-	*.zst) zstd -qdc "$f" >"$out/ndk/$m.ko" ;;
-	*) cp "$f" "$out/ndk/$m.ko" ;;
-	esac
-done
-# Debian's headers are built for as users build: warning-free there too.
-makelog=$(compgen -G "$NDK_DISTRO_ROOT/var/lib/dkms/ndk/*/$release/*/log/make.log" |
-	head -n 1) || die "DKMS kept no make.log"
-cp "$makelog" "$out/make.log"
-! grep -E 'warning:|error:' "$out/make.log" >&2 ||
-	die "the DKMS build against $release warned (build/distro-check/make.log)"
+trap 'root_dkms_purge "$out"' EXIT
+root_dkms_install "$deb" "$release" "$out"
 # The package's part is done: leave the root as it was.
-uninstall
+root_dkms_purge "$out"
 exec 8>&-
 trap - EXIT
 
@@ -100,18 +68,13 @@ done
 for path in $(distro_modules "$image" "$release" $want); do
 	name=$(basename "$path")
 	name=${name%.xz}
-	name=${name%.zst}
-	case $path in
-	*.xz) xz -dc "$path" >"$mods/$i-$name" ;;
-	*.zst) zstd -qdc "$path" >"$mods/$i-$name" ;;
-	*) cp "$path" "$mods/$i-$name" ;;
-	esac
+	unpack_ko "$path" "$mods/$i-${name%.zst}"
 	i=$((i + 1))
 done
 log "modules from the image: $(cd "$mods" && echo *)"
 
 root=$(mktemp -d)
-trap 'stop_vms; rm -rf "$root"' EXIT
+trap 'stop_pair; rm -rf "$root"' EXIT
 mkdir -p "$root"/{bin,sbin,etc,proc,sys,dev,tmp,run,ndk,mods,lib64,usr/lib}
 cp /bin/busybox "$root/bin/busybox"
 for applet in $("$root/bin/busybox" --list); do
@@ -139,42 +102,11 @@ cp "$NDK_VM_DIR/guest.sh" "$root/ndk/guest.sh"
 install -m 0755 "$NDK_VM_DIR/distro-init.sh" "$root/init"
 (cd "$root" && find . | cpio -o -H newc --quiet) | gzip -1 >"$out/initramfs.cpio.gz"
 
-limit=${NDK_DISTRO_TIMEOUT:-600}
-vm() {
-	local role=$1 mac=$2 sock=$3
-	run_vm "$out/$role.log" "$kernel" \
-		"$out/initramfs.cpio.gz" "console=ttyS0 panic=-1 ndk_distro.role=$role" \
-		"$limit" 1G \
-		-netdev "socket,id=n0,$sock=127.0.0.1:$port" \
-		-device "virtio-net-pci,netdev=n0,mac=$mac"
-}
-listening() { ss -Hltn "sport = :$port" | grep -q .; }
-for attempt in 1 2 3; do
-	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-	log "booting Debian's $release: server VM, wire on port $port"
-	vm server 52:54:00:78:00:01 listen &
-	server_pid=$!
-	for _ in $(seq 100); do
-		listening && break
-		kill -0 "$server_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	listening && break
-	pkill -TERM -P "$server_pid" 2>/dev/null || true
-	wait "$server_pid" || true
-	server_pid=''
-	log "the server VM's QEMU does not listen on port $port (attempt $attempt)"
-done
-[ -n "$server_pid" ] || die "cannot start the server VM; see $out/server.log"
-log "booting the client VM"
-vm client 52:54:00:78:00:02 connect &
-client_pid=$!
-server_rc=0 client_rc=0
-wait "$server_pid" || server_rc=$?
-wait "$client_pid" || client_rc=$?
-server_pid='' client_pid=''
+log "booting Debian's $release"
+boot_pair "$out" "$kernel" "$out/initramfs.cpio.gz" "console=ttyS0 panic=-1" \
+	ndk_distro "${NDK_DISTRO_TIMEOUT:-600}"
 
 rc=0
-python3 "$NDK_VM_DIR/judge-distro.py" --server-rc "$server_rc" \
-	--client-rc "$client_rc" "$out/server.log" "$out/client.log" || rc=$?
+python3 "$NDK_VM_DIR/judge-distro.py" --server-rc "$pair_server_rc" \
+	--client-rc "$pair_client_rc" "$out/server.log" "$out/client.log" || rc=$?
 exit "$rc"

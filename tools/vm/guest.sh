@@ -71,3 +71,48 @@ guest_finish() {
 	echo "$1"
 	reboot -f
 }
+
+# The two VMs of check-cross and distro-check (lib.sh's boot_pair): read
+# this VM's role from the command line's $1.role and set role, server_ip,
+# client_ip and me (this VM's address); barriers wait up to $2 seconds.
+pair_setup() {
+	role=$(tr ' ' '\n' </proc/cmdline | sed -n "s/^$1\.role=//p")
+	server_ip=192.168.77.1
+	client_ip=192.168.77.2
+	me=$server_ip
+	[ "$role" = client ] && me=$client_ip
+	sync_limit=$2
+	peer_lost=
+}
+
+# Give eth0, the wire between the two VMs, this VM's address.
+pair_net() {
+	ip link set lo up
+	ip link set eth0 up || error "no eth0"
+	ip addr add $me/24 dev eth0
+}
+
+# Meet the other VM at barrier $1 on TCP port 7000 of the wire: the
+# server listens, the client connects and sends the barrier's name, which
+# both must agree on. A VM that did not come within sync_limit seconds is
+# lost for the rest of the run: every later barrier fails at once. The
+# guest script defines error().
+barrier() {
+	[ -n "$peer_lost" ] && return 1
+	got=
+	if [ "$role" = server ]; then
+		got=$(timeout $sync_limit nc -l -p 7000 </dev/null)
+	else
+		i=0
+		until echo "$1" | nc -w 2 $server_ip 7000 >/dev/null 2>&1; do
+			[ $i -ge $((sync_limit * 2)) ] && break
+			sleep 0.5
+			i=$((i + 1))
+		done
+		[ $i -lt $((sync_limit * 2)) ] && got=$1
+	fi
+	[ "$got" = "$1" ] && return 0
+	error "barrier $1: the other VM did not come (got '$got')"
+	peer_lost=1
+	return 1
+}

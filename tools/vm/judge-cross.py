@@ -3,9 +3,9 @@
 """Judge the two consoles of `make check-cross`.
 
 Each case of cross-init.sh passes when both VMs reported "NDK-CROSS: ok"
-for it. A splat in either console, an error line, a timeout or a missing
-end marker counts as one failure each. The last line is
-"N passed, N failed".
+for it. Each problem of a console (splats.py's pair_problems: a splat, an
+error line, missing CPUs, a timeout, a missing end marker) counts as one
+more failure. The last line is "N passed, N failed".
 """
 import argparse
 import os
@@ -15,7 +15,7 @@ import sys
 # The shared patterns, without leaving bytecode in the tree.
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from splats import SPLAT_RE, cpu_problem, end_problems  # noqa: E402
+from splats import pair_args, pair_consoles, pair_problems  # noqa: E402
 
 TRANSPORTS = ["rxe", "siw"]
 CASES = [
@@ -29,51 +29,27 @@ CASES = [
 RESULT = re.compile(r"NDK-CROSS: (ok|not ok) (\w+) (\S+)(.*)")
 
 
-def judge_console(role, lines, qemu_rc):
-    """Results per (transport, case) and the problems of one console."""
-    results, problems = {}, []
+def results(lines):
+    """The result of each (transport, case) one console reported."""
+    found = {}
     for line in lines:
         match = RESULT.search(line)
         if match:
-            results[(match.group(2), match.group(3))] = (
+            found[(match.group(2), match.group(3))] = (
                 match.group(1), match.group(4).strip())
-    # Before the setup marker only the kernel itself has run.
-    setup = next((i for i, l in enumerate(lines)
-                  if "NDK-CROSS: setup" in l), len(lines))
-    splats = [l.strip() for l in lines[setup:] if SPLAT_RE.search(l)]
-    if splats:
-        problems.append(f"{role}: kernel splat:\n  " +
-                        "\n  ".join(splats[:20]))
-    problems += [f"{role}: " + l.strip() for l in lines
-                 if "NDK-CROSS: error:" in l]
-    cpus = cpu_problem(lines)
-    if cpus:
-        problems.append(f"{role}: {cpus}")
-    problems += [f"{role}: {p}"
-                 for p in end_problems(lines, "NDK-CROSS: done", qemu_rc)]
-    return results, problems
+    return found
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--server-rc", type=int, default=0)
-    ap.add_argument("--client-rc", type=int, default=0)
     ap.add_argument("--transports", default="rxe,siw")
-    ap.add_argument("server_log")
-    ap.add_argument("client_log")
-    args = ap.parse_args()
+    args = pair_args(ap)
 
     consoles = {}
     problems = []
-    for role, path, rc in (("server", args.server_log, args.server_rc),
-                           ("client", args.client_log, args.client_rc)):
-        try:
-            with open(path, errors="replace") as f:
-                lines = f.read().splitlines()
-        except FileNotFoundError:
-            lines = []
-        consoles[role], found = judge_console(role, lines, rc)
-        problems += found
+    for role, lines, rc in pair_consoles(args):
+        consoles[role] = results(lines)
+        problems += pair_problems(role, lines, rc, "NDK-CROSS")
 
     passed = 0
     for t in args.transports.split(","):

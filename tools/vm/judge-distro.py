@@ -16,14 +16,13 @@ the runs caused, except while a session that provokes a refused access
 error it reports, and that is the check passing. The last line is
 "N passed, N failed, N skipped".
 """
-import argparse
 import os
 import re
 import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from splats import SPLAT_RE, cpu_problem, end_problems  # noqa: E402
+from splats import pair_args, pair_consoles, pair_problems  # noqa: E402
 
 # Distinct checks a run must pass; the passive side of the pair runs the
 # local checks and the server's own.
@@ -56,22 +55,10 @@ def kmsg_problems(role, kmsg):
     return problems
 
 
-def judge_console(role, lines, qemu_rc):
+def judge_console(role, lines):
+    """The runs of one console, and its problems other than the common
+    ones."""
     runs, problems, kmsg = {}, [], []
-    setup = next((i for i, l in enumerate(lines)
-                  if "DISTRO: setup" in l), len(lines))
-    splats = [l.strip() for l in lines[setup:]
-              if SPLAT_RE.search(l) and "DISTRO-KMSG" not in l]
-    if splats:
-        problems.append(f"{role}: kernel splat:\n  " + "\n  ".join(splats[:20]))
-    problems += [f"{role}: " + l.strip() for l in lines
-                 if "DISTRO: error:" in l]
-    cpus = cpu_problem(lines)
-    if cpus:
-        problems.append(f"{role}: {cpus}")
-    problems += [f"{role}: {p}"
-                 for p in end_problems(lines, "DISTRO: done", qemu_rc)]
-
     for line in lines:
         m = RUN.search(line)
         if m:
@@ -109,23 +96,13 @@ def judge_console(role, lines, qemu_rc):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--server-rc", type=int, default=0)
-    ap.add_argument("--client-rc", type=int, default=0)
-    ap.add_argument("server_log")
-    ap.add_argument("client_log")
-    args = ap.parse_args()
+    args = pair_args()
 
     passed = failed = skipped = 0
     problems = []
-    for role, path, rc in (("server", args.server_log, args.server_rc),
-                           ("client", args.client_log, args.client_rc)):
-        try:
-            with open(path, errors="replace") as f:
-                lines = f.read().splitlines()
-        except FileNotFoundError:
-            lines = []
-        runs, found = judge_console(role, lines, rc)
+    for role, lines, rc in pair_consoles(args):
+        problems += pair_problems(role, lines, rc, "DISTRO")
+        runs, found = judge_console(role, lines)
         problems += found
         for name in ("loopback", f"pair-{role}"):
             r = runs.get(name, {})

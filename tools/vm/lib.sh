@@ -368,6 +368,61 @@ distro_modules() {
 	done
 }
 
+# Write module file $1 (.ko, or .ko.xz or .ko.zst as Debian's kernels and
+# DKMS compress them) to $2, uncompressed.
+unpack_ko() {
+	case $1 in
+	*.xz) xz -dc "$1" >"$2" ;;
+	*.zst) zstd -qdc "$1" >"$2" ;;
+	*) cp "$1" "$2" ;;
+	esac
+}
+
+# Install the ndk-dkms package $1 (tools/deb.sh) with apt in the Debian
+# root, which has the headers of release $2 (distro_root_headers), and
+# judge what its DKMS did for $2: ndk.ko, ndk_wdk.ko and ndk_selftest.ko
+# built, nothing else, without a warning (Debian's headers are built for
+# as users build), and installed. dkms.log, make.log and the modules,
+# uncompressed (ndk/*.ko), go to $3. The caller holds the root's lock and
+# calls root_dkms_purge, also on failure.
+root_dkms_install() {
+	local deb=$1 release=$2 out=$3 m f makelog built
+	local dest=$NDK_DISTRO_ROOT/lib/modules/$release/updates/dkms
+	cp "$deb" "$NDK_DISTRO_ROOT/tmp/${deb##*/}"
+	log "apt install ${deb##*/} in the $NDK_DISTRO_CODENAME root"
+	in_root apt-get install -y -q "/tmp/${deb##*/}" >"$out/dkms.log" 2>&1 ||
+		{ cat "$out/dkms.log" >&2; die "installing ndk-dkms failed"; }
+	makelog=$(compgen -G "$NDK_DISTRO_ROOT/var/lib/dkms/ndk/*/$release/*/log/make.log" |
+		head -n 1) ||
+		{ cat "$out/dkms.log" >&2; die "DKMS kept no make.log for $release"; }
+	cp "$makelog" "$out/make.log"
+	! grep -E 'warning:|error:' "$out/make.log" >&2 ||
+		die "the DKMS build against $release warned ($out/make.log)"
+	built=$(sed -n 's|.*LD \[M\] *.*/build/\(.*\)\.ko$|\1|p' "$out/make.log" |
+		sort | tr '\n' ' ')
+	[ "$built" = "ndk/ndk tests/selftest/ndk_selftest wdk/ndk_wdk " ] ||
+		die "DKMS built '$built', not ndk, ndk_wdk and ndk_selftest"
+	mkdir -p "$out/ndk"
+	for m in ndk ndk_wdk ndk_selftest; do
+		f=$(compgen -G "$dest/$m.ko*" | head -n 1) ||
+			die "DKMS did not install $m.ko for $release"
+		unpack_ko "$f" "$out/ndk/$m.ko"
+	done
+}
+
+# Purge ndk-dkms from the Debian root (its DKMS removes the modules of
+# every kernel) and check that nothing of it is left; the apt log is
+# appended to $1/dkms.log.
+root_dkms_purge() {
+	local out=$1 f
+	in_root apt-get purge -y -q ndk-dkms >>"$out/dkms.log" 2>&1 || true
+	rm -f "$NDK_DISTRO_ROOT"/tmp/ndk-dkms_*.deb
+	for f in "$NDK_DISTRO_ROOT"/usr/src/ndk-* "$NDK_DISTRO_ROOT/var/lib/dkms/ndk" \
+		"$NDK_DISTRO_ROOT"/lib/modules/*/updates/dkms/ndk*.ko*; do
+		[ ! -e "$f" ] || die "${f#"$NDK_DISTRO_ROOT"} is left behind in the root"
+	done
+}
+
 # Install what is missing, build (or reuse) the kernel of flavour $2
 # (default debug) and build ndk's modules against it, warning-free; log
 # in $1/build.log. Prints the kernel tree.
@@ -439,4 +494,66 @@ run_vm() {
 		-initrd "$initrd" -append "$append acpi=noirq" "$@" \
 		-nographic -no-reboot -monitor none -serial stdio \
 		</dev/null >"$console" 2>&1
+}
+
+# The two VMs of check-cross and distro-check, joined by a QEMU socket
+# network on the host's loopback interface: the server VM's QEMU listens
+# on the wire, the client VM's connects. Boots kernel (tree or image) $2
+# with initramfs $3 and command line $4 plus "$5.role=server|client" for
+# at most $6 seconds each; the consoles go to $1/server.log and
+# $1/client.log. Sets pair_server_rc and pair_client_rc to each QEMU's
+# (or timeout's) status. An EXIT trap of the caller calls stop_pair.
+pair_pids=''
+boot_pair() {
+	local out=$1 kernel=$2 initrd=$3 append=$4 prefix=$5 limit=$6
+	local attempt port='' server='' client='' _
+	pair_vm() {
+		# 1 GiB is plenty, and kmemleak's scans, which take most of a
+		# debug kernel's run under TCG, grow with the memory.
+		run_vm "$out/$1.log" "$kernel" "$initrd" "$append $prefix.role=$1" \
+			"$limit" 1G -netdev "socket,id=n0,$3=127.0.0.1:$port" \
+			-device "virtio-net-pci,netdev=n0,mac=$2"
+	}
+	# Connecting to probe would make the probe the wire's other end: look.
+	listening() { ss -Hltn "sport = :$port" | grep -q .; }
+	# A free port, taken by the server VM's QEMU a moment later; should
+	# someone else take it first, that QEMU fails and we try another.
+	for attempt in 1 2 3; do
+		port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+		log "booting the server VM (${NDK_QEMU_ACCEL:-tcg}), wire on port $port"
+		pair_vm server 52:54:00:77:00:01 listen &
+		server=$!
+		pair_pids=$server
+		for _ in $(seq 100); do
+			listening && break
+			kill -0 "$server" 2>/dev/null || break
+			sleep 0.1
+		done
+		listening && break
+		stop_pair
+		wait "$server" || true
+		server=''
+		log "the server VM's QEMU does not listen on port $port (attempt $attempt)"
+	done
+	[ -n "$server" ] || die "cannot start the server VM; see $out/server.log"
+	log "booting the client VM"
+	pair_vm client 52:54:00:77:00:02 connect &
+	client=$!
+	pair_pids="$server $client"
+	pair_server_rc=0 pair_client_rc=0
+	wait "$server" || pair_server_rc=$?
+	wait "$client" || pair_client_rc=$?
+	pair_pids=''
+	[ "$pair_server_rc" = 124 ] && log "the server VM timed out"
+	[ "$pair_client_rc" = 124 ] && log "the client VM timed out"
+	return 0
+}
+
+# End the VMs of boot_pair, on an early exit, through the timeout(1) each
+# one runs under, which passes the signal on to QEMU.
+stop_pair() {
+	local pid
+	for pid in $pair_pids; do
+		pkill -TERM -P "$pid" 2>/dev/null || true
+	done
 }

@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
 """What every VM console must be checked for, shared by the judges of
 `make check` (judge.py), `make check-cross` (judge-cross.py), `make
-stress` (stress-judge.py) and `make selftest-loop`
-(judge-selftest-loop.py), and by `make bench` and `make demo` through
-`splats.py cpus LOG`: lines that mean the kernel found a bug, and a guest
-that brought up fewer CPUs than QEMU gave it."""
+distro-check` (judge-distro.py), `make stress` (stress-judge.py) and `make
+selftest-loop` (judge-selftest-loop.py), and by `make bench` and `make
+demo` through `splats.py cpus LOG`: lines that mean the kernel found a bug,
+a guest that brought up fewer CPUs than QEMU gave it, a run that did not
+end; and the core of the two judges of a pair of VMs (lib.sh's
+boot_pair)."""
+import argparse
 import os
 import re
 import sys
@@ -75,6 +78,54 @@ def end_problems(lines, marker, qemu_rc):
         problems.append("the VM did not reach the end of the run; the "
                         "console ended with:\n  " + "\n  ".join(last))
     return problems
+
+
+def pair_args(ap=None):
+    """The arguments of a pair's judge: each VM's QEMU status and its
+    console log, after the judge's own arguments in @ap."""
+    ap = ap or argparse.ArgumentParser()
+    ap.add_argument("--server-rc", type=int, default=0)
+    ap.add_argument("--client-rc", type=int, default=0)
+    ap.add_argument("server_log")
+    ap.add_argument("client_log")
+    return ap.parse_args()
+
+
+def pair_consoles(args):
+    """(role, lines, QEMU status) of the server VM and the client VM;
+    a console that was never written has no lines."""
+    consoles = []
+    for role, path, rc in (("server", args.server_log, args.server_rc),
+                           ("client", args.client_log, args.client_rc)):
+        try:
+            with open(path, errors="replace") as f:
+                lines = f.read().splitlines()
+        except FileNotFoundError:
+            lines = []
+        consoles.append((role, lines, rc))
+    return consoles
+
+
+def pair_problems(role, lines, qemu_rc, prefix):
+    """What every console of a pair is failed for, each prefixed with
+    @role: a splat after the guest script's "@prefix: setup" line (the
+    script's "@prefix-..." lines copy the kernel log and are not read
+    twice), its "@prefix: error:" lines, missing CPUs, and a run that did
+    not reach "@prefix: done"."""
+    problems = []
+    setup = next((i for i, line in enumerate(lines)
+                  if f"{prefix}: setup" in line), len(lines))
+    splats = [line.strip() for line in lines[setup:]
+              if SPLAT_RE.search(line) and f"{prefix}-" not in line]
+    if splats:
+        problems.append("kernel splat:\n  " + "\n  ".join(splats[:20]))
+    problems += [line.strip() for line in lines
+                 if f"{prefix}: error:" in line]
+    cpus = cpu_problem(lines)
+    if cpus:
+        problems.append(cpus)
+    problems += end_problems(lines, f"{prefix}: done", qemu_rc)
+    return [f"{role}: {p}" for p in problems]
 
 
 if __name__ == "__main__":
