@@ -398,8 +398,10 @@ root_dkms_install() {
 	cp "$makelog" "$out/make.log"
 	! grep -E 'warning:|error:' "$out/make.log" >&2 ||
 		die "the DKMS build against $release warned ($out/make.log)"
-	built=$(sed -n 's|.*LD \[M\] *.*/build/\(.*\)\.ko$|\1|p' "$out/make.log" |
-		sort | tr '\n' ' ')
+	# Kbuild names them under DKMS's build directory, from 6.13 relative
+	# to it.
+	built=$(sed -n 's|.*LD \[M\] *\(.*\)\.ko$|\1|p' "$out/make.log" |
+		sed 's|.*/build/||' | sort | tr '\n' ' ')
 	[ "$built" = "ndk/ndk tests/selftest/ndk_selftest wdk/ndk_wdk " ] ||
 		die "DKMS built '$built', not ndk, ndk_wdk and ndk_selftest"
 	mkdir -p "$out/ndk"
