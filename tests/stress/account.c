@@ -120,10 +120,14 @@ static void st_check_order(struct st_obj *o)
 	struct st_obj *succ[ST_STRAYS + 8];
 	unsigned int i, n = st_successors(o, succ);
 
-	for (i = 0; i < n; i++)
-		if (READ_ONCE(succ[i]->hdr) && !READ_ONCE(succ[i]->closed))
+	for (i = 0; i < n; i++) {
+		if (!READ_ONCE(succ[i]->hdr) || READ_ONCE(succ[i]->closed))
+			continue;
+		if (atomic_cmpxchg(&succ[i]->close_call, ST_CLOSE_CALLING,
+				   ST_CLOSE_OVERTAKEN) == ST_CLOSE_NOT_CALLING)
 			st_problem(o->c, "%s closed before its successor, the %s",
 				   o->name, succ[i]->name);
+	}
 }
 
 /*
@@ -165,6 +169,7 @@ void st_close(struct st_obj *o, bool in_cb)
 	struct st_cycle *c = o->c;
 	NDK_OBJECT_HEADER *hdr = READ_ONCE(o->hdr);
 	NDK_FN_CLOSE_OBJECT close;
+	bool overtaken;
 	NTSTATUS status;
 
 	if (!hdr || atomic_xchg(&o->claimed, 1))
@@ -177,10 +182,16 @@ void st_close(struct st_obj *o, bool in_cb)
 	if (in_cb)
 		atomic64_inc(&st.cb_closes);
 	st_start(c);
+	atomic_set(&o->close_call, ST_CLOSE_CALLING);
 	status = close(hdr, st_closed, o);
-	/* Done inline: no completion will come. */
+	overtaken = atomic_xchg(&o->close_call, ST_CLOSE_NOT_CALLING) ==
+		    ST_CLOSE_OVERTAKEN;
+	/* Done inline: no completion will come, and none was overtaken. */
 	if (status != STATUS_PENDING)
 		st_close_done(o, status, in_cb);
+	else if (overtaken)
+		st_problem(c, "an antecedent of the %s closed before it",
+			   o->name);
 }
 
 void st_req_done(PVOID ctx, NTSTATUS status)

@@ -90,6 +90,17 @@ struct st_worker {
 struct st_cycle;
 
 /* One object of a cycle: its handle once created, and its close. */
+/*
+ * Where an object's close call is: an inline close finishes inside it,
+ * before the caller can record that, so an antecedent's completion seen
+ * meanwhile is judged once the call has returned.
+ */
+enum st_close_call {
+	ST_CLOSE_NOT_CALLING,
+	ST_CLOSE_CALLING,
+	ST_CLOSE_OVERTAKEN,	/* calling, and an antecedent completed */
+};
+
 struct st_obj {
 	struct st_cycle *c;
 	const char *name;
@@ -97,6 +108,7 @@ struct st_obj {
 	bool created;		/* the create completion ran */
 	bool closed;		/* the close completion ran */
 	atomic_t claimed;	/* the close was issued */
+	atomic_t close_call;	/* enum st_close_call */
 	struct st_obj *close_on_create;
 	struct st_obj *close_on_close;
 };
