@@ -184,12 +184,23 @@ void st_close(struct st_obj *o, bool in_cb)
 	st_start(c);
 	atomic_set(&o->close_call, ST_CLOSE_CALLING);
 	status = close(hdr, st_closed, o);
+	if (status != STATUS_PENDING) {
+		/*
+		 * Done inline: no completion will come, and none was
+		 * overtaken. Marked closed before the call counts as over.
+		 */
+		st_close_done(o, status, in_cb);
+		atomic_set(&o->close_call, ST_CLOSE_NOT_CALLING);
+		return;
+	}
 	overtaken = atomic_xchg(&o->close_call, ST_CLOSE_NOT_CALLING) ==
 		    ST_CLOSE_OVERTAKEN;
-	/* Done inline: no completion will come, and none was overtaken. */
-	if (status != STATUS_PENDING)
-		st_close_done(o, status, in_cb);
-	else if (overtaken)
+	/*
+	 * Pending, and an antecedent completed during the call: a problem
+	 * unless the completion came in the call too (the order of the two
+	 * is then unknown).
+	 */
+	if (overtaken && !READ_ONCE(o->closed))
 		st_problem(c, "an antecedent of the %s closed before it",
 			   o->name);
 }
