@@ -89,7 +89,6 @@ struct st_worker {
 
 struct st_cycle;
 
-/* One object of a cycle: its handle once created, and its close. */
 /*
  * Where an object's close call is: an inline close finishes inside it,
  * before the caller can record that, so an antecedent's completion seen
@@ -101,6 +100,7 @@ enum st_close_call {
 	ST_CLOSE_OVERTAKEN,	/* calling, and an antecedent completed */
 };
 
+/* One object of a cycle: its handle once created, and its close. */
 struct st_obj {
 	struct st_cycle *c;
 	const char *name;
