@@ -202,16 +202,19 @@ TRACE_EVENT(ndk_cm_event,
 		__field(u32, id)
 		__field(u32, event)
 		__field(int, status)
+		__field(u8, pdata_len)
 	),
 	TP_fast_assign(
 		__entry->type = obj->hdr->ObjectType;
 		__entry->id = obj->id;
 		__entry->event = ev->event;
 		__entry->status = ev->status;
+		__entry->pdata_len = ev->param.conn.private_data_len;
 	),
-	TP_printk("%s id=%u event=%s status=%d",
+	TP_printk("%s id=%u event=%s status=%d pdata_len=%u",
 		  ndk_show_obj_type(__entry->type), __entry->id,
-		  rdma_show_cm_event(__entry->event), __entry->status)
+		  rdma_show_cm_event(__entry->event), __entry->status,
+		  __entry->pdata_len)
 );
 
 DECLARE_EVENT_CLASS(ndk_mr_class,
