@@ -12,7 +12,10 @@ What goes wrong before the first run (setup) fails the first run, what
 goes wrong after the last (device deletion, ndk's unload, the final leak
 scan, a missing end marker) fails the last one; a run without its end
 marker (the VM stopped or timed out) fails, and a guest with fewer CPUs
-than QEMU gave it fails every run.
+than QEMU gave it fails every run. A check that survived a known defect of
+the device (deviations.rst) says "# <check>: device defect: ..."; such
+lines are listed by run, and the guest dumps that run's connection
+manager trace ("NDK-TRACE:" lines) with them, as it does for a failed run.
 
 The last line is "selftest-loop: P of N runs passed"; the exit status is
 non-zero unless P is N.
@@ -30,6 +33,8 @@ SUMMARY = re.compile(r"ndk_selftest: (\d+) passed, (\d+) failed, (\d+) skipped")
 # A failed check of the self-test, then its reason (KTAP).
 NOT_OK = re.compile(r"^(?:\[[ \d.]+\] )?(not ok \d+ (\S+).*)$")
 REASON = re.compile(r"^(?:\[[ \d.]+\] )?(# (\S+): .*)$")
+# A known defect of the device that a check survived (deviations.rst).
+DEFECT = re.compile(r"# \S+: device defect: .*$")
 
 
 def problems_in(lines):
@@ -118,6 +123,10 @@ def main():
             continue
         print(f"selftest-loop: run {n} failed:\n  " +
               "\n  ".join(runs[n][:30]))
+    for n in sorted(begins):
+        end = ends.get(n, (len(lines), None))[0]
+        for m in filter(None, map(DEFECT.search, lines[begins[n]:end])):
+            print(f"selftest-loop: run {n}: {m.group(0)}")
     counts = [m.group(0) for m in map(SUMMARY.search, lines) if m]
     if counts and len(set(counts)) == 1:
         print(f"selftest-loop: every run said: {counts[0]}")

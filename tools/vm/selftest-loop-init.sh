@@ -42,12 +42,32 @@ done
 rdma link show
 report_leaks
 
+# The connection manager's trace of each run, kept for a run that fails or
+# reports a device defect: ndk's rdma_cm events and the TCP sockets' state
+# changes, whose context (softirq, or the task that held the socket) tells
+# how a segment was processed.
+T=/sys/kernel/tracing
+mount -t tracefs tracefs $T || echo "NDK-LOOP: mount tracefs failed"
+echo 8192 >$T/buffer_size_kb
+echo 'protocol == 6' >$T/events/sock/inet_sock_set_state/filter
+echo 1 >$T/events/sock/inet_sock_set_state/enable
+echo 1 >$T/events/ndk/ndk_cm_event/enable
+echo "NDK-LOOP: tracing $(tr '\n' ' ' <$T/set_event)"
+cm_trace() {
+	grep -E 'ndk_cm_event|inet_sock_set_state' $T/trace |
+		sed 's/^/NDK-TRACE: /'
+}
+
 n=1
 while [ $n -le $loops ]; do
 	echo "NDK-LOOP: run $n begin"
 	dmesg -c >/dev/null
+	echo >$T/trace
 	insmod /ndk/ndk_selftest.ko ifname=eth0
 	rc=$?
+	if [ $rc != 0 ] || dmesg | grep -q '# .*: device defect: '; then
+		cm_trace
+	fi
 	# A run whose requests did not complete keeps the module loaded
 	# for their callbacks: no further run can load it.
 	if dmesg | grep -q 'ndk_selftest: .*staying loaded'; then
