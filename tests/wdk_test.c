@@ -9,25 +9,60 @@
 #include <kunit/test.h>
 #include <linux/cpumask.h>
 #include <linux/delay.h>
-#include <linux/workqueue.h>
+#include <linux/kthread.h>
+#include <linux/sched/task.h>
 #include <wdm.h>
 
 #include "ndk_tests.h"
 
+/*
+ * The other side of a case runs in a kthread bound to another CPU and
+ * already spinning there before the case takes the lock: starting it then
+ * needs nothing from the case's CPU. (A work item could not promise that:
+ * its pool may first create a worker, and that creation can wait for the
+ * very CPU the case holds with interrupts or preemption off.)
+ */
 struct wdk_ev_case {
 	KEVENT ev;
-	struct work_struct work;
+	void (*fn)(struct wdk_ev_case *c);
+	struct task_struct *task;
+	struct completion ready;
+	atomic_t go;
 	atomic_t step;
 };
 
-/* Another online CPU than the caller's, which must not migrate. */
-static int wdk_other_cpu(void)
+static int wdk_other_side(void *arg)
 {
-	return cpumask_any_but(cpu_online_mask, smp_processor_id());
+	struct wdk_ev_case *c = arg;
+
+	complete(&c->ready);
+	while (!atomic_read(&c->go) && !kthread_should_stop())
+		cond_resched();
+	if (atomic_read(&c->go))
+		c->fn(c);
+	while (!kthread_should_stop()) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (!kthread_should_stop())
+			schedule();
+		__set_current_state(TASK_RUNNING);
+	}
+	return 0;
 }
 
+/* Stop the other side, once its @fn (if it was let go) has returned. */
+static void wdk_stop(struct wdk_ev_case *c)
+{
+	kthread_stop(c->task);
+	put_task_struct(c->task);
+}
+
+/*
+ * A case whose other side, @fn, will run in a kthread on another CPU than
+ * the case's own; wdk_start() starts it.
+ */
 static struct wdk_ev_case *wdk_ev_case(struct kunit *test,
-				       work_func_t fn, BOOLEAN signaled)
+				       void (*fn)(struct wdk_ev_case *c),
+				       BOOLEAN signaled)
 {
 	struct wdk_ev_case *c;
 
@@ -36,29 +71,58 @@ static struct wdk_ev_case *wdk_ev_case(struct kunit *test,
 	c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, c);
 	KeInitializeEvent(&c->ev, SynchronizationEvent, signaled);
-	INIT_WORK(&c->work, fn);
+	c->fn = fn;
+	init_completion(&c->ready);
 	return c;
 }
 
 /*
- * The work item's first step, spinning up to a second for it: the
- * caller holds the lock or runs with preemption off, so it cannot sleep.
+ * Pin the case's thread (KUnit's, one per case) to its CPU and start the
+ * other side on another; false, the case failed, if it did not start.
+ * From here on the case must reach wdk_stop(): no assertion in between.
  */
-static int wdk_started(struct wdk_ev_case *c)
+static bool wdk_start(struct kunit *test, struct wdk_ev_case *c)
+{
+	int cpu = raw_smp_processor_id();
+
+	if (set_cpus_allowed_ptr(current, cpumask_of(cpu))) {
+		KUNIT_FAIL(test, "cannot pin the case to CPU %d", cpu);
+		return false;
+	}
+	c->task = kthread_create(wdk_other_side, c, "ndk_wdk_other");
+	if (IS_ERR(c->task)) {
+		KUNIT_FAIL(test, "kthread_create: %ld", PTR_ERR(c->task));
+		return false;
+	}
+	get_task_struct(c->task);
+	kthread_bind(c->task, cpumask_any_but(cpu_online_mask, cpu));
+	wake_up_process(c->task);
+	if (wait_for_completion_timeout(&c->ready, NDK_TEST_TIMEOUT))
+		return true;
+	KUNIT_FAIL(test, "the other side never ran");
+	wdk_stop(c);
+	return false;
+}
+
+/*
+ * Let the other side go and spin until its first step: the caller holds
+ * the lock or runs with preemption off, so it cannot sleep. The other side
+ * is running already, so the bound only turns a hang into a failure.
+ */
+static int wdk_go(struct wdk_ev_case *c)
 {
 	ktime_t end = ktime_add_ms(ktime_get(), 1000);
 	int step;
 
+	atomic_set(&c->go, 1);
 	while (!(step = atomic_read(&c->step)) &&
 	       ktime_before(ktime_get(), end))
 		cpu_relax();
 	return step;
 }
 
-static void wdk_set_fn(struct work_struct *work)
+static void wdk_set_fn(struct wdk_ev_case *c)
 {
-	struct wdk_ev_case *c = container_of(work, struct wdk_ev_case, work);
-
 	atomic_set(&c->step, 1);
 	KeSetEvent(&c->ev, IO_NO_INCREMENT, FALSE);
 	atomic_set(&c->step, 2);
@@ -77,9 +141,10 @@ static void ndk_wdk_set_under_lock_test(struct kunit *test)
 	int started, step;
 	LONG signaled;
 
+	if (!wdk_start(test, c))
+		return;
 	spin_lock_irqsave(&c->ev.Wait.lock, flags);
-	queue_work_on(wdk_other_cpu(), system_highpri_wq, &c->work);
-	started = wdk_started(c);
+	started = wdk_go(c);
 	/* Long enough, under TCG too, for an unlocked signal to land. */
 	mdelay(5);
 	signaled = KeReadStateEvent(&c->ev);
@@ -93,13 +158,12 @@ static void ndk_wdk_set_under_lock_test(struct kunit *test)
 						    KernelMode, FALSE,
 						    &second),
 			STATUS_SUCCESS);
-	flush_work(&c->work);
+	wdk_stop(c);
 	KUNIT_EXPECT_EQ(test, atomic_read(&c->step), 2);
 }
 
-static void wdk_hold_fn(struct work_struct *work)
+static void wdk_hold_fn(struct wdk_ev_case *c)
 {
-	struct wdk_ev_case *c = container_of(work, struct wdk_ev_case, work);
 	unsigned long flags;
 
 	spin_lock_irqsave(&c->ev.Wait.lock, flags);
@@ -111,7 +175,7 @@ static void wdk_hold_fn(struct work_struct *work)
 
 /*
  * A satisfied wait returns only once it has had the lock: a KeSetEvent()
- * still holding it (here, the work item stands in for one) is over then.
+ * still holding it (here, the other side stands in for one) is over then.
  */
 static void ndk_wdk_wait_takes_lock_test(struct kunit *test)
 {
@@ -120,19 +184,20 @@ static void ndk_wdk_wait_takes_lock_test(struct kunit *test)
 	int started, step;
 	NTSTATUS st;
 
+	if (!wdk_start(test, c))
+		return;
 	/*
 	 * Nothing between seeing the lock taken and the wait may sleep or
 	 * be preempted: the wait must begin well within the 20 ms. A
 	 * zero-timeout wait never sleeps.
 	 */
 	preempt_disable();
-	queue_work_on(wdk_other_cpu(), system_highpri_wq, &c->work);
-	started = wdk_started(c);
+	started = wdk_go(c);
 	st = KeWaitForSingleObject(&c->ev, Executive, KernelMode, FALSE,
 				   &zero);
 	step = atomic_read(&c->step);
 	preempt_enable();
-	flush_work(&c->work);
+	wdk_stop(c);
 
 	KUNIT_EXPECT_NE(test, started, 0);
 	KUNIT_EXPECT_EQ(test, st, STATUS_SUCCESS);
