@@ -154,6 +154,10 @@ static bool nd_conn_reject_try(struct kunit *test, struct ndk_cenv *e)
 	return lost;
 }
 
+/*
+ * nd_conn_reject: the active side reads the reject's private data, in
+ * one of NDK_REJECT_TRIES tries over iWARP, where siw can lose it.
+ */
 static void nd_conn_reject(struct kunit *test)
 {
 	struct ndk_cenv *e = test->priv;
