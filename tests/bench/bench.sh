@@ -117,6 +117,15 @@ host_tsc_khz() {
 # fails as well ("Unable to calibrate against PIT"), which leaves the
 # jiffies clocksource; TCG's TSC is the host's, so give its frequency.
 append="console=ttyS0 panic=-1 quiet loglevel=7 tsc=reliable"
+# x86 kernels from 6.13 on have lazy and full preemption, not voluntary.
+# Under lazy preemption a thread that polls a CQ gives the CPU to the
+# driver's work items (rxe's) only at the next tick, cond_resched() or
+# not: a one-CPU round trip would count ticks, for NDK and raw alike.
+# Full preemption hands the CPU over at the wakeup, as voluntary
+# preemption's cond_resched() does on 6.1 and 6.12.
+if grep -qx CONFIG_PREEMPT_LAZY=y "$ktree/.config"; then
+	append+=" preempt=full"
+fi
 log "booting the bench VM (${NDK_QEMU_ACCEL:-tcg}, clock $clock), $rounds rounds"
 start=$(date +%s)
 if [ "$clock" = icount ]; then
