@@ -38,14 +38,9 @@ static int wdk_other_side(void *arg)
 	complete(&c->ready);
 	while (!atomic_read(&c->go) && !kthread_should_stop())
 		cond_resched();
+	/* It may end before kthread_stop(): wdk_start() holds the task. */
 	if (atomic_read(&c->go))
 		c->fn(c);
-	while (!kthread_should_stop()) {
-		set_current_state(TASK_INTERRUPTIBLE);
-		if (!kthread_should_stop())
-			schedule();
-		__set_current_state(TASK_RUNNING);
-	}
 	return 0;
 }
 
