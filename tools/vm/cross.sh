@@ -4,8 +4,8 @@
 # `make check-cross`: two VMs on the test kernel, joined by a QEMU socket
 # network on the loopback interface (lib.sh's boot_pair), run ndk against
 # ndk and against rdma-core's rping across that wire
-# (tools/vm/cross-init.sh), over Soft-RoCE and Soft-iWARP. Judges both consoles; the last line is
-# "N passed, N failed".
+# (tools/vm/cross-init.sh), over Soft-RoCE and Soft-iWARP. Judges both
+# consoles; the last line is "N passed, N failed".
 #
 # Environment: NDK_QEMU_ACCEL (tcg), NDK_CROSS_TIMEOUT (seconds per VM,
 # 600), NDK_CROSS_TRANSPORTS=rxe,siw (the default).
