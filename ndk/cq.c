@@ -451,7 +451,7 @@ static void ndk_cq_count_error(struct ndk_cq *cq, enum ib_wc_status status)
  */
 static __always_inline int ndk_cq_poll(struct ndk_cq *cq, int ask)
 {
-	return ib_poll_cq(cq->ibcq, ask, cq->wc);
+	return cq->poll_cq(cq->ibcq, ask, cq->wc);
 }
 
 /*
@@ -760,6 +760,7 @@ static NTSTATUS ndk_cq_create(struct ndk_obj *obj)
 	if (IS_ERR(ibcq))
 		return ndk_status_from_errno(PTR_ERR(ibcq));
 	cq->ibcq = ibcq;
+	cq->poll_cq = ibcq->device->ops.poll_cq;
 	return STATUS_SUCCESS;
 }
 

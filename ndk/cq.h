@@ -15,6 +15,8 @@
  * @ndk: the public object
  * @obj: lifetime state
  * @ibcq: the verbs CQ
+ * @poll_cq: its driver's poll_cq, read once here so that a poll does not
+ *	load it through the device, as ib_poll_cq() does
  * @depth: entries the consumer asked for
  * @comp_vector: completion vector chosen from the affinity
  * @sweep_due: @sweeps holds queues to sweep (sweep.c); a hint for the
@@ -52,6 +54,7 @@ struct ndk_cq {
 	NDK_CQ ndk;
 	struct ndk_obj obj;
 	struct ib_cq *ibcq;
+	int (*poll_cq)(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 	u32 depth;
 	int comp_vector;
 	bool sweep_due;
