@@ -322,6 +322,7 @@ NTSTATUS ndk_open_adapter(int ifindex, NDK_VERSION version,
 	a->port = port;
 	a->ifindex = ifindex;
 	init_completion(&a->released);
+	INIT_WORK(&a->restore_work, ndk_mr_restore_work);
 	ndk_fill_info(a, max_inline);
 	ndk_obj_track(&a->obj);
 	*adapter = &a->ndk;
@@ -337,6 +338,8 @@ EXPORT_SYMBOL_GPL(ndk_open_adapter);
 
 static void ndk_adapter_free(struct ndk_adapter *a)
 {
+	/* A poll of one of its CQs may have queued it before the close. */
+	cancel_work_sync(&a->restore_work);
 	ndk_obj_untrack(&a->obj);
 	kref_put(&a->dev->ref, ndk_device_release);
 	ib_device_put(a->ibdev);

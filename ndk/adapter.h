@@ -6,6 +6,8 @@
 #ifndef _NDK_PRIV_ADAPTER_H
 #define _NDK_PRIV_ADAPTER_H
 
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
 #include "object.h"
 
 /* Counters of one RDMA device, summed over its adapters. */
@@ -45,6 +47,10 @@ struct ndk_stats {
  *	removal
  * @dead: the device is being removed; no object is created on it any more
  * @debugfs: its directory, ndk/<device name>
+ * @regions: the regions of NdkRegisterMr on the device, by the index of
+ *	each of their verbs MRs' keys, for restoring one a peer invalidated
+ *	(mr.c); indexes are device-wide because rxe's remote invalidation
+ *	ignores the PD
  */
 struct ndk_device {
 	struct ib_device *ibdev;
@@ -60,6 +66,7 @@ struct ndk_device {
 	struct list_head objs;
 	bool dead;
 	struct dentry *debugfs;
+	struct xarray regions;
 };
 
 /**
@@ -72,6 +79,8 @@ struct ndk_device {
  * @info: adapter information computed at open
  * @released: completed when the last reference on @obj is gone
  * @dev: the ib_client's entry for @ibdev, referenced while open
+ * @restore_work: restores the regions a peer invalidated (mr.c), queued
+ *	by the polls of the adapter's CQs
  */
 struct ndk_adapter {
 	NDK_ADAPTER ndk;
@@ -82,6 +91,7 @@ struct ndk_adapter {
 	int ifindex;
 	NDK_ADAPTER_INFO info;
 	struct completion released;
+	struct work_struct restore_work;
 };
 
 extern struct mutex ndk_devices_lock;

@@ -428,8 +428,12 @@ static __always_inline bool ndk_wc_to_result(struct ndk_cq *cq,
 	}
 	r->Status = STATUS_SUCCESS;
 	if (*type == NdkOperationTypeReceive &&
-	    (wc->wc_flags & IB_WC_WITH_INVALIDATE))
+	    unlikely(wc->wc_flags & IB_WC_WITH_INVALIDATE)) {
 		*type = NdkOperationTypeReceiveAndInvalidate;
+		/* A peer may not take a registered region away (mr.c). */
+		ndk_mr_remote_invalidated(cq->obj.adapter,
+					  wc->ex.invalidate_rkey);
+	}
 	if (*type == NdkOperationTypeReceive ||
 	    *type == NdkOperationTypeRead ||
 	    *type == NdkOperationTypeReceiveAndInvalidate)

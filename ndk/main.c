@@ -231,6 +231,8 @@ static int ndk_ib_add(struct ib_device *ibdev)
 	mutex_init(&dev->probe_lock);
 	spin_lock_init(&dev->objs_lock);
 	INIT_LIST_HEAD(&dev->objs);
+	/* Marked from the CQ polls, which may run in hard interrupts. */
+	xa_init_flags(&dev->regions, XA_FLAGS_LOCK_IRQ);
 	ndk_device_find_adapters(dev);
 	ndk_device_debugfs_add(dev);
 
@@ -327,6 +329,7 @@ void ndk_device_release(struct kref *ref)
 	struct ndk_device *dev = container_of(ref, struct ndk_device, ref);
 
 	mutex_destroy(&dev->probe_lock);
+	xa_destroy(&dev->regions);
 	free_percpu(dev->stats);
 	kfree(dev);
 }

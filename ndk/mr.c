@@ -12,6 +12,15 @@
  * the caller when it may sleep, else on ndk_wq. Fast-register MRs are
  * filled by the consumer's own NdkFastRegister requests instead (qp.c).
  *
+ * A fast-register MR is what a peer's send with invalidate may name, and
+ * rxe and siw honour that for any of them, so a peer could take a
+ * consumer's registered region away. A region with remote rights
+ * therefore has two verbs MRs over its pages: the remote token's, and
+ * the local token's without remote rights, which the first one's
+ * invalidation leaves alone. The keys of both are in the device's table
+ * of regions; a receive whose invalidation names one of them has it
+ * registered again, with the same key, from ndk_wq.
+ *
  * The MDL page walk and the LAMs are in mdl.c, the registration QP in
  * reg.c.
  */
@@ -49,16 +58,75 @@ static void ndk_mr_unmap(struct ndk_mr *mr)
 	mr->sgt.sgl = NULL;
 }
 
+/* Marks a region's entry whose verbs MR a peer invalidated. */
+#define NDK_MR_INVALIDATED	XA_MARK_0
+
+/* The verbs MRs of registered memory, local first; NULL where none. */
+static void ndk_mr_ibmrs(struct ndk_mr *mr, struct ib_mr *ibmrs[2])
+{
+	ibmrs[0] = mr->fast ? NULL : mr->ibmr;
+	ibmrs[1] = mr->rmr;
+}
+
+/*
+ * Enter the region's verbs MRs in the device's table, by the index of
+ * their keys: a peer names a key, and the byte beyond the index changes
+ * with each registration (siw even invalidates whatever that byte is).
+ */
+static int ndk_mr_track(struct ndk_mr *mr)
+{
+	struct xarray *xa = &mr->obj.adapter->dev->regions;
+	struct ib_mr *ibmrs[2];
+	int i, err = 0;
+
+	ndk_mr_ibmrs(mr, ibmrs);
+	for (i = 0; i < 2 && !err; i++) {
+		if (!ibmrs[i])
+			continue;
+		err = NDK_FI_ERR(xa_err(xa_store_irq(xa, ibmrs[i]->lkey >> 8,
+						     mr, GFP_KERNEL)));
+		if (!err && ibmrs[i]->rkey >> 8 != ibmrs[i]->lkey >> 8)
+			err = xa_err(xa_store_irq(xa, ibmrs[i]->rkey >> 8, mr,
+						  GFP_KERNEL));
+	}
+	return err;
+}
+
+/* Take the region out of the table before its keys go. */
+static void ndk_mr_untrack(struct ndk_mr *mr)
+{
+	struct xarray *xa = &mr->obj.adapter->dev->regions;
+	struct ib_mr *ibmrs[2];
+	int i;
+
+	ndk_mr_ibmrs(mr, ibmrs);
+	for (i = 0; i < 2; i++) {
+		if (!ibmrs[i])
+			continue;
+		xa_cmpxchg_irq(xa, ibmrs[i]->lkey >> 8, mr, NULL, 0);
+		xa_cmpxchg_irq(xa, ibmrs[i]->rkey >> 8, mr, NULL, 0);
+	}
+}
+
 /* Forget everything; the tokens die with the verbs MRs. */
 static void ndk_mr_release(struct ndk_mr *mr)
 {
+	ndk_mr_untrack(mr);
 	if (mr->ibmr) {
 		ib_dereg_mr(mr->ibmr);
 		mr->ibmr = NULL;
 	}
+	if (mr->rmr) {
+		ib_dereg_mr(mr->rmr);
+		mr->rmr = NULL;
+	}
 	if (mr->spare) {
 		ib_dereg_mr(mr->spare);
 		mr->spare = NULL;
+	}
+	if (mr->rspare) {
+		ib_dereg_mr(mr->rspare);
+		mr->rspare = NULL;
 	}
 	ndk_mr_unmap(mr);
 	kfree(mr->frsg);
@@ -95,49 +163,80 @@ static void ndk_mr_revoke_windows(struct ndk_mr *mr)
 }
 
 /*
- * NdkDeregisterMr: invalidate the verbs MR, which kills both tokens, and
- * keep it for the next NdkRegisterMr of as many pages or fewer, which
- * then skips ib_alloc_mr() (about 40 % of a registration on rxe). If the
- * invalidation fails, the MR is destroyed instead, which kills the tokens
- * just as well.
+ * Invalidate @ibmr and keep it in @spare; if the invalidation fails,
+ * destroy it, which kills its keys just as well.
  */
-static void ndk_mr_unregister(struct ndk_mr *mr)
+static void ndk_mr_unregister_one(struct ndk_mr *mr, struct ib_mr *ibmr,
+				  struct ib_mr **spare)
 {
-	struct ib_mr *ibmr = mr->ibmr;
 	struct ib_send_wr wr = {
 		.opcode = IB_WR_LOCAL_INV,
 		.ex.invalidate_rkey = ibmr->rkey,
 	};
 
-	WRITE_ONCE(mr->ibmr, NULL);
-	ndk_mr_revoke_windows(mr);
 	if (ndk_reg_post(mr->pd, &wr) == STATUS_SUCCESS)
-		mr->spare = ibmr;
+		*spare = ibmr;
 	else
 		ib_dereg_mr(ibmr);
+}
+
+/*
+ * NdkDeregisterMr: invalidate the verbs MRs, which kills both tokens,
+ * and keep them for the next NdkRegisterMr of as many pages or fewer,
+ * which then skips ib_alloc_mr() (about 40 % of a registration on rxe).
+ */
+static void ndk_mr_unregister(struct ndk_mr *mr)
+{
+	struct ib_mr *ibmr = mr->ibmr, *rmr = mr->rmr;
+
+	ndk_mr_untrack(mr);
+	WRITE_ONCE(mr->ibmr, NULL);
+	WRITE_ONCE(mr->rmr, NULL);
+	ndk_mr_revoke_windows(mr);
+	ndk_mr_unregister_one(mr, ibmr, &mr->spare);
+	if (rmr)
+		ndk_mr_unregister_one(mr, rmr, &mr->rspare);
 	ndk_mr_unmap(mr);
 }
 
 /*
- * The verbs MR for a registration of @pages pages: the one the last
- * deregistration kept, under a new key so that its old tokens stay dead,
- * or a new one.
+ * A verbs MR for a registration: the one the last deregistration kept in
+ * @spare if it maps enough pages (@reuse), under a new key so that its
+ * old tokens stay dead, or a new one of mr->max_pages pages.
  */
-static struct ib_mr *ndk_mr_get_ibmr(struct ndk_mr *mr, u32 pages)
+static struct ib_mr *ndk_mr_get_ibmr(struct ndk_mr *mr, struct ib_mr **spare,
+				     bool reuse)
 {
-	struct ib_mr *ibmr = mr->spare;
+	struct ib_mr *ibmr = *spare;
 
-	mr->spare = NULL;
-	if (ibmr && pages <= mr->max_pages) {
+	*spare = NULL;
+	if (ibmr && reuse) {
 		ib_update_fast_reg_key(ibmr, ib_inc_rkey(ibmr->rkey));
 		return ibmr;
 	}
 	if (ibmr)
 		ib_dereg_mr(ibmr);
-	ibmr = NDK_FI_PTR(ib_alloc_mr(mr->pd->ibpd, IB_MR_TYPE_MEM_REG, pages));
-	if (!IS_ERR(ibmr))
-		mr->max_pages = pages;
-	return ibmr;
+	return NDK_FI_PTR(ib_alloc_mr(mr->pd->ibpd, IB_MR_TYPE_MEM_REG,
+				      mr->max_pages));
+}
+
+/* Fill @ibmr with the region's pages and register it with @access. */
+static NTSTATUS ndk_mr_post_reg(struct ndk_mr *mr, struct ib_mr *ibmr,
+				int access)
+{
+	struct ib_reg_wr wr = { .wr.opcode = IB_WR_REG_MR };
+	int n;
+
+	n = NDK_FI_ERR(ib_map_mr_sg(ibmr, mr->sgt.sgl, mr->sgt.nents, NULL, PAGE_SIZE));
+	if (n != mr->sgt.nents)
+		return n < 0 ? ndk_status_from_errno(n) :
+			       STATUS_INVALID_PARAMETER;
+	/* Peers address the region by the MDL's virtual address. */
+	ibmr->iova = mr->mdl->va;
+	wr.mr = ibmr;
+	wr.key = ibmr->rkey;
+	wr.access = access;
+	return ndk_reg_post(mr->pd, &wr.wr);
 }
 
 static int ndk_mr_collect(struct ndk_pgwalk *w, struct page *page, u32 i)
@@ -149,11 +248,12 @@ static int ndk_mr_collect(struct ndk_pgwalk *w, struct page *page, u32 i)
 static NTSTATUS ndk_mr_do_register(struct ndk_mr *mr)
 {
 	struct ib_device *dev = mr->pd->ibpd->device;
-	struct ib_reg_wr wr = { .wr.opcode = IB_WR_REG_MR };
 	struct ndk_pgwalk w = {};
 	struct page **pages;
 	struct ib_mr *ibmr;
-	int err, n;
+	NTSTATUS status;
+	bool reuse;
+	int err;
 
 	err = ndk_pgwalk(&w, mr->mdl, mr->length);
 	if (err)
@@ -181,20 +281,30 @@ static NTSTATUS ndk_mr_do_register(struct ndk_mr *mr)
 		return ndk_status_from_errno(err);
 	mr->mapped = true;
 
-	ibmr = ndk_mr_get_ibmr(mr, w.n);
+	/* The spares are kept together; mr->max_pages is what both map. */
+	reuse = w.n <= mr->max_pages;
+	if (!reuse)
+		mr->max_pages = w.n;
+	ibmr = ndk_mr_get_ibmr(mr, &mr->spare, reuse);
 	if (IS_ERR(ibmr))
 		return ndk_status_from_errno(PTR_ERR(ibmr));
 	mr->ibmr = ibmr;
-	n = NDK_FI_ERR(ib_map_mr_sg(ibmr, mr->sgt.sgl, mr->sgt.nents, NULL, PAGE_SIZE));
-	if (n != mr->sgt.nents)
-		return n < 0 ? ndk_status_from_errno(n) :
-			       STATUS_INVALID_PARAMETER;
-	/* Peers address the region by the MDL's virtual address. */
-	ibmr->iova = mr->mdl->va;
-	wr.mr = ibmr;
-	wr.key = ibmr->rkey;
-	wr.access = mr->access;
-	return ndk_reg_post(mr->pd, &wr.wr);
+	status = ndk_mr_post_reg(mr, ibmr, mr->laccess);
+	/* Separate even with the same rights (iWARP write): other keys. */
+	if (status ||
+	    !(mr->access & (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE)))
+		goto track;
+	ibmr = ndk_mr_get_ibmr(mr, &mr->rspare, reuse);
+	if (IS_ERR(ibmr))
+		return ndk_status_from_errno(PTR_ERR(ibmr));
+	/* One key byte for both tokens, as with a single verbs MR. */
+	ib_update_fast_reg_key(ibmr, mr->ibmr->rkey & 0xff);
+	mr->rmr = ibmr;
+	status = ndk_mr_post_reg(mr, ibmr, mr->access);
+track:
+	if (!status && ndk_mr_track(mr))
+		status = STATUS_INSUFFICIENT_RESOURCES;
+	return status;
 }
 
 static NTSTATUS ndk_mr_init_fast(struct ndk_mr *mr)
@@ -216,15 +326,16 @@ static NTSTATUS ndk_mr_init_fast(struct ndk_mr *mr)
 /* The part of the MR's request that may sleep; its final status. */
 static NTSTATUS ndk_mr_run(struct ndk_mr *mr)
 {
-	NTSTATUS status;
+	NTSTATUS status = STATUS_SUCCESS;
 
+	mutex_lock(&mr->lock);
 	switch (mr->op) {
 	case NDK_MR_REGISTER:
 		status = ndk_mr_do_register(mr);
 		break;
 	case NDK_MR_DEREGISTER:
 		ndk_mr_unregister(mr);
-		return STATUS_SUCCESS;
+		break;
 	default:
 		status = ndk_mr_init_fast(mr);
 		break;
@@ -232,8 +343,112 @@ static NTSTATUS ndk_mr_run(struct ndk_mr *mr)
 	/* A failure leaves nothing registered or initialized. */
 	if (status)
 		ndk_mr_release(mr);
+	mutex_unlock(&mr->lock);
 	return status;
 }
+
+/*
+ * Register the verbs MR of @mr whose keys have @index again, with the
+ * same key and rights, after a peer invalidated it. The MR still holds
+ * the region's pages and address, so one IB_WR_REG_MR does it. A stale
+ * report (the region was registered again since) finds the MR valid and
+ * the device refuses the request, which changes nothing. Sleeps.
+ */
+static void ndk_mr_restore(struct ndk_mr *mr, unsigned long index)
+{
+	struct ib_reg_wr wr = { .wr.opcode = IB_WR_REG_MR };
+	NTSTATUS status;
+
+	mutex_lock(&mr->lock);
+	if (mr->ibmr && (mr->ibmr->lkey >> 8 == index ||
+			 mr->ibmr->rkey >> 8 == index)) {
+		wr.mr = mr->ibmr;
+		wr.access = mr->laccess;
+	} else if (mr->rmr && (mr->rmr->lkey >> 8 == index ||
+			       mr->rmr->rkey >> 8 == index)) {
+		wr.mr = mr->rmr;
+		wr.access = mr->access;
+	}
+	if (wr.mr) {
+		wr.key = wr.mr->rkey;
+		status = ndk_reg_post(mr->pd, &wr.wr);
+		if (status)
+			pr_warn_ratelimited("ndk: region key %#x not restored after a remote invalidation: %#x\n",
+					    wr.key, status);
+	}
+	mutex_unlock(&mr->lock);
+}
+
+/**
+ * ndk_mr_restore_work() - restore the regions peers invalidated
+ * @work: the adapter's restore_work
+ *
+ * Runs on ndk_wq, queued by ndk_mr_remote_invalidated(). The table's
+ * lock keeps a region's memory alive until the reference is taken: a
+ * region leaves the table before it is freed.
+ */
+void ndk_mr_restore_work(struct work_struct *work)
+{
+	struct ndk_adapter *adapter = container_of(work, struct ndk_adapter,
+						   restore_work);
+	struct xarray *xa = &adapter->dev->regions;
+	unsigned long index = 0;
+	struct ndk_mr *mr;
+	bool held;
+
+	for (;; index++) {
+		xa_lock_irq(xa);
+		mr = xa_find(xa, &index, ULONG_MAX, NDK_MR_INVALIDATED);
+		held = mr && ndk_obj_tryget(&mr->obj);
+		if (mr)
+			__xa_clear_mark(xa, index, NDK_MR_INVALIDATED);
+		xa_unlock_irq(xa);
+		if (!mr)
+			break;
+		if (!held)
+			continue;
+		ndk_mr_restore(mr, index);
+		ndk_obj_put(&mr->obj);
+	}
+}
+
+/**
+ * ndk_mr_remote_invalidated() - a receive invalidated @key
+ * @adapter: the adapter of the CQ that reported it
+ * @key: the key the peer named
+ *
+ * Called by the CQ poll for each successful receive with invalidate. A
+ * key of a fast-register MR or a window is no region's and costs one
+ * lookup; a region's is marked and restored from ndk_wq. Allocates
+ * nothing; any context.
+ */
+void ndk_mr_remote_invalidated(struct ndk_adapter *adapter, u32 key)
+{
+	struct xarray *xa = &adapter->dev->regions;
+	unsigned long flags;
+
+	if (!xa_load(xa, key >> 8))
+		return;
+	xa_lock_irqsave(xa, flags);
+	__xa_set_mark(xa, key >> 8, NDK_MR_INVALIDATED);
+	xa_unlock_irqrestore(xa, flags);
+	queue_work(ndk_wq, &adapter->restore_work);
+}
+
+#if IS_ENABLED(CONFIG_KUNIT)
+/**
+ * ndk_mr_restore_wait() - wait for the restoring the adapter's polls queued
+ * @adapter: the adapter
+ *
+ * For the tests: a consumer cannot tell when a region is restored.
+ */
+void ndk_mr_restore_wait(NDK_ADAPTER *adapter)
+{
+	flush_work(&container_of(adapter, struct ndk_adapter,
+				 ndk)->restore_work);
+}
+EXPORT_SYMBOL_NDK_TEST(ndk_mr_restore_wait);
+#endif
 
 /* A request that pended: run it, then report it to the consumer. */
 static void ndk_mr_work(struct work_struct *work)
@@ -316,6 +531,17 @@ static int ndk_mr_access(ULONG flags, bool iwarp)
 }
 
 /*
+ * The rights of the local token's verbs MR: none remote, but on iWARP
+ * remote write where the region has it, since a read's sink may need it
+ * there (see ndk_mr_access()).
+ */
+static int ndk_mr_local_access(int access, bool iwarp)
+{
+	return access & ~(IB_ACCESS_REMOTE_READ |
+			  (iwarp ? 0 : IB_ACCESS_REMOTE_WRITE));
+}
+
+/*
  * NdkRegisterMr: the region's address is the first MDL's virtual
  * address; ndk_mr_run() maps and registers, inline or on ndk_wq (see
  * ndk_mr_request()). Callable from atomic context.
@@ -327,8 +553,8 @@ static NTSTATUS ndk_register_mr(NDK_MR *pNdkMr, MDL *Mdl, SIZE_T Length,
 {
 	struct ndk_mr *mr = to_ndk_mr(pNdkMr);
 	struct ndk_adapter *adapter = mr->obj.adapter;
-	int access = ndk_mr_access(Flags, adapter->info.RdmaTechnology ==
-					 NdkiWarp);
+	bool iwarp = adapter->info.RdmaTechnology == NdkiWarp;
+	int access = ndk_mr_access(Flags, iwarp);
 
 	if (!RequestCompletion || !Mdl || !Length || access < 0 || mr->fast ||
 	    !Mdl->va)
@@ -344,6 +570,7 @@ static NTSTATUS ndk_register_mr(NDK_MR *pNdkMr, MDL *Mdl, SIZE_T Length,
 	mr->mdl = Mdl;
 	mr->length = Length;
 	mr->access = access;
+	mr->laccess = ndk_mr_local_access(access, iwarp);
 	return ndk_mr_request(mr, NDK_MR_REGISTER, RequestCompletion,
 			      RequestContext);
 }
@@ -431,8 +658,11 @@ static UINT32 ndk_get_local_token_from_mr(NDK_MR *pNdkMr)
 
 static UINT32 ndk_get_remote_token_from_mr(NDK_MR *pNdkMr)
 {
-	struct ib_mr *ibmr = READ_ONCE(to_ndk_mr(pNdkMr)->ibmr);
+	struct ndk_mr *mr = to_ndk_mr(pNdkMr);
+	struct ib_mr *ibmr = READ_ONCE(mr->rmr);
 
+	if (!ibmr)
+		ibmr = READ_ONCE(mr->ibmr);
 	return ibmr ? ibmr->rkey : 0;
 }
 
@@ -459,6 +689,7 @@ static void ndk_mr_destroy(struct ndk_obj *obj)
 	if (!mr->fast && mr->ibmr)
 		ndk_mr_revoke_windows(mr);
 	ndk_mr_release(mr);
+	mutex_destroy(&mr->lock);
 }
 
 static void ndk_mr_free(struct ndk_obj *obj)
@@ -503,6 +734,7 @@ NTSTATUS ndk_create_mr(NDK_PD *pNdkPd, BOOLEAN FastRegister,
 	mr->ndk.Dispatch = &ndk_mr_dispatch;
 	mr->pd = pd;
 	mr->fast = FastRegister;
+	mutex_init(&mr->lock);
 	INIT_WORK(&mr->work, ndk_mr_work);
 	ndk_obj_init(&mr->obj, &mr->ndk.Header, NdkObjectTypeMr, &ndk_mr_ops,
 		     &pd->obj);

@@ -15,7 +15,11 @@
  * @fast: created for fast registration
  * @op: the request that claimed the MR (enum ndk_mr_op)
  * @busy: a register, deregister or initialize request is running
- * @ibmr: the verbs region: registered memory, or the fast-register MR
+ * @ibmr: the verbs region: registered memory, or the fast-register MR;
+ *	for registered memory, the local token's
+ * @rmr: registered memory with remote rights: a second verbs MR over the
+ *	same pages, the remote token's, so that a peer invalidating the
+ *	token it was given leaves the local one alone
  * @sgt: the pages of registered memory, DMA-mapped
  * @mapped: @sgt is mapped
  * @remote: fast-register MR initialized for remote access
@@ -23,13 +27,17 @@
  *	pages @ibmr or @spare can map
  * @spare: the invalidated verbs MR of the last registration, kept for the
  *	next one
+ * @rspare: and its @rmr
+ * @lock: serializes the requests with the restoring of a verbs MR that
+ *	a peer invalidated (ndk_mr_restore_work())
  * @frsg: @max_pages entries the fast-register posting path fills
  * @work: runs a request that pends
  * @cb: its completion
  * @ctx: and its context
  * @mdl: register: the memory
  * @length: register: bytes
- * @access: register: IB access flags
+ * @access: register: IB access flags; those of @rmr if there is one
+ * @laccess: register: IB access flags of @ibmr
  */
 struct ndk_mr {
 	NDK_MR ndk;
@@ -39,11 +47,14 @@ struct ndk_mr {
 	u8 op;
 	atomic_t busy;
 	struct ib_mr *ibmr;
+	struct ib_mr *rmr;
 	struct sg_table sgt;
 	bool mapped;
 	bool remote;
 	u32 max_pages;
 	struct ib_mr *spare;
+	struct ib_mr *rspare;
+	struct mutex lock; /* see above */
 	struct scatterlist *frsg;
 	struct work_struct work;
 	NDK_FN_REQUEST_COMPLETION cb;
@@ -51,11 +62,16 @@ struct ndk_mr {
 	const struct ndk_mdl *mdl;
 	u64 length;
 	int access;
+	int laccess;
 };
 
 NTSTATUS ndk_create_mr(NDK_PD *pNdkPd, BOOLEAN FastRegister,
 		       NDK_FN_CREATE_COMPLETION CreateCompletion,
 		       PVOID RequestContext, NDK_MR **ppNdkMr);
+void ndk_mr_remote_invalidated(struct ndk_adapter *adapter, u32 key);
+void ndk_mr_restore_work(struct work_struct *work);
+/* KUnit builds only. */
+void ndk_mr_restore_wait(NDK_ADAPTER *adapter);
 
 /**
  * struct ndk_mw - an NDK_MW: a fast-register MR that NdkBind fills with
