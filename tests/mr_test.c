@@ -958,6 +958,175 @@ static void ndk_mr_failed_type_test(struct kunit *test)
 	ndk_menv_free(test, me);
 }
 
+/* Post one send or receive of @len bytes at @va with @token on @qp. */
+static NTSTATUS ndk_mr_post_one(NDK_QP *qp, bool recv, void *ctx, u64 va,
+				u32 len, u32 token)
+{
+	NDK_SGE sge = {
+		.VirtualAddress = (PVOID)(uintptr_t)va,
+		.Length = len,
+		.MemoryRegionToken = token,
+	};
+	unsigned long irq;
+	NTSTATUS st;
+
+	spin_lock_irqsave(&ndk_test_lock, irq);
+	if (recv)
+		st = qp->Dispatch->NdkReceive(qp, ctx, &sge, 1);
+	else
+		st = qp->Dispatch->NdkSend(qp, ctx, &sge, 1, 0);
+	spin_unlock_irqrestore(&ndk_test_lock, irq);
+	return st;
+}
+
+/*
+ * The peer (active side) sends with invalidate naming @named, a token of
+ * the passive side's registered region @mr over @t, into a receive on
+ * that region. The receive reports the token; ndk restores the region.
+ */
+static void ndk_mr_peer_invalidates(struct kunit *test, struct ndk_cenv *e,
+				    struct ndk_menv *me, struct ndk_mem *t,
+				    NDK_MR *mr, u32 named)
+{
+	u32 lkey = mr->Dispatch->NdkGetLocalTokenFromMr(mr);
+	u32 ptok = me->lmr->Dispatch->NdkGetLocalTokenFromMr(me->lmr);
+	NDK_RESULT_EX r = {};
+	NDK_SGE sge = {
+		.VirtualAddress = me->lmem.base,
+		.Length = 64,
+		.MemoryRegionToken = ptok,
+	};
+	unsigned long irq;
+	NTSTATUS st;
+
+	KUNIT_ASSERT_EQ(test, ndk_mr_post_one(me->p.pqp, true, (void *)0x41,
+					      ndk_mem_va(t), 64, lkey),
+			STATUS_SUCCESS);
+	ndk_mem_fill(&me->lmem, 0, 64, 61);
+	spin_lock_irqsave(&ndk_test_lock, irq);
+	st = me->p.aqp->Dispatch->NdkSendAndInvalidate(me->p.aqp, (void *)0x42,
+						       &sge, 1, 0, named);
+	spin_unlock_irqrestore(&ndk_test_lock, irq);
+	KUNIT_ASSERT_EQ(test, st, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_test_result(test, me, e->cq, (void *)0x42,
+					      NULL),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, ndk_test_result(test, me, e->cq, (void *)0x41,
+					      &r),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, r.Type,
+			(ULONG)NdkOperationTypeReceiveAndInvalidate);
+	KUNIT_EXPECT_EQ(test, (u32)r.TypeSpecificCompletionOutput, named);
+	KUNIT_EXPECT_EQ(test, r.BytesTransferred, 64U);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, 64, 61));
+	/* The poll of the receive queued the restoring on ndk_wq. */
+	ndk_mr_restore_wait(e->a);
+}
+
+/*
+ * After the peer's NdkSendAndInvalidate named a registered region
+ * (@local: by a value equal to its local token, else by its remote
+ * token), the region works as before: the same tokens, the consumer's
+ * send from it and receive into it, and the peer's write and read
+ * through the remote token, with the right data.
+ */
+static void ndk_mr_survive_run(struct kunit *test, bool local)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_menv *me = ndk_kzalloc_test(test, sizeof(*me));
+	struct ndk_mem *t = ndk_kzalloc_test(test, sizeof(*t));
+	u32 lkey, rkey, ptok, len = NDK_REGION_LEN;
+	NDK_MR *mr;
+
+	ndk_menv_init(test, e, me);
+	ndk_mem_init(test, t, NDK_MDL_KVA, false, false, NDK_REGION_OFF, len);
+	mr = ndk_test_mr(test, e, false);
+	KUNIT_ASSERT_EQ(test, ndk_test_register(test, mr, t, len,
+						NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
+						NDK_MR_FLAG_ALLOW_REMOTE_READ |
+						NDK_MR_FLAG_ALLOW_REMOTE_WRITE),
+			STATUS_SUCCESS);
+	lkey = mr->Dispatch->NdkGetLocalTokenFromMr(mr);
+	rkey = mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
+	ptok = me->lmr->Dispatch->NdkGetLocalTokenFromMr(me->lmr);
+
+	ndk_mr_peer_invalidates(test, e, me, t, mr, local ? lkey : rkey);
+	KUNIT_EXPECT_EQ(test, mr->Dispatch->NdkGetLocalTokenFromMr(mr), lkey);
+	KUNIT_EXPECT_EQ(test, mr->Dispatch->NdkGetRemoteTokenFromMr(mr), rkey);
+
+	/* The consumer sends from the region... */
+	ndk_mem_fill(t, 0, 64, 62);
+	KUNIT_ASSERT_EQ(test, ndk_mr_post_one(me->p.aqp, true, (void *)0x43,
+					      (uintptr_t)me->lmem.base, 64,
+					      ptok),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, ndk_mr_post_one(me->p.pqp, false, (void *)0x44,
+					      ndk_mem_va(t), 64, lkey),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_test_result(test, me, e->cq, (void *)0x44,
+					      NULL),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_test_result(test, me, e->cq, (void *)0x43,
+					      NULL),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(&me->lmem, 0, 64, 62));
+
+	/* ...and receives into it. */
+	ndk_mem_fill(&me->lmem, 0, 64, 63);
+	KUNIT_ASSERT_EQ(test, ndk_mr_post_one(me->p.pqp, true, (void *)0x45,
+					      ndk_mem_va(t), 64, lkey),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, ndk_mr_post_one(me->p.aqp, false, (void *)0x46,
+					      (uintptr_t)me->lmem.base, 64,
+					      ptok),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_test_result(test, me, e->cq, (void *)0x46,
+					      NULL),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_test_result(test, me, e->cq, (void *)0x45,
+					      NULL),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, 64, 63));
+
+	/* The peer writes and reads through the remote token. */
+	ndk_mem_fill(&me->lmem, 0, len, 64);
+	KUNIT_EXPECT_EQ(test, ndk_menv_rdma(test, e, me, true, ndk_mem_va(t),
+					    rkey, len),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, len, 64));
+	ndk_mem_fill(t, 0, len, 65);
+	memset(me->lmem.base, 0, len);
+	KUNIT_EXPECT_EQ(test, ndk_menv_rdma(test, e, me, false, ndk_mem_va(t),
+					    rkey, len),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(&me->lmem, 0, len, 65));
+
+	KUNIT_EXPECT_EQ(test, ndk_test_deregister(test, mr), STATUS_SUCCESS);
+	ndk_test_close_mr(test, mr);
+	ndk_mem_free(t);
+	ndk_menv_free(test, me);
+}
+
+/*
+ * A peer's NdkSendAndInvalidate naming a registered region's remote
+ * token: the receive reports the token, and the region, its local token
+ * and its remote token all keep working. The remote token's verbs MR is
+ * the one the device invalidated, so this fails without ndk's restoring.
+ */
+static void ndk_mr_peer_remote_token_test(struct kunit *test)
+{
+	ndk_mr_survive_run(test, false);
+}
+
+/*
+ * The same with a value equal to the region's local token, which the
+ * device invalidates as readily: ndk restores that verbs MR too.
+ */
+static void ndk_mr_peer_local_token_test(struct kunit *test)
+{
+	ndk_mr_survive_run(test, true);
+}
+
 static struct kunit_case ndk_mr_cases[] = {
 	KUNIT_CASE_PARAM(ndk_mr_rdma_test, ndk_mr_rdma_gen_params),
 	KUNIT_CASE_PARAM(ndk_mr_caller_test, ndk_mr_caller_gen_params),
@@ -972,6 +1141,8 @@ static struct kunit_case ndk_mr_cases[] = {
 	KUNIT_CASE(ndk_mr_reregister_token_test),
 	KUNIT_CASE(ndk_mr_read_invalidate_test),
 	KUNIT_CASE(ndk_mr_failed_type_test),
+	KUNIT_CASE(ndk_mr_peer_remote_token_test),
+	KUNIT_CASE(ndk_mr_peer_local_token_test),
 	{}
 };
 
