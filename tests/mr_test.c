@@ -2,9 +2,10 @@
 /*
  * ndk_mr, the tests of ndk/mr.c: memory over a loopback connection. One
  * side registers memory, the other reads and writes it through the token
- * with NdkRead/NdkWrite; access rights, bounds and dead tokens must make
- * the request fail and leave the memory alone. Fast registration and
- * invalidation (local and remote) go through the consumer's QPs.
+ * with NdkRead/NdkWrite; access rights, bounds, dead tokens and tokens
+ * the peer was never given must make the request fail and leave the
+ * memory alone. Fast registration and invalidation (local and remote) go
+ * through the consumer's QPs.
  */
 #include <linux/delay.h>
 #include <linux/vmalloc.h>
@@ -1127,6 +1128,314 @@ static void ndk_mr_peer_local_token_test(struct kunit *test)
 	ndk_mr_survive_run(test, true);
 }
 
+/* Bytes each guess reads or writes, from the start of the region. */
+#define NDK_GUESS_LEN	64
+
+#define NDK_GUESS_RW	(NDK_MR_FLAG_ALLOW_REMOTE_READ | \
+			 NDK_MR_FLAG_ALLOW_REMOTE_WRITE)
+
+/* Where the tokens a peer tries come from (ndk_guess_cases[]). */
+enum ndk_guess_kind {
+	NDK_GUESS_KEY_BYTE,
+	NDK_GUESS_NEIGHBOUR,
+	NDK_GUESS_DEREGISTERED,
+	NDK_GUESS_INVALIDATED,
+	NDK_GUESS_PRIVILEGED,
+	NDK_GUESS_LOCAL_ONLY,
+	NDK_GUESS_LOCAL_TOKEN,
+};
+
+/**
+ * struct ndk_guess_case - tokens a peer was never given, and what it tries
+ * @name: case name
+ * @kind: where the tokens come from
+ * @read: the peer tries an RDMA read through each
+ * @write: and an RDMA write
+ * @iwarp_skip: why the tries prove nothing on iWARP, where they do not
+ */
+struct ndk_guess_case {
+	const char *name;
+	enum ndk_guess_kind kind;
+	bool read;
+	bool write;
+	const char *iwarp_skip;
+};
+
+static const struct ndk_guess_case ndk_guess_cases[] = {
+	{ "other key byte", NDK_GUESS_KEY_BYTE, true, true },
+	{ "neighbouring index", NDK_GUESS_NEIGHBOUR, true, true },
+	{ "deregistered region", NDK_GUESS_DEREGISTERED, true, true },
+	{ "invalidated fast-register MR", NDK_GUESS_INVALIDATED, true, true },
+	{ "privileged token, write", NDK_GUESS_PRIVILEGED, false, true },
+	{ "privileged token, read", NDK_GUESS_PRIVILEGED, true, false,
+	  "siw answers reads through any valid key of the PD, its DMA MR's too (deviations.rst)" },
+	{ "local-only region, write", NDK_GUESS_LOCAL_ONLY, false, true },
+	{ "local-only region, read", NDK_GUESS_LOCAL_ONLY, true, false,
+	  "siw does not enforce remote read access" },
+	{ "local token of a remote region", NDK_GUESS_LOCAL_TOKEN, true, true,
+	  "an iWARP local token keeps the region's remote write, for read sinks" },
+};
+
+static void ndk_guess_desc(const struct ndk_guess_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(ndk_mr_guess, ndk_guess_cases, ndk_guess_desc);
+
+/**
+ * struct ndk_guess - the consumer's side of a guessed-token case
+ * @me: a connection of the consumer's that takes no part in the guesses,
+ *	and the buffer every guess reads into or writes from
+ * @v: memory of a region with remote rights whose tokens only @me uses
+ * @vmr: that region
+ * @vtok: its remote token
+ * @x: memory of the case's other region, where it has one
+ * @xmr: that region
+ * @lam: the pages of @x, for a fast registration
+ * @target: the memory the guesses aim at
+ * @tokens: the guesses
+ * @n: how many
+ */
+struct ndk_guess {
+	struct ndk_menv me;
+	struct ndk_mem v, x;
+	NDK_MR *vmr, *xmr;
+	u32 vtok;
+	NDK_LOGICAL_ADDRESS_MAPPING *lam;
+	struct ndk_mem *target;
+	u32 tokens[8];
+	int n;
+};
+
+/* Fill all of @m's memory, the region and what lies around it. */
+static void ndk_guess_fill(struct ndk_mem *m, u8 seed)
+{
+	u32 off = m->off;
+
+	m->off = 0;
+	ndk_mem_fill(m, 0, NDK_MEM_PAGES * PAGE_SIZE, seed);
+	m->off = off;
+}
+
+static bool ndk_guess_intact(struct ndk_mem *m, u8 seed)
+{
+	u32 off = m->off;
+	bool ok;
+
+	m->off = 0;
+	ok = ndk_mem_check(m, 0, NDK_MEM_PAGES * PAGE_SIZE, seed);
+	m->off = off;
+	return ok;
+}
+
+/* The consumer's own connection writes @len bytes through @token. */
+static void ndk_guess_real_write(struct kunit *test, struct ndk_cenv *e,
+				 struct ndk_guess *g, struct ndk_mem *t,
+				 u32 token, u32 len, u8 seed)
+{
+	ndk_mem_fill(&g->me.lmem, 0, len, seed);
+	KUNIT_EXPECT_EQ(test, ndk_menv_rdma(test, e, &g->me, true,
+					    ndk_mem_va(t), token, len),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, len, seed));
+}
+
+/* A region of @flags over fresh memory @m, and its tokens. */
+static NDK_MR *ndk_guess_region(struct kunit *test, struct ndk_cenv *e,
+				struct ndk_mem *m, ULONG flags, u32 *rtok,
+				u32 *ltok)
+{
+	NDK_MR *mr = ndk_test_mr(test, e, false);
+
+	ndk_mem_init(test, m, NDK_MDL_KVA, false, false, NDK_REGION_OFF,
+		     NDK_REGION_LEN);
+	KUNIT_ASSERT_EQ(test, ndk_test_register(test, mr, m, m->len, flags),
+			STATUS_SUCCESS);
+	*rtok = mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
+	*ltok = mr->Dispatch->NdkGetLocalTokenFromMr(mr);
+	return mr;
+}
+
+/*
+ * The tokens of @kind, and the memory they aim at. Each real token is
+ * shown to work first, through the consumer's own connection, before
+ * its region goes; a guess near it is then near something that opened.
+ */
+static void ndk_guess_setup(struct kunit *test, struct ndk_cenv *e,
+			    struct ndk_guess *g, enum ndk_guess_kind kind)
+{
+	static const int steps[] = { -2, -1, 1, 2 };
+	u32 idx = g->vtok >> 8, key = g->vtok & 0xff, rtok, ltok, next;
+	unsigned int i;
+	NTSTATUS st;
+	ULONG fbo;
+
+	g->target = &g->v;
+	switch (kind) {
+	case NDK_GUESS_KEY_BYTE:
+		/* The next and the last registration's, and one far off. */
+		g->tokens[g->n++] = idx << 8 | ((key + 1) & 0xff);
+		g->tokens[g->n++] = idx << 8 | ((key - 1) & 0xff);
+		g->tokens[g->n++] = idx << 8 | (key ^ 0x80);
+		break;
+	case NDK_GUESS_NEIGHBOUR:
+		/*
+		 * rxe hands out indexes in order, so index - 1 with the key
+		 * byte is the region's local token there (no remote rights);
+		 * siw draws them at random, so nothing lives around them.
+		 */
+		for (i = 0; i < ARRAY_SIZE(steps); i++) {
+			next = (idx + steps[i]) & 0xffffff;
+			g->tokens[g->n++] = next << 8 | key;
+			g->tokens[g->n++] = next << 8 | (key ^ 0x5a);
+		}
+		break;
+	case NDK_GUESS_DEREGISTERED:
+		g->xmr = ndk_guess_region(test, e, &g->x, NDK_GUESS_RW, &rtok,
+					  &ltok);
+		ndk_guess_real_write(test, e, g, &g->x, rtok, NDK_GUESS_LEN, 5);
+		KUNIT_ASSERT_EQ(test, ndk_test_deregister(test, g->xmr),
+				STATUS_SUCCESS);
+		g->tokens[g->n++] = rtok;
+		g->tokens[g->n++] = ltok;
+		g->target = &g->x;
+		break;
+	case NDK_GUESS_INVALIDATED:
+		ndk_mem_init(test, &g->x, NDK_MDL_PAGES, false, false,
+			     NDK_REGION_OFF, NDK_REGION_LEN);
+		g->lam = ndk_test_lam(test, e, &g->x, &fbo);
+		g->xmr = ndk_test_fast_mr(test, e, 4, TRUE, &st);
+		KUNIT_ASSERT_EQ(test, st, STATUS_SUCCESS);
+		KUNIT_ASSERT_EQ(test, ndk_test_fast_register(test, e, &g->me,
+							     g->xmr, g->lam,
+							     fbo, &g->x,
+							     NDK_OP_FLAG_ALLOW_REMOTE_READ |
+							     NDK_OP_FLAG_ALLOW_REMOTE_WRITE),
+				STATUS_SUCCESS);
+		rtok = g->xmr->Dispatch->NdkGetRemoteTokenFromMr(g->xmr);
+		ndk_guess_real_write(test, e, g, &g->x, rtok, NDK_GUESS_LEN, 6);
+		KUNIT_ASSERT_EQ(test, ndk_test_invalidate(test, e, &g->me,
+							  &g->xmr->Header),
+				STATUS_SUCCESS);
+		g->tokens[g->n++] = rtok;
+		g->target = &g->x;
+		break;
+	case NDK_GUESS_PRIVILEGED:
+		e->pd->Dispatch->NdkGetPrivilegedMemoryRegionToken(e->pd,
+								   &g->tokens[g->n++]);
+		break;
+	case NDK_GUESS_LOCAL_ONLY:
+		g->xmr = ndk_guess_region(test, e, &g->x,
+					  NDK_MR_FLAG_ALLOW_LOCAL_WRITE, &rtok,
+					  &ltok);
+		/* Its one verbs MR's key, both its tokens on rxe and siw. */
+		g->tokens[g->n++] = ltok;
+		g->target = &g->x;
+		break;
+	case NDK_GUESS_LOCAL_TOKEN:
+		g->tokens[g->n++] =
+			g->vmr->Dispatch->NdkGetLocalTokenFromMr(g->vmr);
+		break;
+	}
+}
+
+/*
+ * One guess, on a connection of its own: a refused request moves the
+ * peer's QP to the error state. The request fails, the memory around the
+ * target stays as it was, and a read brings nothing back.
+ */
+static void ndk_guess_try(struct kunit *test, struct ndk_cenv *e,
+			  struct ndk_guess *g, bool write, u32 token)
+{
+	const char *op = write ? "write" : "read";
+	struct ndk_pair p = {};
+	struct sockaddr_in dst;
+	NTSTATUS st;
+
+	ndk_listen_addr(e, &dst);
+	ndk_establish(test, e, &p, (struct sockaddr *)&e->addr,
+		      (struct sockaddr *)&dst, sizeof(dst), false);
+	ndk_guess_fill(g->target, 3);
+	ndk_mem_fill(&g->me.lmem, 0, NDK_GUESS_LEN, 100);
+	st = ndk_menv_rdma_on(test, e, &g->me, p.aqp, write,
+			      ndk_mem_va(g->target), token, NDK_GUESS_LEN);
+	ndk_pair_close(test, &p);
+	/* On iWARP the peer's TERMINATE flushes the request instead. */
+	if (ndk_test_iwarp())
+		KUNIT_EXPECT_NE_MSG(test, st, STATUS_SUCCESS, "%s through %#x",
+				    op, token);
+	else
+		KUNIT_EXPECT_EQ_MSG(test, st, STATUS_ACCESS_VIOLATION,
+				    "%s through %#x", op, token);
+	KUNIT_EXPECT_TRUE_MSG(test, ndk_guess_intact(g->target, 3),
+			      "%s through %#x changed the memory", op, token);
+	if (!write)
+		KUNIT_EXPECT_TRUE_MSG(test, ndk_mem_check(&g->me.lmem, 0,
+							  NDK_GUESS_LEN, 100),
+				      "read through %#x brought data", token);
+}
+
+/*
+ * A peer tries tokens it was never given, near the real ones, each
+ * through an RDMA read and an RDMA write on a connection of its own: the
+ * region's remote token with another key byte (the low 8 bits), the
+ * indexes (the upper 24 bits) one and two away with the key byte and
+ * another, both tokens of a deregistered region, the token of a
+ * fast-register MR after NdkInvalidate, the PD's privileged token, the
+ * token of a region without remote rights, and the local token of one
+ * with them (a verbs MR of its own). Every request fails, on RoCE with
+ * STATUS_ACCESS_VIOLATION, and leaves the memory as it was; afterwards
+ * the consumer's own connection, which was up throughout, still writes
+ * and reads the region through its remote token. On siw, which answers
+ * reads through any valid key, the reads through the privileged token
+ * and a local-only region are skipped, and so is the local token of a
+ * region with remote write, which iWARP keeps for read sinks.
+ */
+static void ndk_mr_guessed_token_test(struct kunit *test)
+{
+	const struct ndk_guess_case *c = test->param_value;
+	struct ndk_cenv *e = test->priv;
+	struct ndk_guess *g;
+	u32 ltok, len;
+	int i;
+
+	if (c->iwarp_skip && ndk_test_iwarp())
+		kunit_skip(test, "%s", c->iwarp_skip);
+	g = ndk_kzalloc_test(test, sizeof(*g));
+	ndk_menv_init(test, e, &g->me);
+	g->vmr = ndk_guess_region(test, e, &g->v, NDK_GUESS_RW, &g->vtok,
+				  &ltok);
+	ndk_guess_real_write(test, e, g, &g->v, g->vtok, NDK_GUESS_LEN, 4);
+	ndk_guess_setup(test, e, g, c->kind);
+
+	for (i = 0; i < g->n; i++) {
+		if (c->read)
+			ndk_guess_try(test, e, g, false, g->tokens[i]);
+		if (c->write)
+			ndk_guess_try(test, e, g, true, g->tokens[i]);
+	}
+
+	len = g->v.len;
+	ndk_guess_real_write(test, e, g, &g->v, g->vtok, len, 40);
+	ndk_mem_fill(&g->v, 0, len, 41);
+	memset(g->me.lmem.base, 0, len);
+	KUNIT_EXPECT_EQ(test, ndk_menv_rdma(test, e, &g->me, false,
+					    ndk_mem_va(&g->v), g->vtok, len),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(&g->me.lmem, 0, len, 41));
+
+	if (g->xmr)
+		ndk_test_close_mr(test, g->xmr);
+	if (g->lam)
+		e->a->Dispatch->NdkReleaseLAM(e->a, g->lam);
+	ndk_mem_free(&g->x);
+	KUNIT_EXPECT_EQ(test, ndk_test_deregister(test, g->vmr), STATUS_SUCCESS);
+	ndk_test_close_mr(test, g->vmr);
+	ndk_mem_free(&g->v);
+	ndk_menv_free(test, &g->me);
+}
+
 static struct kunit_case ndk_mr_cases[] = {
 	KUNIT_CASE_PARAM(ndk_mr_rdma_test, ndk_mr_rdma_gen_params),
 	KUNIT_CASE_PARAM(ndk_mr_caller_test, ndk_mr_caller_gen_params),
@@ -1143,6 +1452,7 @@ static struct kunit_case ndk_mr_cases[] = {
 	KUNIT_CASE(ndk_mr_failed_type_test),
 	KUNIT_CASE(ndk_mr_peer_remote_token_test),
 	KUNIT_CASE(ndk_mr_peer_local_token_test),
+	KUNIT_CASE_PARAM(ndk_mr_guessed_token_test, ndk_mr_guess_gen_params),
 	{}
 };
 
