@@ -47,7 +47,8 @@ static const struct ndk_obj_ops ndk_pd_ops = {
 
 /*
  * The local DMA lkey grants local read and write of any DMA address and
- * never remote access, which is what the privileged token must be.
+ * never remote access, which is what the privileged token must be; siw
+ * answers a peer's read through it all the same (deviations.rst).
  */
 static void ndk_get_privileged_mr_token(NDK_PD *pNdkPd, UINT32 *pToken)
 {
