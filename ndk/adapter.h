@@ -17,6 +17,7 @@ enum ndk_stat {
 	NDK_STAT_REJECTS,		/* NdkReject sent */
 	NDK_STAT_CONNECT_FAILURES,	/* connect, complete or accept failed */
 	NDK_STAT_CONNECTION_ERRORS,	/* established, ended by the peer */
+	NDK_STAT_LISTEN_OVERFLOWS,	/* requests refused: backlog full */
 	NDK_STAT_CQ_ERRORS,		/* completions polled with an error */
 	NDK_STAT_CQ_FLUSHED,		/* completions polled as flushed */
 	NDK_STAT_CQ_SWEPT,		/* reported by ndk, lost by the device */

@@ -72,6 +72,10 @@ union ndk_sockaddr {
  * @ord: effective outbound read limit
  * @callbacks: consumer callbacks about the connector that are running,
  *	under @lock (see ndk_connector_called())
+ * @queued: a listener handed the connector out and the consumer has not
+ *	accepted, rejected or closed it yet: it takes one place of the
+ *	listener's backlog (struct ndk_listener.unanswered), the listener
+ *	being its first further antecedent; under @lock
  * @peer_pdata: private data the peer sent with request, reply or reject,
  *	allocated to its size; NULL if it was all zeros
  * @rds: size of the private data the transport delivered
@@ -100,6 +104,7 @@ struct ndk_connector {
 	spinlock_t lock; /* see above */
 	u8 state;
 	u8 bound;
+	bool queued;
 	struct timer_list timer;
 	NDK_FN_REQUEST_COMPLETION tmo_cb;
 	void *tmo_ctx;
@@ -129,6 +134,11 @@ struct ndk_connector {
  * @event_ctx: its context
  * @paused: NdkControlConnectEvents paused delivery: refuse requests
  * @closing: close has started: refuse requests
+ * @backlog: how many requests the consumer may hold unanswered before
+ *	further ones are refused, and rdma_listen()'s backlog; set by the
+ *	listen, before any request can come
+ * @unanswered: requests handed to the consumer that it has not accepted,
+ *	rejected or closed yet (see struct ndk_connector.queued)
  * @listen_cb: completion of a pending NdkListen
  * @listen_ctx: its context
  * @addr: address NdkListen binds
@@ -142,6 +152,8 @@ struct ndk_listener {
 	void *event_ctx;
 	bool paused;
 	bool closing;
+	int backlog;
+	atomic_t unanswered;
 	NDK_FN_REQUEST_COMPLETION listen_cb;
 	void *listen_ctx;
 	struct sockaddr_storage addr;
@@ -188,7 +200,8 @@ NTSTATUS ndk_create_listener(NDK_ADAPTER *pNdkAdapter,
 struct ndk_connector *ndk_connector_alloc(struct ndk_adapter *adapter,
 					  const struct rdma_conn_param *req,
 					  gfp_t gfp);
-void ndk_connector_adopt(struct ndk_connector *conn, struct rdma_cm_id *id,
+void ndk_connector_adopt(struct ndk_connector *conn,
+			 struct ndk_listener *listener, struct rdma_cm_id *id,
 			 struct rdma_cm_event *ev);
 void ndk_connector_called(struct ndk_connector *conn);
 

@@ -58,6 +58,27 @@ static void ndk_conn_take_qp(struct ndk_connector *conn, NDK_QP *pNdkQp)
 	ndk_obj_get(&conn->qp->obj);
 }
 
+/*
+ * The consumer has answered a request that a listener handed out: it
+ * accepted, rejected or closed the connector. Its place in the
+ * listener's backlog is free for the next request.
+ */
+static void ndk_conn_answered(struct ndk_connector *conn)
+{
+	struct ndk_listener *l;
+	unsigned long flags;
+	bool queued;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	queued = conn->queued;
+	conn->queued = false;
+	spin_unlock_irqrestore(&conn->lock, flags);
+	if (!queued)
+		return;
+	l = container_of(conn->obj.extra[0], struct ndk_listener, obj);
+	atomic_dec(&l->unanswered);
+}
+
 /* Start the active side: bind @src, then resolve, route and connect. */
 static NTSTATUS ndk_connect_start(struct ndk_connector *conn, NDK_QP *pNdkQp,
 				  const struct sockaddr *src, ULONG slen,
@@ -251,6 +272,7 @@ static NTSTATUS ndk_accept_start(struct ndk_connector *conn, NDK_QP *pNdkQp,
 	conn->disc_cb = cb;
 	conn->disc_cb_ex = cb_ex;
 	conn->disc_ctx = ctx;
+	ndk_conn_answered(conn);
 	ndk_conn_take_qp(conn, pNdkQp);
 	ndk_stat_inc(conn->obj.adapter, NDK_STAT_ACCEPTS);
 	return ndk_conn_run(conn);
@@ -333,6 +355,7 @@ static NTSTATUS ndk_reject(NDK_CONNECTOR *pNdkConnector,
 	conn->state = NDK_CONN_REJECTING;
 	spin_unlock_irqrestore(&conn->lock, flags);
 	kfree(pdata);
+	ndk_conn_answered(conn);
 	ndk_obj_get(&conn->obj);
 	queue_work(ndk_wq, &conn->work);
 	return STATUS_SUCCESS;
@@ -610,6 +633,7 @@ static void ndk_conn_close(struct ndk_obj *obj)
 	struct ndk_connector *conn = container_of(obj, struct ndk_connector,
 						  obj);
 
+	ndk_conn_answered(conn);
 	if (ndk_conn_quiet(conn)) {
 		ndk_conn_cancel(conn);
 		return;
@@ -732,17 +756,24 @@ NTSTATUS ndk_create_connector(NDK_ADAPTER *pNdkAdapter,
  * ndk_connector_adopt() - give an incoming request's id to a connector
  * @conn: a connector from ndk_connector_alloc() with the request's
  *	private data
+ * @listener: the listener that heard the request, holding a reference,
+ *	whose count of unanswered requests already includes this one
  * @id: the new id of the request
  * @ev: the connect request event
  *
  * Called from the rdma_cm handler of @id. From now on @id's events go to
- * @conn, which the consumer may accept or reject.
+ * @conn, which the consumer may accept or reject; @listener outlives it,
+ * and it takes a place of @listener's backlog until the consumer answers.
  */
-void ndk_connector_adopt(struct ndk_connector *conn, struct rdma_cm_id *id,
+void ndk_connector_adopt(struct ndk_connector *conn,
+			 struct ndk_listener *listener, struct rdma_cm_id *id,
 			 struct rdma_cm_event *ev)
 {
 	const NDK_ADAPTER_INFO *info = &conn->obj.adapter->info;
 
+	/* The first further antecedent: ndk_conn_answered() finds it there. */
+	ndk_obj_add_antecedent(&conn->obj, &listener->obj);
+	conn->queued = true;
 	conn->id = id;
 	id->context = conn;
 	ndk_conn_note_addrs(conn, id);

@@ -241,6 +241,7 @@ static const char *const ndk_stat_names[NDK_STAT_MAX] = {
 	[NDK_STAT_REJECTS] = "rejects",
 	[NDK_STAT_CONNECT_FAILURES] = "connect_failures",
 	[NDK_STAT_CONNECTION_ERRORS] = "connection_errors",
+	[NDK_STAT_LISTEN_OVERFLOWS] = "listen_overflows",
 	[NDK_STAT_CQ_ERRORS] = "cq_errors",
 	[NDK_STAT_CQ_FLUSHED] = "cq_flushed",
 	[NDK_STAT_CQ_SWEPT] = "cq_swept",

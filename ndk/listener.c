@@ -6,10 +6,42 @@
  * the consumer's connect event callback. Those connectors are successors
  * of the listener: its close, and the release of its address, wait for
  * them. A paused or closing listener refuses requests as if nobody
- * listened.
+ * listened, and so does one whose consumer holds its backlog of requests
+ * unanswered.
  */
+#include <linux/moduleparam.h>
+#include <linux/socket.h>
 #include "ndk_priv.h"
 #include "trace.h"
+
+/*
+ * A peer may open requests faster than the consumer answers them, and
+ * each one handed out holds a connector, its private data and rdma_cm's
+ * and the connection manager's state for it. As a socket's backlog
+ * bounds the connections that wait for accept(), this bounds the
+ * requests that wait for the consumer's answer; the same number is
+ * rdma_listen()'s backlog, which on iWARP sizes the driver's own queue
+ * of connections not yet passed up. 128 was ndk's fixed backlog before,
+ * and is nvmet-rdma's; SOMAXCONN, what a socket's backlog is cut to by
+ * default, caps it.
+ */
+static unsigned int ndk_listen_backlog = 128;
+
+static int ndk_listen_backlog_set(const char *val,
+				  const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, SOMAXCONN);
+}
+
+static const struct kernel_param_ops ndk_listen_backlog_ops = {
+	.set = ndk_listen_backlog_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(listen_backlog, &ndk_listen_backlog_ops, &ndk_listen_backlog,
+		0644);
+MODULE_PARM_DESC(listen_backlog,
+		 "requests a listener hands to its consumer that may wait for NdkAccept, NdkReject or the close at once; more are refused and counted in listen_overflows; also rdma_listen()'s backlog; read by NdkListen (1 to 4096, default 128)");
 
 static struct ndk_listener *to_listener(NDK_LISTENER *l)
 {
@@ -47,15 +79,24 @@ static int ndk_listener_request(struct ndk_listener *listener,
 	 */
 	if (!ndk_obj_tryget(&listener->obj))
 		return -ECONNREFUSED;
+	/*
+	 * Refused as if paused: the peer hears of it at once and may retry,
+	 * and ndk keeps nothing for it.
+	 */
+	if (!atomic_add_unless(&listener->unanswered, 1, listener->backlog)) {
+		ndk_stat_inc(listener->obj.adapter, NDK_STAT_LISTEN_OVERFLOWS);
+		ndk_obj_put(&listener->obj);
+		return -ECONNREFUSED;
+	}
 	conn = ndk_connector_alloc(listener->obj.adapter, &ev->param.conn,
 				   GFP_KERNEL);
 	if (!conn) {
+		atomic_dec(&listener->unanswered);
 		ndk_obj_put(&listener->obj);
 		return -ENOMEM;
 	}
-	ndk_obj_add_antecedent(&conn->obj, &listener->obj);
+	ndk_connector_adopt(conn, listener, id, ev);
 	ndk_obj_put(&listener->obj);
-	ndk_connector_adopt(conn, id, ev);
 	ndk_obj_track(&conn->obj);
 	trace_ndk_object_create(NdkObjectTypeConnector, conn->obj.id,
 				listener->obj.id, STATUS_SUCCESS);
@@ -82,8 +123,10 @@ static void ndk_listen_work(struct work_struct *work)
 	err = NDK_FI_ERR(rdma_bind_addr(l->id, (struct sockaddr *)&l->addr));
 	if (!err && l->id->device && l->id->device != l->obj.adapter->ibdev)
 		err = -ENODEV;
-	if (!err)
-		err = NDK_FI_ERR(rdma_listen(l->id, 128));
+	if (!err) {
+		l->backlog = READ_ONCE(ndk_listen_backlog);
+		err = NDK_FI_ERR(rdma_listen(l->id, l->backlog));
+	}
 	status = ndk_bind_status((struct sockaddr *)&l->addr, err);
 	/* A listen that failed may be tried again. */
 	if (status)
