@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * ndk_listener, the tests of ndk/listener.c: a second listen on a taken
- * address, a listener's close while it holds connectors, and pausing its
- * connect events.
+ * address, a listener's close while it holds connectors, pausing its
+ * connect events, and its backlog: a peer's flood of requests to a
+ * consumer that answers none of them.
  */
+#include <linux/mm.h>
+#include <linux/wait.h>
 #include "ndk_tests.h"
 
 /* nd_dual_listen: a second listen on the same address and port fails. */
@@ -79,11 +82,489 @@ static void ndk_conn_pause_test(struct kunit *test)
 	ndk_pair_close(test, &p);
 }
 
+/* The port of the listeners these cases make besides the environment's. */
+#define NDK_BACKLOG_PORT	(NDK_TEST_PORT + 1)
+
+#define NDK_BACKLOG_PARAM	"/sys/module/ndk/parameters/listen_backlog"
+
+/* listen_backlog before a case changed it, restored by the suite's exit. */
+static char ndk_backlog_saved[16];
+
+/* Set ndk.ko's listen_backlog as root would; return what the write gave. */
+static int ndk_backlog_write(struct kunit *test, const char *val)
+{
+	char buf[16];
+
+	if (!ndk_backlog_saved[0])
+		KUNIT_ASSERT_EQ(test, ndk_rw_file(NDK_BACKLOG_PARAM,
+						  ndk_backlog_saved,
+						  sizeof(ndk_backlog_saved),
+						  false),
+				0);
+	strscpy(buf, val, sizeof(buf));
+	return ndk_rw_file(NDK_BACKLOG_PARAM, buf, 0, true);
+}
+
+static void ndk_backlog_set(struct kunit *test, unsigned int n)
+{
+	char val[16];
+
+	snprintf(val, sizeof(val), "%u", n);
+	KUNIT_ASSERT_EQ(test, ndk_backlog_write(test, val), 0);
+}
+
+static void ndk_listener_exit_test(struct kunit *test)
+{
+	ndk_conn_exit_test(test);
+	if (ndk_backlog_saved[0]) {
+		ndk_rw_file(NDK_BACKLOG_PARAM, ndk_backlog_saved, 0, true);
+		ndk_backlog_saved[0] = '\0';
+	}
+}
+
+/* listen_backlog takes 1 to SOMAXCONN (4096); anything else is refused. */
+static void ndk_listen_backlog_param_test(struct kunit *test)
+{
+	static const char *const bad[] = { "0", "4097", "-1", "many" };
+	char got[16];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		KUNIT_EXPECT_EQ_MSG(test, ndk_backlog_write(test, bad[i]),
+				    -EINVAL, "listen_backlog=%s", bad[i]);
+	KUNIT_EXPECT_EQ(test, ndk_backlog_write(test, "1"), 0);
+	KUNIT_EXPECT_EQ(test, ndk_backlog_write(test, "4096"), 0);
+	KUNIT_ASSERT_EQ(test, ndk_rw_file(NDK_BACKLOG_PARAM, got, sizeof(got),
+					  false),
+			0);
+	KUNIT_EXPECT_STREQ(test, got, "4096\n");
+}
+
+/* The flood: the backlog, and how many requests more than it holds. */
+#define NDK_FLOOD_LIMIT		16
+#define NDK_FLOOD_EXTRA		64
+#define NDK_FLOOD_ALL		(NDK_FLOOD_LIMIT + NDK_FLOOD_EXTRA)
+
+/**
+ * struct ndk_flood - a listener whose consumer answers nothing by itself
+ * @lock: protects @in, @n and @most; the callback runs in rdma_cm's handler
+ * @in: the connectors handed over, in order: room for every request of a
+ *	case, so that none is lost to the cleanup even if ndk broke the limit
+ * @n: how many
+ * @most: the most unanswered requests the listener counted at a handover
+ * @l: the listener
+ * @wq: woken at each handover
+ */
+struct ndk_flood {
+	spinlock_t lock; /* see above */
+	NDK_CONNECTOR *in[NDK_FLOOD_ALL + 1];
+	int n;
+	int most;
+	struct ndk_listener *l;
+	wait_queue_head_t wq;
+};
+
+static void ndk_flood_cb(PVOID ConnectEventContext,
+			 NDK_CONNECTOR *pNdkConnector)
+{
+	struct ndk_flood *f = ConnectEventContext;
+	unsigned long flags;
+
+	spin_lock_irqsave(&f->lock, flags);
+	if (f->n < ARRAY_SIZE(f->in))
+		f->in[f->n++] = pNdkConnector;
+	f->most = max(f->most, atomic_read(&f->l->unanswered));
+	spin_unlock_irqrestore(&f->lock, flags);
+	wake_up(&f->wq);
+}
+
+static int ndk_flood_count(struct ndk_flood *f)
+{
+	unsigned long flags;
+	int n;
+
+	spin_lock_irqsave(&f->lock, flags);
+	n = f->n;
+	spin_unlock_irqrestore(&f->lock, flags);
+	return n;
+}
+
+/* Wait until @n requests were handed over; false if they were not. */
+static bool ndk_flood_wait(struct ndk_flood *f, int n)
+{
+	return wait_event_timeout(f->wq, ndk_flood_count(f) >= n,
+				  NDK_TEST_TIMEOUT) != 0;
+}
+
+/* A listener on NDK_BACKLOG_PORT that hands its requests to @f. */
+static NDK_LISTENER *ndk_flood_listener(struct kunit *test,
+					struct ndk_cenv *e,
+					struct ndk_flood *f)
+{
+	NDK_LISTENER *unused = NULL, *l;
+	struct ndk_wait w;
+	NTSTATUS st;
+
+	spin_lock_init(&f->lock);
+	init_waitqueue_head(&f->wq);
+	ndk_wait_init(&w);
+	st = e->a->Dispatch->NdkCreateListener(e->a, ndk_flood_cb, f,
+					       ndk_test_create_cb, &w, &unused);
+	l = container_of(ndk_create_with(test, st, &w), NDK_LISTENER, Header);
+	f->l = container_of(l, struct ndk_listener, ndk);
+	KUNIT_ASSERT_EQ(test, ndk_cenv_listen(test, e, l, NDK_BACKLOG_PORT),
+			STATUS_SUCCESS);
+	return l;
+}
+
+/* NdkConnect of @c and @qp to the listener at NDK_BACKLOG_PORT. */
+static void ndk_backlog_connect(struct kunit *test, struct ndk_cenv *e,
+				NDK_CONNECTOR *c, NDK_QP *qp,
+				struct ndk_wait *w)
+{
+	ndk_wait_init(w);
+	KUNIT_ASSERT_EQ(test, ndk_cenv_connect(e, c, qp, NDK_BACKLOG_PORT,
+					       NULL, 0, w),
+			STATUS_PENDING);
+}
+
+/* Accept @p->in on @p->pqp, and confirm @p->c's connect that succeeded. */
+static void ndk_backlog_accept(struct kunit *test, struct ndk_pair *p,
+			       struct ndk_wait *cw)
+{
+	struct ndk_wait aw, ccw;
+	NTSTATUS st;
+
+	ndk_wait_init(&aw);
+	KUNIT_ASSERT_EQ(test, p->in->Dispatch->NdkAccept(p->in, p->pqp, 4, 4,
+							 NULL, 0, NULL, NULL,
+							 ndk_test_request_cb,
+							 &aw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(cw));
+	KUNIT_ASSERT_EQ(test, cw->status, STATUS_SUCCESS);
+	ndk_wait_init(&ccw);
+	st = p->c->Dispatch->NdkCompleteConnect(p->c, NULL, NULL,
+						ndk_test_request_cb, &ccw);
+	KUNIT_ASSERT_EQ(test, ndk_test_outcome(test, &ccw, st), STATUS_SUCCESS);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&aw));
+	KUNIT_ASSERT_EQ(test, aw.status, STATUS_SUCCESS);
+}
+
+/* How the consumer answers the request that holds the only place. */
+enum ndk_answer {
+	NDK_ANSWER_ACCEPT,
+	NDK_ANSWER_REJECT,
+	NDK_ANSWER_CLOSE,
+};
+
+static const struct ndk_answer_case {
+	const char *name;
+	enum ndk_answer how;
+} ndk_answer_cases[] = {
+	{ "accept", NDK_ANSWER_ACCEPT },
+	{ "reject", NDK_ANSWER_REJECT },
+	{ "close", NDK_ANSWER_CLOSE },
+};
+
+static void ndk_answer_desc(const struct ndk_answer_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(ndk_answer, ndk_answer_cases, ndk_answer_desc);
+
+/*
+ * With a backlog of one, a second request while the first is unanswered
+ * is refused on the wire (STATUS_CONNECTION_REFUSED), counted in
+ * listen_overflows, and never reaches the consumer; once the consumer
+ * has answered the first (per case: NdkAccept, NdkReject or its close),
+ * the next request is handed over again.
+ */
+static void ndk_listen_answer_test(struct kunit *test)
+{
+	const struct ndk_answer_case *ac = test->param_value;
+	struct ndk_cenv *e = test->priv;
+	struct ndk_flood *f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+	NDK_CONNECTOR *c1, *c2;
+	NDK_QP *qp1, *qp2;
+	struct ndk_wait cw, cw1, cw2, lw;
+	struct ndk_pair p;
+	NDK_LISTENER *l;
+	u64 overflows;
+
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	ndk_backlog_set(test, 1);
+	l = ndk_flood_listener(test, e, f);
+	ndk_pair_init(test, e, &p);
+	c1 = ndk_cenv_connector(test, e);
+	c2 = ndk_cenv_connector(test, e);
+	qp1 = ndk_cenv_qp(test, e);
+	qp2 = ndk_cenv_qp(test, e);
+	overflows = ndk_obs_stat(test, ndk_obs_read(test, e, "stats"),
+				 "listen_overflows");
+
+	ndk_backlog_connect(test, e, p.c, p.aqp, &cw);
+	KUNIT_ASSERT_TRUE(test, ndk_flood_wait(f, 1));
+	p.in = f->in[0];
+
+	ndk_backlog_connect(test, e, c1, qp1, &cw1);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw1));
+	KUNIT_EXPECT_EQ(test, cw1.status, STATUS_CONNECTION_REFUSED);
+	KUNIT_EXPECT_EQ(test, ndk_flood_count(f), 1);
+	KUNIT_EXPECT_EQ(test, ndk_obs_stat(test, ndk_obs_read(test, e, "stats"),
+					   "listen_overflows"),
+			overflows + 1);
+
+	switch (ac->how) {
+	case NDK_ANSWER_ACCEPT:
+		ndk_backlog_accept(test, &p, &cw);
+		break;
+	case NDK_ANSWER_REJECT:
+		KUNIT_ASSERT_EQ(test, p.in->Dispatch->NdkReject(p.in, NULL, 0),
+				STATUS_SUCCESS);
+		break;
+	case NDK_ANSWER_CLOSE:
+		ndk_close_all(test, p.in, NULL);
+		p.in = NULL;
+		break;
+	}
+	if (ac->how != NDK_ANSWER_ACCEPT) {
+		KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw));
+		KUNIT_EXPECT_EQ(test, cw.status, STATUS_CONNECTION_REFUSED);
+	}
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->l->unanswered), 0);
+
+	ndk_backlog_connect(test, e, c2, qp2, &cw2);
+	KUNIT_ASSERT_TRUE(test, ndk_flood_wait(f, 2));
+	KUNIT_EXPECT_EQ(test, f->most, 1);
+	KUNIT_EXPECT_EQ(test, ndk_obs_stat(test, ndk_obs_read(test, e, "stats"),
+					   "listen_overflows"),
+			overflows + 1);
+
+	/* The unanswered request goes with its connector's close. */
+	ndk_close_all(test, f->in[1], NULL);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw2));
+	KUNIT_EXPECT_EQ(test, cw2.status, STATUS_CONNECTION_REFUSED);
+	ndk_wait_init(&lw);
+	KUNIT_EXPECT_EQ(test, ndk_listener_close(l, &lw), STATUS_PENDING);
+	ndk_pair_close(test, &p);
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&lw));
+	ndk_close_all(test, c1, qp1);
+	ndk_close_all(test, c2, qp2);
+}
+
+/* One side of the flood: a connector, its QP and its request. */
+struct ndk_flood_conn {
+	NDK_CONNECTOR *c;
+	NDK_QP *qp;
+	struct ndk_wait w;
+	bool handed;
+};
+
+/* The port of @c's address, local or peer; 0 without one. */
+static u16 ndk_conn_port(NDK_CONNECTOR *c, bool local)
+{
+	struct sockaddr_storage ss = {};
+	struct sockaddr *sa = (struct sockaddr *)&ss;
+	ULONG len = sizeof(ss);
+	NTSTATUS st;
+
+	st = local ? c->Dispatch->NdkGetLocalAddress(c, sa, &len) :
+		     c->Dispatch->NdkGetPeerAddress(c, sa, &len);
+	/* sin_port and sin6_port share their offset. */
+	return st ? 0 : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}
+
+/* Mark the active connectors whose requests the listener handed over. */
+static int ndk_flood_match(struct ndk_flood *f, struct ndk_flood_conn *fc,
+			   int from)
+{
+	int i, j, matched = 0;
+	u16 port;
+
+	for (i = from; i < ndk_flood_count(f); i++) {
+		port = ndk_conn_port(f->in[i], false);
+		for (j = 0; j < NDK_FLOOD_ALL; j++) {
+			if (fc[j].handed || !port ||
+			    ndk_conn_port(fc[j].c, true) != port)
+				continue;
+			fc[j].handed = true;
+			matched++;
+			break;
+		}
+	}
+	return matched;
+}
+
+/*
+ * A message of 16 bytes from @from to @to through NdkReceive and NdkSend,
+ * the round's number in its bytes; both results polled from the CQ.
+ */
+static void ndk_flood_message(struct kunit *test, struct ndk_cenv *e,
+			      NDK_QP *from, NDK_QP *to, u8 round)
+{
+	struct ib_device *dev = container_of(e->pd, struct ndk_pd,
+					     ndk)->ibpd->device;
+	u8 *buf = kunit_kzalloc(test, 32, GFP_KERNEL);
+	NDK_SGE ss, rs;
+	NDK_RESULT r[2];
+	UINT32 tok;
+	u64 dma;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	memset(buf, round, 16);
+	e->pd->Dispatch->NdkGetPrivilegedMemoryRegionToken(e->pd, &tok);
+	dma = ib_dma_map_single(dev, buf, 32, DMA_BIDIRECTIONAL);
+	KUNIT_ASSERT_FALSE(test, ib_dma_mapping_error(dev, dma));
+	ss = (NDK_SGE){ .LogicalAddress = dma, .Length = 16,
+			.MemoryRegionToken = tok };
+	rs = (NDK_SGE){ .LogicalAddress = dma + 16, .Length = 16,
+			.MemoryRegionToken = tok };
+	KUNIT_EXPECT_EQ(test, to->Dispatch->NdkReceive(to, (void *)1, &rs, 1),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, from->Dispatch->NdkSend(from, (void *)2, &ss, 1,
+						      0),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_poll_results(e->cq, r, 2), 2U);
+	ib_dma_unmap_single(dev, dma, 32, DMA_BIDIRECTIONAL);
+	KUNIT_EXPECT_EQ(test, r[0].Status, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, r[1].Status, STATUS_SUCCESS);
+	NDK_EXPECT_MEMEQ(test, buf + 16, buf, 16);
+}
+
+/* The kernel's unreclaimable slab memory, in KiB. */
+static unsigned long ndk_slab_kib(void)
+{
+	return global_node_page_state_pages(NR_SLAB_UNRECLAIMABLE_B) *
+	       (PAGE_SIZE / 1024);
+}
+
+/*
+ * A peer floods a listener whose consumer answers nothing: with
+ * listen_backlog at 16, 80 requests at once. Exactly 16 reach the
+ * consumer, whose listener never counts more than 16 unanswered; the
+ * other 64 are refused on the wire (STATUS_CONNECTION_REFUSED) without
+ * any callback and counted in listen_overflows. A connection the
+ * consumer accepted on the same listener before the flood moves data
+ * during it and at its peak. The listener's close waits for the
+ * connectors it handed out, which the consumer closes unanswered (their
+ * peers are refused then, or have timed out on a slow run); afterwards
+ * ndk's open objects are as before. ndk's memory (its connectors) and
+ * the kernel's unreclaimable slab before, at the peak and after are
+ * logged; kmemleak and KASAN watch the rest.
+ */
+static void ndk_listen_flood_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_flood *f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+	struct ndk_flood_conn *fc = kunit_kcalloc(test, NDK_FLOOD_ALL,
+						  sizeof(*fc), GFP_KERNEL);
+	unsigned long slab[3];
+	char *before, *peak, *after;
+	int i, refused = 0;
+	struct ndk_wait cw, lw, dw;
+	struct ndk_pair p;
+	NDK_LISTENER *l;
+
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	KUNIT_ASSERT_NOT_NULL(test, fc);
+	before = ndk_obs_read(test, e, "stats");
+	slab[0] = ndk_slab_kib();
+	ndk_backlog_set(test, NDK_FLOOD_LIMIT);
+	l = ndk_flood_listener(test, e, f);
+
+	/* Accepted before the flood: an answered request takes no place. */
+	ndk_pair_init(test, e, &p);
+	ndk_backlog_connect(test, e, p.c, p.aqp, &cw);
+	KUNIT_ASSERT_TRUE(test, ndk_flood_wait(f, 1));
+	p.in = f->in[0];
+	ndk_backlog_accept(test, &p, &cw);
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->l->unanswered), 0);
+
+	for (i = 0; i < NDK_FLOOD_ALL; i++) {
+		fc[i].c = ndk_cenv_connector(test, e);
+		fc[i].qp = ndk_cenv_qp(test, e);
+	}
+	for (i = 0; i < NDK_FLOOD_ALL; i++)
+		ndk_backlog_connect(test, e, fc[i].c, fc[i].qp, &fc[i].w);
+	ndk_flood_message(test, e, p.aqp, p.pqp, 1);
+
+	KUNIT_ASSERT_TRUE(test, ndk_flood_wait(f, 1 + NDK_FLOOD_LIMIT));
+	KUNIT_ASSERT_EQ(test, ndk_flood_match(f, fc, 1), NDK_FLOOD_LIMIT);
+	for (i = 0; i < NDK_FLOOD_ALL; i++) {
+		if (fc[i].handed)
+			continue;
+		KUNIT_ASSERT_TRUE(test, ndk_wait_for(&fc[i].w));
+		KUNIT_EXPECT_EQ(test, fc[i].w.status,
+				STATUS_CONNECTION_REFUSED);
+		refused += fc[i].w.status == STATUS_CONNECTION_REFUSED;
+	}
+	KUNIT_EXPECT_EQ(test, refused, NDK_FLOOD_EXTRA);
+	/* All requests are decided: none more reached the consumer. */
+	KUNIT_EXPECT_EQ(test, ndk_flood_count(f), 1 + NDK_FLOOD_LIMIT);
+	KUNIT_EXPECT_EQ(test, f->most, NDK_FLOOD_LIMIT);
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->l->unanswered), NDK_FLOOD_LIMIT);
+	peak = ndk_obs_read(test, e, "stats");
+	slab[1] = ndk_slab_kib();
+	KUNIT_EXPECT_EQ(test, ndk_obs_stat(test, peak, "listen_overflows"),
+			ndk_obs_stat(test, before, "listen_overflows") +
+			NDK_FLOOD_EXTRA);
+	ndk_flood_message(test, e, p.pqp, p.aqp, 2);
+
+	/* The consumer closes the listener first: that waits for the rest. */
+	ndk_wait_init(&lw);
+	KUNIT_ASSERT_EQ(test, ndk_listener_close(l, &lw), STATUS_PENDING);
+	for (i = 1; i <= NDK_FLOOD_LIMIT; i++)
+		ndk_close_all(test, f->in[i], NULL);
+	for (i = 0; i < NDK_FLOOD_ALL; i++) {
+		if (!fc[i].handed)
+			continue;
+		KUNIT_ASSERT_TRUE(test, ndk_wait_for(&fc[i].w));
+		/* siw gives up waiting for the MPA reply after 10 s. */
+		KUNIT_EXPECT_TRUE_MSG(test,
+				      fc[i].w.status == STATUS_CONNECTION_REFUSED ||
+				      fc[i].w.status == STATUS_IO_TIMEOUT,
+				      "status %#x", fc[i].w.status);
+	}
+	KUNIT_EXPECT_FALSE(test, completion_done(&lw.done));
+	ndk_wait_init(&dw);
+	KUNIT_ASSERT_EQ(test, p.c->Dispatch->NdkDisconnect(p.c,
+							   ndk_test_request_cb,
+							   &dw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&dw));
+	ndk_pair_close(test, &p);
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&lw));
+	for (i = 0; i < NDK_FLOOD_ALL; i++)
+		ndk_close_all(test, fc[i].c, fc[i].qp);
+
+	after = ndk_obs_read(test, e, "stats");
+	slab[2] = ndk_slab_kib();
+	KUNIT_EXPECT_EQ(test, ndk_obs_stat(test, after, "open_connectors"),
+			ndk_obs_stat(test, before, "open_connectors"));
+	KUNIT_EXPECT_EQ(test, ndk_obs_stat(test, after, "open_qps"),
+			ndk_obs_stat(test, before, "open_qps"));
+	KUNIT_EXPECT_EQ(test, ndk_obs_stat(test, after, "open_listeners"),
+			ndk_obs_stat(test, before, "open_listeners"));
+	kunit_info(test,
+		   "ndk connectors (%zu bytes each): %llu before, %llu at the peak (%d of them handed out, unanswered), %llu after; unreclaimable slab: %lu KiB, %lu KiB, %lu KiB\n",
+		   sizeof(struct ndk_connector),
+		   ndk_obs_stat(test, before, "open_connectors"),
+		   ndk_obs_stat(test, peak, "open_connectors"),
+		   NDK_FLOOD_LIMIT,
+		   ndk_obs_stat(test, after, "open_connectors"),
+		   slab[0], slab[1], slab[2]);
+}
+
 static struct kunit_case ndk_listener_cases[] = {
 	KUNIT_CASE(nd_dual_listen),
 	KUNIT_CASE(nd_conn_listen_closing),
 	KUNIT_CASE(ndk_conn_pause_test),
+	KUNIT_CASE(ndk_listen_backlog_param_test),
+	KUNIT_CASE_PARAM(ndk_listen_answer_test, ndk_answer_gen_params),
+	KUNIT_CASE(ndk_listen_flood_test),
 	{}
 };
 
-NDK_SUITE(listener, ndk_conn_init_test, ndk_conn_exit_test);
+NDK_SUITE(listener, ndk_conn_init_test, ndk_listener_exit_test);
