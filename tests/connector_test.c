@@ -127,11 +127,33 @@ static void ndk_conn_connect_accept_test(struct kunit *test)
 #define NDK_REJECT_TRIES	3
 
 /*
+ * Run @try_once until a try brings the reject's private data, at most
+ * NDK_REJECT_TRIES times; only over iWARP may a try lose it. @try_once
+ * returns true when the refusal came without the data.
+ */
+static void ndk_reject_tries(struct kunit *test,
+			     bool (*try_once)(struct kunit *test))
+{
+	int try;
+
+	for (try = 1; try <= NDK_REJECT_TRIES; try++) {
+		if (!try_once(test))
+			return;
+		kunit_info(test, "device defect: the reject's private data was lost (try %d)\n",
+			   try);
+		KUNIT_ASSERT_TRUE_MSG(test, ndk_test_iwarp(),
+				      "the reject's private data was lost");
+	}
+	KUNIT_FAIL(test, "the reject's private data was lost on every try");
+}
+
+/*
  * nd_conn_reject: the active side reads the reject's private data; true
  * if the refusal came without any.
  */
-static bool nd_conn_reject_try(struct kunit *test, struct ndk_cenv *e)
+static bool nd_conn_reject_try(struct kunit *test)
 {
+	struct ndk_cenv *e = test->priv;
 	NDK_CONNECTOR *c = ndk_cenv_connector(test, e);
 	NDK_QP *qp = ndk_cenv_qp(test, e);
 	struct ndk_wait cw;
@@ -160,18 +182,7 @@ static bool nd_conn_reject_try(struct kunit *test, struct ndk_cenv *e)
  */
 static void nd_conn_reject(struct kunit *test)
 {
-	struct ndk_cenv *e = test->priv;
-	int try;
-
-	for (try = 1; try <= NDK_REJECT_TRIES; try++) {
-		if (!nd_conn_reject_try(test, e))
-			return;
-		kunit_info(test, "device defect: the reject's private data was lost (try %d)\n",
-			   try);
-		KUNIT_ASSERT_TRUE_MSG(test, ndk_test_iwarp(),
-				      "the reject's private data was lost");
-	}
-	KUNIT_FAIL(test, "the reject's private data was lost on every try");
+	ndk_reject_tries(test, nd_conn_reject_try);
 }
 
 /* Nobody listens on the port: the peer's CM refuses. */
@@ -236,6 +247,250 @@ static void nd_large_private_data(struct kunit *test)
 	NDK_EXPECT_MEMEQ(test, got, big, info.MaxCallerData);
 	ndk_close_all(test, e->incoming, NULL);
 	ndk_close_all(test, c, qp);
+}
+
+/* Private data buffers: twice the most any transport carries. */
+#define NDK_PDATA_BUF	(2 * RDMA_MAX_PRIVATE_DATA)
+
+/* The call of an ndk_conn_pdata_len_test case that sends private data. */
+enum ndk_pdata_call {
+	NDK_PDATA_CONNECT,
+	NDK_PDATA_ACCEPT,
+	NDK_PDATA_REJECT,
+};
+
+/**
+ * struct ndk_pdata_case - a length of private data one call sends
+ * @name: the case's name
+ * @call: the call
+ * @from_max: @delta counts from the call's limit (MaxCallerData for
+ *	NdkConnect, MaxCalleeData for NdkAccept and NdkReject), not from 0
+ * @delta: the length
+ * @over: first every length past the limit, each refused, then none
+ */
+struct ndk_pdata_case {
+	const char *name;
+	enum ndk_pdata_call call;
+	bool from_max;
+	int delta;
+	bool over;
+};
+
+/*
+ * The lengths nd_large_private_data, ndk_conn_zero_pdata_test and
+ * ndk_conn_connect_accept_test leave out: connect 0, the limit and one
+ * past it, and accept 0, are theirs.
+ */
+static const struct ndk_pdata_case ndk_pdata_cases[] = {
+	{ "connect 1", NDK_PDATA_CONNECT, false, 1 },
+	{ "connect limit-1", NDK_PDATA_CONNECT, true, -1 },
+	{ "connect over the limit", NDK_PDATA_CONNECT, .over = true },
+	{ "accept 1", NDK_PDATA_ACCEPT, false, 1 },
+	{ "accept limit-1", NDK_PDATA_ACCEPT, true, -1 },
+	{ "accept limit", NDK_PDATA_ACCEPT, true, 0 },
+	{ "accept over the limit", NDK_PDATA_ACCEPT, .over = true },
+	{ "reject 0", NDK_PDATA_REJECT, false, 0 },
+	{ "reject 1", NDK_PDATA_REJECT, false, 1 },
+	{ "reject limit-1", NDK_PDATA_REJECT, true, -1 },
+	{ "reject limit", NDK_PDATA_REJECT, true, 0 },
+	{ "reject over the limit", NDK_PDATA_REJECT, .over = true },
+};
+
+static void ndk_pdata_desc(const struct ndk_pdata_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(ndk_pdata, ndk_pdata_cases, ndk_pdata_desc);
+
+/* The two sides of an ndk_conn_pdata_len_test try. */
+struct ndk_pdata_try {
+	struct ndk_cenv *e;
+	NDK_CONNECTOR *c, *in;
+	NDK_QP *aqp, *pqp;
+	struct ndk_wait cw, aw;
+};
+
+/* Send @len bytes of @buf with @call; return what the call returned. */
+static NTSTATUS ndk_pdata_send(struct ndk_pdata_try *t,
+			       enum ndk_pdata_call call, const u8 *buf,
+			       ULONG len)
+{
+	switch (call) {
+	case NDK_PDATA_CONNECT:
+		return ndk_cenv_connect(t->e, t->c, t->aqp, NDK_TEST_PORT, buf,
+					len, &t->cw);
+	case NDK_PDATA_ACCEPT:
+		return t->in->Dispatch->NdkAccept(t->in, t->pqp, 4, 4,
+						  (PVOID)buf, len, NULL, NULL,
+						  ndk_test_request_cb, &t->aw);
+	default:
+		return t->in->Dispatch->NdkReject(t->in, (PVOID)buf, len);
+	}
+}
+
+/*
+ * Every length past @max up to NDK_PDATA_BUF, MAXULONG, and a length
+ * without a buffer: @call refuses each inline with
+ * STATUS_INVALID_BUFFER_SIZE, calls nothing back and counts nothing.
+ */
+static void ndk_pdata_over(struct kunit *test, struct ndk_pdata_try *t,
+			   enum ndk_pdata_call call, const u8 *buf, ULONG max)
+{
+	static const char *const counter[] = {
+		[NDK_PDATA_CONNECT] = "connects",
+		[NDK_PDATA_ACCEPT] = "accepts",
+		[NDK_PDATA_REJECT] = "rejects",
+	};
+	char *before = ndk_obs_read(test, t->e, "stats");
+	ULONG len;
+
+	for (len = max + 1; len <= NDK_PDATA_BUF; len++)
+		KUNIT_EXPECT_EQ_MSG(test, ndk_pdata_send(t, call, buf, len),
+				    STATUS_INVALID_BUFFER_SIZE, "length %u",
+				    len);
+	KUNIT_EXPECT_EQ(test, ndk_pdata_send(t, call, buf, U32_MAX),
+			STATUS_INVALID_BUFFER_SIZE);
+	KUNIT_EXPECT_EQ(test, ndk_pdata_send(t, call, NULL, 1),
+			STATUS_INVALID_BUFFER_SIZE);
+	KUNIT_EXPECT_EQ(test, atomic_read(&t->cw.calls), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&t->aw.calls), 0);
+	KUNIT_EXPECT_EQ(test, ndk_obs_stat(test,
+					   ndk_obs_read(test, t->e, "stats"),
+					   counter[call]),
+			ndk_obs_stat(test, before, counter[call]));
+}
+
+/*
+ * @c's NdkGetConnectionData: @len bytes of @sent, then zeros up to the
+ * RDS @rds, and nothing written past it.
+ */
+static void ndk_expect_pdata(struct kunit *test, NDK_CONNECTOR *c,
+			     const u8 *sent, ULONG len, ULONG rds)
+{
+	u8 *got = kunit_kmalloc(test, NDK_PDATA_BUF, GFP_KERNEL);
+	ULONG n = NDK_PDATA_BUF - 1;
+
+	KUNIT_ASSERT_NOT_NULL(test, got);
+	memset(got, 0xa5, NDK_PDATA_BUF);
+	KUNIT_EXPECT_EQ(test, c->Dispatch->NdkGetConnectionData(c, NULL, NULL,
+								got, &n),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, n, rds);
+	NDK_EXPECT_MEMEQ(test, got, sent, len);
+	KUNIT_EXPECT_NULL(test, memchr_inv(got + len, 0, rds - len));
+	KUNIT_EXPECT_EQ(test, got[rds], 0xa5);
+}
+
+/*
+ * One try of ndk_conn_pdata_len_test; true if siw lost a reject's
+ * private data (see ndk_reject_tries()).
+ */
+static bool ndk_pdata_try_once(struct kunit *test)
+{
+	const struct ndk_pdata_case *pc = test->param_value;
+	struct ndk_pdata_try t = { .e = test->priv };
+	bool iwarp = ndk_test_iwarp();
+	ULONG size = sizeof(t.e->info), max, len, rds = 0;
+	u8 *buf = kunit_kmalloc(test, NDK_PDATA_BUF, GFP_KERNEL);
+	bool lost = false;
+	NTSTATUS st;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	for (i = 0; i < NDK_PDATA_BUF; i++)
+		buf[i] = i + 1;
+	KUNIT_ASSERT_EQ(test, t.e->a->Dispatch->NdkQueryAdapterInfo(t.e->a,
+								    &t.e->info,
+								    &size),
+			STATUS_SUCCESS);
+	max = pc->call == NDK_PDATA_CONNECT ? t.e->info.MaxCallerData :
+					      t.e->info.MaxCalleeData;
+	len = (pc->from_max ? max : 0) + pc->delta;
+	t.c = ndk_cenv_connector(test, t.e);
+	t.aqp = ndk_cenv_qp(test, t.e);
+	t.pqp = ndk_cenv_qp(test, t.e);
+	ndk_wait_init(&t.cw);
+	ndk_wait_init(&t.aw);
+	/* The environment's listener answers a connect at once. */
+	t.e->reject = pc->call == NDK_PDATA_CONNECT;
+	reinit_completion(&t.e->incoming_done);
+	if (pc->call != NDK_PDATA_CONNECT) {
+		ndk_cenv_connect_incoming(test, t.e, t.c, t.aqp, &t.cw);
+		t.in = t.e->incoming;
+	}
+	if (pc->over) {
+		ndk_pdata_over(test, &t, pc->call, buf, max);
+		len = 0;
+	}
+
+	st = ndk_pdata_send(&t, pc->call, len ? buf : NULL, len);
+	switch (pc->call) {
+	case NDK_PDATA_CONNECT:
+		KUNIT_ASSERT_EQ(test, st, STATUS_PENDING);
+		KUNIT_ASSERT_NE(test,
+				wait_for_completion_timeout(&t.e->incoming_done,
+							    NDK_TEST_TIMEOUT),
+				0UL);
+		KUNIT_ASSERT_TRUE(test, ndk_wait_for(&t.cw));
+		KUNIT_EXPECT_EQ(test, t.cw.status, STATUS_CONNECTION_REFUSED);
+		t.in = t.e->incoming;
+		/* IB's REQ carries MaxCallerData bytes of it. */
+		ndk_expect_pdata(test, t.in, buf, len, iwarp ? len : max);
+		break;
+	case NDK_PDATA_ACCEPT:
+		KUNIT_ASSERT_EQ(test, st, STATUS_PENDING);
+		KUNIT_ASSERT_TRUE(test, ndk_wait_for(&t.cw));
+		KUNIT_ASSERT_EQ(test, t.cw.status, STATUS_SUCCESS);
+		ndk_expect_pdata(test, t.c, buf, len,
+				 iwarp ? len : IB_CM_REP_PRIVATE_DATA_SIZE);
+		ndk_wait_init(&t.cw);
+		st = t.c->Dispatch->NdkCompleteConnect(t.c, NULL, NULL,
+						       ndk_test_request_cb,
+						       &t.cw);
+		KUNIT_EXPECT_EQ(test, ndk_test_outcome(test, &t.cw, st),
+				STATUS_SUCCESS);
+		KUNIT_ASSERT_TRUE(test, ndk_wait_for(&t.aw));
+		KUNIT_EXPECT_EQ(test, t.aw.status, STATUS_SUCCESS);
+		break;
+	case NDK_PDATA_REJECT:
+		KUNIT_ASSERT_EQ(test, st, STATUS_SUCCESS);
+		KUNIT_ASSERT_TRUE(test, ndk_wait_for(&t.cw));
+		KUNIT_EXPECT_EQ(test, t.cw.status, STATUS_CONNECTION_REFUSED);
+		KUNIT_EXPECT_EQ(test,
+				t.c->Dispatch->NdkGetConnectionData(t.c, NULL,
+								    NULL, NULL,
+								    &rds),
+				STATUS_SUCCESS);
+		lost = iwarp && len && !rds;
+		if (!lost)
+			ndk_expect_pdata(test, t.c, buf, len,
+					 iwarp ? len :
+					 IB_CM_REJ_PRIVATE_DATA_SIZE);
+		break;
+	}
+	ndk_close_all(test, t.in, t.pqp);
+	ndk_close_all(test, t.c, t.aqp);
+	return lost;
+}
+
+/*
+ * Private data of the lengths the other cases leave out: NdkConnect's 1
+ * and limit - 1, NdkAccept's 1, limit - 1 and the limit, NdkReject's 0,
+ * 1, limit - 1 and the limit (the limits: MaxCallerData, MaxCalleeData).
+ * The call goes through and the peer's NdkGetConnectionData returns
+ * exactly those bytes, padded with zeros to the RDS the transport
+ * delivers (IB and RoCE: the CM message's field, 56, 196 or 148 bytes;
+ * iWARP: the length sent). Past its limit each call refuses every length
+ * up to 512, MAXULONG and a length without a buffer inline with
+ * STATUS_INVALID_BUFFER_SIZE, calls nothing back, counts nothing in the
+ * stats and leaves the connector as it was, which the same call without
+ * data then shows. A reject's data that siw loses is tried again as in
+ * nd_conn_reject.
+ */
+static void ndk_conn_pdata_len_test(struct kunit *test)
+{
+	ndk_reject_tries(test, ndk_pdata_try_once);
 }
 
 struct ndk_cic {
@@ -1804,6 +2059,7 @@ static struct kunit_case ndk_connector_cases[] = {
 	KUNIT_CASE(nd_conn_reject),
 	KUNIT_CASE(ndk_conn_refused_test),
 	KUNIT_CASE(nd_large_private_data),
+	KUNIT_CASE_PARAM(ndk_conn_pdata_len_test, ndk_pdata_gen_params),
 	KUNIT_CASE(ndk_conn_close_in_connect_test),
 	KUNIT_CASE(ndk_conn_atomic_test),
 	KUNIT_CASE(ndk_conn_chain_test),
