@@ -9,6 +9,7 @@
  * The same again with the poll path dropping every flushed completion,
  * as a driver that loses them would: ndk's sweep must report them.
  */
+#include <kunit/resource.h>
 #include <linux/delay.h>
 #include "ndk_tests.h"
 #include "sweep.h"
@@ -265,6 +266,55 @@ static void ndk_sweep_tear(struct kunit *test, struct ndk_sweep_env *se,
 }
 
 /* One round: connect, post, tear down, count, close. */
+/* A device that loses its flushes, played until the case lets go. */
+struct ndk_sweep_lost {
+	struct kunit_resource res;
+	unsigned int sweep_ms;
+};
+
+static int ndk_sweep_lost_init(struct kunit_resource *res, void *data)
+{
+	struct ndk_sweep_lost *l = container_of(res, struct ndk_sweep_lost,
+						res);
+
+	l->sweep_ms = ndk_sweep_set_ms(NDK_SWEEP_LOST_MS);
+	ndk_fault_lose(true);
+	return 0;
+}
+
+static void ndk_sweep_lost_free(struct kunit_resource *res)
+{
+	struct ndk_sweep_lost *l = container_of(res, struct ndk_sweep_lost,
+						res);
+
+	ndk_fault_lose(false);
+	ndk_sweep_set_ms(l->sweep_ms);
+}
+
+/*
+ * Drop every flushed completion and have the sweep due soon, until
+ * ndk_sweep_found() or the end of the case: a failed assertion must not
+ * leave the rest of the run losing flushes.
+ */
+static struct ndk_sweep_lost *ndk_sweep_lose(struct kunit *test)
+{
+	struct ndk_sweep_lost *l = kunit_kzalloc(test, sizeof(*l), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, l);
+	KUNIT_ASSERT_EQ(test, kunit_add_resource(test, ndk_sweep_lost_init,
+						 ndk_sweep_lost_free, &l->res,
+						 NULL),
+			0);
+	return l;
+}
+
+/* Flushes are reported again, and the sweep waits as before. */
+static void ndk_sweep_found(struct kunit *test, struct ndk_sweep_lost *l)
+{
+	if (l)
+		kunit_remove_resource(test, &l->res);
+}
+
 static bool ndk_sweep_round(struct kunit *test, struct ndk_sweep_env *se,
 			    const struct ndk_sweep_case *c, int round)
 {
@@ -304,7 +354,7 @@ static void ndk_sweep_teardown_test(struct kunit *test)
 {
 	const struct ndk_sweep_case *c = test->param_value;
 	struct ndk_sweep_env *se = kunit_kzalloc(test, sizeof(*se), GFP_KERNEL);
-	unsigned int sweep_ms = 0;
+	struct ndk_sweep_lost *lost = NULL;
 	int round;
 
 	KUNIT_ASSERT_NOT_NULL(test, se);
@@ -315,17 +365,12 @@ static void ndk_sweep_teardown_test(struct kunit *test)
 					  NDK_MR_FLAG_RDMA_READ_SINK);
 	se->rm = ndk_pmem_new(test, se->e, NDK_MR_FLAG_ALLOW_REMOTE_READ |
 					   NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
-	if (c->lose) {
-		sweep_ms = ndk_sweep_set_ms(NDK_SWEEP_LOST_MS);
-		ndk_fault_lose(true);
-	}
+	if (c->lose)
+		lost = ndk_sweep_lose(test);
 	for (round = 0; round < NDK_SWEEP_ROUNDS; round++)
 		if (!ndk_sweep_round(test, se, c, round))
 			break;
-	if (c->lose) {
-		ndk_fault_lose(false);
-		ndk_sweep_set_ms(sweep_ms);
-	}
+	ndk_sweep_found(test, lost);
 	ndk_test_close(test, &se->acq->Header, se->acq->Dispatch->NdkCloseCq);
 	ndk_test_close(test, &se->pcq->Header, se->pcq->Dispatch->NdkCloseCq);
 	ndk_pmem_free(test, se->l);
@@ -360,7 +405,7 @@ static void ndk_sweep_env_one_free(struct kunit *test,
 static void ndk_sweep_late_receive_test(struct kunit *test)
 {
 	struct ndk_sweep_env *se = ndk_sweep_env_one(test);
-	unsigned int sweep_ms = 0;
+	struct ndk_sweep_lost *lost = NULL;
 	NDK_RESULT_EX r[2];
 	NTSTATUS st;
 	NDK_SGE sge;
@@ -369,10 +414,8 @@ static void ndk_sweep_late_receive_test(struct kunit *test)
 
 	sge = ndk_pmem_sge(se->l, 0, 64);
 	for (lose = 0; lose < 2; lose++) {
-		if (lose) {
-			sweep_ms = ndk_sweep_set_ms(NDK_SWEEP_LOST_MS);
-			ndk_fault_lose(true);
-		}
+		if (lose)
+			lost = ndk_sweep_lose(test);
 		qp = ndk_sweep_qp(test, se, true);
 		st = qp->Dispatch->NdkReceive(qp, ndk_sweep_ctx(0), &sge, 1);
 		KUNIT_EXPECT_EQ(test, st, STATUS_SUCCESS);
@@ -392,8 +435,7 @@ static void ndk_sweep_late_receive_test(struct kunit *test)
 				0U);
 		ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
 	}
-	ndk_fault_lose(false);
-	ndk_sweep_set_ms(sweep_ms);
+	ndk_sweep_found(test, lost);
 
 	/* Closed with a receive posted: the receive still comes back. */
 	qp = ndk_sweep_qp(test, se, true);
