@@ -43,15 +43,22 @@ extern struct kunit_suite ndk_wdk_suite;
 
 /*
  * The suite of tests/<stem>_test.c: ndk_<stem>, running the cases of
- * ndk_<stem>_cases[] between @init_fn and @exit_fn.
+ * ndk_<stem>_cases[] between @init_fn and @exit_fn, which may be NULL;
+ * ndk_test_exit() runs @exit_fn.
  */
 #define NDK_SUITE(stem, init_fn, exit_fn)				\
+	static void ndk_##stem##_suite_exit(struct kunit *test)		\
+	{								\
+		ndk_test_exit(test, exit_fn);				\
+	}								\
 	struct kunit_suite ndk_##stem##_suite = {			\
 		.name = "ndk_" #stem,					\
 		.init = init_fn,					\
-		.exit = exit_fn,					\
+		.exit = ndk_##stem##_suite_exit,			\
 		.test_cases = ndk_##stem##_cases,			\
 	}
+
+void ndk_test_exit(struct kunit *test, void (*exit_fn)(struct kunit *test));
 
 /* KUNIT_EXPECT_MEMEQ arrived after 6.1. */
 #define NDK_EXPECT_MEMEQ(test, a, b, n)					\

@@ -2,6 +2,7 @@
 /* Helpers shared by the ndk KUnit suites. */
 #include <linux/etherdevice.h>
 #include <linux/fs.h>
+#include <linux/kernel.h>
 #include <net/ipv6.h>
 #include <rdma/ib_cache.h>
 #include "ndk_tests.h"
@@ -47,6 +48,23 @@ void ndk_test_create_cb(PVOID Context, NTSTATUS Status,
 	w->obj = pNdkObject;
 	atomic_inc(&w->calls);
 	complete(&w->done);
+}
+
+/**
+ * ndk_test_exit() - end a case: the suite's exit, then the trace
+ * @test: the case
+ * @exit_fn: the suite's own exit, or NULL
+ *
+ * The first case that failed stops the kernel's trace buffer, so that
+ * what init.sh prints after the run ends with that case, its cleanup
+ * included, rather than with the cases after it.
+ */
+void ndk_test_exit(struct kunit *test, void (*exit_fn)(struct kunit *test))
+{
+	if (exit_fn)
+		exit_fn(test);
+	if (READ_ONCE(test->status) == KUNIT_FAILURE)
+		tracing_off();
 }
 
 void ndk_test_close_cb(PVOID Context)

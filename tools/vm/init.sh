@@ -150,6 +150,27 @@ selftest_case() {
 	dmesg | grep -E '^(\[[ 0-9.]+\] )?(not ok|# )' | sed 's/^/NDK-INTEROP-LOG: /'
 }
 
+# The connection manager's trace during the suites: ndk's and rdma_cm's
+# events, and the TCP sockets' state changes (siw's connections). The
+# first failed case stops it (ndk_test_exit()); the end of what it holds
+# then goes to the console, so that a failure that happens once can be
+# read afterwards.
+T=/sys/kernel/tracing
+mount -t tracefs tracefs $T || echo "NDK-CHECK: mount tracefs failed"
+echo 8192 >$T/buffer_size_kb
+echo 'protocol == 6' >$T/events/sock/inet_sock_set_state/filter
+echo 1 >$T/events/sock/inet_sock_set_state/enable
+[ ! -d $T/events/rdma_cma ] || echo 1 >$T/events/rdma_cma/enable
+trace_begin() {
+	echo >$T/trace
+	echo 1 >$T/tracing_on
+}
+trace_end() {
+	[ "$(cat $T/tracing_on)" = 0 ] || return 0
+	echo "NDK-TRACE: the trace up to the first failed case over $1, its last 4000 lines"
+	grep -v '^#' $T/trace | tail -n 4000 | sed 's/^/NDK-TRACE: /'
+}
+
 # One full run per transport: Soft-RoCE (RoCEv2), then Soft-iWARP. Each
 # device alone sits on eth0 so that addresses resolve to it. ndk stays
 # loaded across both, so the switch also exercises device removal and
@@ -169,11 +190,14 @@ for t in $transports; do
 	unload_case $t
 	wdk_case $t
 	selftest_case $t
+	echo 1 >$T/events/ndk/ndk_cm_event/enable
+	trace_begin
 	echo "NDK-CHECK: tests begin $t"
 	insmod /ndk/ndk_kunit.ko $kunit_args ||
 		echo "NDK-CHECK: insmod ndk_kunit failed"
 	rmmod ndk_kunit || echo "NDK-CHECK: rmmod ndk_kunit failed"
 	echo "NDK-CHECK: tests end $t"
+	trace_end $t
 	[ -e /sys/class/infiniband/${t}0 ] || continue
 	delete_device $t 30
 	case $? in
