@@ -39,6 +39,16 @@ wait_log() {
 	done
 }
 
+# The kernel stacks of the tasks blocked in D state, to show where a
+# hang sits (the test kernels have no magic SysRq).
+dump_blocked() {
+	for d in /proc/[0-9]*; do
+		grep -q '^State:.*(disk sleep)' $d/status 2>/dev/null || continue
+		echo "NDK-BLOCKED: $(cat $d/comm) ${d#/proc/}"
+		sed 's/^/NDK-BLOCKED:   /' $d/stack 2>/dev/null
+	done
+}
+
 # Delete device $1 (rxe or siw) within $2 seconds: removal waits for
 # every device reference, and one left behind would stall the VM until
 # its timeout. Returns 0, 1 when the deletion failed, 2 when it hung.
@@ -50,7 +60,10 @@ delete_device() {
 		sleep 1
 		i=$((i + 1))
 	done
-	kill -0 $del 2>/dev/null && return 2
+	if kill -0 $del 2>/dev/null; then
+		dump_blocked
+		return 2
+	fi
 	wait $del || return 1
 }
 

@@ -167,6 +167,7 @@ trace_begin() {
 }
 trace_end() {
 	[ "$(cat $T/tracing_on)" = 0 ] || return 0
+	dump_blocked
 	echo "NDK-TRACE: the trace up to the first failed case over $1, its last 4000 lines"
 	grep -v '^#' $T/trace | tail -n 4000 | sed 's/^/NDK-TRACE: /'
 }
