@@ -393,4 +393,56 @@ bool ndk_close_adapter_timeout(NDK_ADAPTER *adapter, unsigned long timeout)
 	return true;
 }
 EXPORT_SYMBOL_NDK_TEST(ndk_close_adapter_timeout);
+
+/*
+ * The live object of @a with the lowest id above @after, referenced, or
+ * NULL.
+ */
+static struct ndk_obj *ndk_next_leftover(struct ndk_adapter *a, u32 after)
+{
+	struct ndk_device *dev = a->dev;
+	struct ndk_obj *obj, *found = NULL;
+	unsigned long flags;
+
+	spin_lock_irqsave(&dev->objs_lock, flags);
+	list_for_each_entry(obj, &dev->objs, dev_node) {
+		if (obj->adapter == a && obj->id > after &&
+		    READ_ONCE(obj->state) == NDK_OBJ_LIVE &&
+		    (!found || obj->id < found->id))
+			found = obj;
+	}
+	if (found && !refcount_inc_not_zero(&found->refs))
+		found = NULL;
+	spin_unlock_irqrestore(&dev->objs_lock, flags);
+	return found;
+}
+
+/**
+ * ndk_close_leftovers() - close every object still open under an adapter
+ * @adapter: an adapter from ndk_open_adapter()
+ *
+ * For the test suites' exit hooks, after a case that failed halfway: the
+ * objects it left open would otherwise hold the adapter, their ports and
+ * the device for every later case. Each live object gets a close with no
+ * completion; a parent's close pends until its successors have gone.
+ *
+ * Return: how many objects were closed.
+ */
+unsigned int ndk_close_leftovers(NDK_ADAPTER *adapter)
+{
+	struct ndk_adapter *a = container_of(adapter, struct ndk_adapter, ndk);
+	unsigned int n = 0;
+	struct ndk_obj *obj;
+	u32 after = 0;
+
+	while ((obj = ndk_next_leftover(a, after))) {
+		after = obj->id;
+		if (ndk_close_object(obj->hdr, NULL, NULL) !=
+		    STATUS_INVALID_PARAMETER)
+			n++;
+		ndk_obj_put(obj);
+	}
+	return n;
+}
+EXPORT_SYMBOL_NDK_TEST(ndk_close_leftovers);
 #endif

@@ -105,6 +105,7 @@ NDK_RDMA_TECHNOLOGY ndk_rdma_technology(struct ib_device *ibdev, u32 port);
 #if IS_ENABLED(CONFIG_KUNIT)
 struct module *ndk_module(void);
 bool ndk_close_adapter_timeout(NDK_ADAPTER *adapter, unsigned long timeout);
+unsigned int ndk_close_leftovers(NDK_ADAPTER *adapter);
 #endif
 
 void ndk_debugfs_init(void);
