@@ -674,7 +674,6 @@ static const struct ndk_obj_ops ndk_conn_ops = {
 	.destroy = ndk_conn_destroy,
 	.free = ndk_conn_free,
 	.cm_event = ndk_conn_cm_event,
-	.close_inline = true,
 };
 
 /**

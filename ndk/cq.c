@@ -835,14 +835,17 @@ static const struct ndk_obj_ops ndk_cq_ops = {
  * @CqNotification: notification callback, called only when armed
  * @CqNotificationContext: its context
  * @Affinity: preferred processors for notifications, or NULL
- * @CreateCompletion: called with the new CQ, from ndk_wq
+ * @CreateCompletion: called with the new CQ, from ndk_wq, when the
+ *	creation pends
  * @RequestContext: passed back to @CreateCompletion
- * @ppNdkCq: unused; creation always completes asynchronously
+ * @ppNdkCq: receives the CQ when the creation completes inline
  *
- * Callable from atomic context.
+ * Callable from atomic context. Where the kernel can tell that the caller
+ * may sleep, and @ppNdkCq is given, the CQ is created inline.
  *
- * Return: STATUS_PENDING, STATUS_INVALID_PARAMETER or
- * STATUS_INSUFFICIENT_RESOURCES.
+ * Return: STATUS_SUCCESS (created inline), STATUS_PENDING,
+ * STATUS_INVALID_PARAMETER, STATUS_INSUFFICIENT_RESOURCES, or the
+ * failure of an inline creation.
  */
 NTSTATUS ndk_create_cq(NDK_ADAPTER *pNdkAdapter, ULONG CqDepth,
 		       NDK_FN_CQ_NOTIFICATION_CALLBACK CqNotification,
@@ -852,6 +855,7 @@ NTSTATUS ndk_create_cq(NDK_ADAPTER *pNdkAdapter, ULONG CqDepth,
 {
 	struct ndk_adapter *adapter;
 	struct ndk_cq *cq;
+	NTSTATUS status;
 
 	if (!pNdkAdapter || !CreateCompletion)
 		return STATUS_INVALID_PARAMETER;
@@ -879,6 +883,9 @@ NTSTATUS ndk_create_cq(NDK_ADAPTER *pNdkAdapter, ULONG CqDepth,
 	INIT_WORK(&cq->moderation_work, ndk_cq_moderation_work);
 	ndk_obj_init(&cq->obj, &cq->ndk.Header, NdkObjectTypeCq, &ndk_cq_ops,
 		     &adapter->obj);
-	return ndk_obj_create_async(&cq->obj, CreateCompletion,
-				    RequestContext);
+	status = ndk_obj_create(&cq->obj, CreateCompletion, RequestContext,
+				!!ppNdkCq);
+	if (status == STATUS_SUCCESS)
+		*ppNdkCq = &cq->ndk;
+	return status;
 }

@@ -138,10 +138,20 @@ static void ndk_sep_free(struct ndk_obj *obj)
 	kfree(container_of(obj, struct ndk_sep, obj));
 }
 
+/*
+ * Not inside ndk's rdma_cm handler, whose id's lock rdma_destroy_id()
+ * would take as a second of its class (also after a failed bind).
+ */
+static bool ndk_sep_inline_ok(struct ndk_obj *obj)
+{
+	return !ndk_cm_handler_id();
+}
+
 static const struct ndk_obj_ops ndk_sep_ops = {
 	.create = ndk_sep_create,
 	.destroy = ndk_sep_destroy,
 	.free = ndk_sep_free,
+	.inline_ok = ndk_sep_inline_ok,
 };
 
 static NTSTATUS ndk_sep_get_local_address(NDK_SHARED_ENDPOINT *pNdkSharedEndpoint,
@@ -182,16 +192,21 @@ struct ndk_sep *ndk_sep_of(NDK_SHARED_ENDPOINT *s, struct ndk_adapter *adapter)
  * @pNdkAdapter: the adapter
  * @pAddress: local address; port 0 takes an ephemeral port
  * @AddressLength: its size
- * @CreateCompletion: called with the new endpoint, from ndk_wq
+ * @CreateCompletion: called with the new endpoint, from ndk_wq, when the
+ *	creation pends
  * @RequestContext: passed back to @CreateCompletion
- * @ppNdkSharedEndpoint: unused; creation always completes asynchronously
+ * @ppNdkSharedEndpoint: receives the endpoint when the creation completes
+ *	inline
  *
- * Callable from atomic context.
+ * Callable from atomic context. Where the kernel can tell that the caller
+ * may sleep, outside ndk's rdma_cm handler, and with @ppNdkSharedEndpoint
+ * given, the endpoint is created inline.
  *
- * Return: STATUS_PENDING, STATUS_INVALID_PARAMETER or
- * STATUS_INSUFFICIENT_RESOURCES; the completion reports
- * STATUS_SHARING_VIOLATION for an address in use and
- * STATUS_INVALID_ADDRESS for one that is not the adapter's.
+ * Return: STATUS_SUCCESS (created inline), STATUS_PENDING,
+ * STATUS_INVALID_PARAMETER or STATUS_INSUFFICIENT_RESOURCES; the
+ * creation, inline or pending, fails with STATUS_SHARING_VIOLATION for
+ * an address in use and STATUS_INVALID_ADDRESS for one that is not the
+ * adapter's.
  */
 NTSTATUS ndk_create_shared_endpoint(NDK_ADAPTER *pNdkAdapter,
 				    const PSOCKADDR pAddress,
@@ -203,6 +218,7 @@ NTSTATUS ndk_create_shared_endpoint(NDK_ADAPTER *pNdkAdapter,
 	ULONG len = ndk_addr_len(pAddress, AddressLength);
 	struct ndk_adapter *adapter;
 	struct ndk_sep *sep;
+	NTSTATUS status;
 
 	if (!pNdkAdapter || !CreateCompletion || !len)
 		return STATUS_INVALID_PARAMETER;
@@ -216,6 +232,9 @@ NTSTATUS ndk_create_shared_endpoint(NDK_ADAPTER *pNdkAdapter,
 	memcpy(&sep->addr, pAddress, len);
 	ndk_obj_init(&sep->obj, &sep->ndk.Header, NdkObjectTypeSharedEndpoint,
 		     &ndk_sep_ops, &adapter->obj);
-	return ndk_obj_create_async(&sep->obj, CreateCompletion,
-				    RequestContext);
+	status = ndk_obj_create(&sep->obj, CreateCompletion, RequestContext,
+				!!ppNdkSharedEndpoint);
+	if (status == STATUS_SUCCESS)
+		*ppNdkSharedEndpoint = &sep->ndk;
+	return status;
 }

@@ -239,12 +239,22 @@ static int ndk_listener_cm_event(struct ndk_obj *obj, struct rdma_cm_id *id,
 				    id, ev);
 }
 
+/*
+ * Not inside ndk's rdma_cm handler, whose id's lock rdma_destroy_id()
+ * would take as a second of its class (also after a failed create).
+ */
+static bool ndk_listener_inline_ok(struct ndk_obj *obj)
+{
+	return !ndk_cm_handler_id();
+}
+
 static const struct ndk_obj_ops ndk_listener_ops = {
 	.close = ndk_listener_close,
 	.create = ndk_listener_create,
 	.destroy = ndk_listener_destroy,
 	.free = ndk_listener_free,
 	.cm_event = ndk_listener_cm_event,
+	.inline_ok = ndk_listener_inline_ok,
 };
 
 /**
@@ -252,14 +262,18 @@ static const struct ndk_obj_ops ndk_listener_ops = {
  * @pNdkAdapter: the adapter
  * @ConnectEvent: called with a new connector for each incoming request
  * @ConnectEventContext: its context
- * @CreateCompletion: called with the new listener, from ndk_wq
+ * @CreateCompletion: called with the new listener, from ndk_wq, when the
+ *	creation pends
  * @RequestContext: passed back to @CreateCompletion
- * @ppNdkListener: unused; creation always completes asynchronously
+ * @ppNdkListener: receives the listener when the creation completes inline
  *
- * Callable from atomic context.
+ * Callable from atomic context. Where the kernel can tell that the caller
+ * may sleep, outside ndk's rdma_cm handler, and with @ppNdkListener
+ * given, the listener is created inline.
  *
- * Return: STATUS_PENDING, STATUS_INVALID_PARAMETER or
- * STATUS_INSUFFICIENT_RESOURCES.
+ * Return: STATUS_SUCCESS (created inline), STATUS_PENDING,
+ * STATUS_INVALID_PARAMETER, STATUS_INSUFFICIENT_RESOURCES, or the
+ * failure of an inline creation.
  */
 NTSTATUS ndk_create_listener(NDK_ADAPTER *pNdkAdapter,
 			     NDK_FN_CONNECT_EVENT_CALLBACK ConnectEvent,
@@ -270,6 +284,7 @@ NTSTATUS ndk_create_listener(NDK_ADAPTER *pNdkAdapter,
 {
 	struct ndk_adapter *adapter;
 	struct ndk_listener *l;
+	NTSTATUS status;
 
 	if (!pNdkAdapter || !ConnectEvent || !CreateCompletion)
 		return STATUS_INVALID_PARAMETER;
@@ -283,6 +298,9 @@ NTSTATUS ndk_create_listener(NDK_ADAPTER *pNdkAdapter,
 	INIT_WORK(&l->work, ndk_listen_work);
 	ndk_obj_init(&l->obj, &l->ndk.Header, NdkObjectTypeListener,
 		     &ndk_listener_ops, &adapter->obj);
-	return ndk_obj_create_async(&l->obj, CreateCompletion,
-				    RequestContext);
+	status = ndk_obj_create(&l->obj, CreateCompletion, RequestContext,
+				!!ppNdkListener);
+	if (status == STATUS_SUCCESS)
+		*ppNdkListener = &l->ndk;
+	return status;
 }

@@ -697,10 +697,20 @@ static void ndk_mr_free(struct ndk_obj *obj)
 	kmem_cache_free(ndk_mr_cache, container_of(obj, struct ndk_mr, obj));
 }
 
+/* Destroying a registered region invalidates its windows' tokens. */
+static bool ndk_mr_inline_ok(struct ndk_obj *obj)
+{
+	struct ndk_mr *mr = container_of(obj, struct ndk_mr, obj);
+
+	return READ_ONCE(obj->state) != NDK_OBJ_CLOSING || mr->fast ||
+	       ndk_reg_may_run(obj->adapter);
+}
+
 static const struct ndk_obj_ops ndk_mr_ops = {
 	.create = ndk_mr_create,
 	.destroy = ndk_mr_destroy,
 	.free = ndk_mr_free,
+	.inline_ok = ndk_mr_inline_ok,
 };
 
 NDK_OBJ_CHECK_LAYOUT(struct ndk_mr);
@@ -710,14 +720,17 @@ NDK_OBJ_CHECK_LAYOUT(struct ndk_mr);
  * @pNdkPd: protection domain
  * @FastRegister: TRUE for an MR that NdkFastRegister fills, FALSE for one
  *	that NdkRegisterMr registers
- * @CreateCompletion: called with the new MR, from ndk_wq
+ * @CreateCompletion: called with the new MR, from ndk_wq, when the
+ *	creation pends
  * @RequestContext: passed back to @CreateCompletion
- * @ppNdkMr: unused; creation always completes asynchronously
+ * @ppNdkMr: receives the MR when the creation completes inline
  *
- * Callable from atomic context.
+ * Callable from atomic context. Where the kernel can tell that the caller
+ * may sleep, and @ppNdkMr is given, the MR is created inline.
  *
- * Return: STATUS_PENDING, STATUS_INVALID_PARAMETER or
- * STATUS_INSUFFICIENT_RESOURCES.
+ * Return: STATUS_SUCCESS (created inline), STATUS_PENDING,
+ * STATUS_INVALID_PARAMETER, STATUS_INSUFFICIENT_RESOURCES, or the
+ * failure of an inline creation.
  */
 NTSTATUS ndk_create_mr(NDK_PD *pNdkPd, BOOLEAN FastRegister,
 		       NDK_FN_CREATE_COMPLETION CreateCompletion,
@@ -725,6 +738,7 @@ NTSTATUS ndk_create_mr(NDK_PD *pNdkPd, BOOLEAN FastRegister,
 {
 	struct ndk_pd *pd = container_of(pNdkPd, struct ndk_pd, ndk);
 	struct ndk_mr *mr;
+	NTSTATUS status;
 
 	if (!pNdkPd || !CreateCompletion)
 		return STATUS_INVALID_PARAMETER;
@@ -738,6 +752,9 @@ NTSTATUS ndk_create_mr(NDK_PD *pNdkPd, BOOLEAN FastRegister,
 	INIT_WORK(&mr->work, ndk_mr_work);
 	ndk_obj_init(&mr->obj, &mr->ndk.Header, NdkObjectTypeMr, &ndk_mr_ops,
 		     &pd->obj);
-	return ndk_obj_create_async(&mr->obj, CreateCompletion,
-				    RequestContext);
+	status = ndk_obj_create(&mr->obj, CreateCompletion, RequestContext,
+				!!ppNdkMr);
+	if (status == STATUS_SUCCESS)
+		*ppNdkMr = &mr->ndk;
+	return status;
 }

@@ -220,15 +220,18 @@ NDK_OBJ_CHECK_LAYOUT(struct ndk_mw);
 /**
  * ndk_create_mw() - NdkCreateMw
  * @pNdkPd: protection domain
- * @CreateCompletion: called with the new window, from ndk_wq
+ * @CreateCompletion: called with the new window, from ndk_wq, when the
+ *	creation pends
  * @RequestContext: passed back to @CreateCompletion
- * @ppNdkMw: unused; creation always completes asynchronously
+ * @ppNdkMw: receives the window when the creation completes inline
  *
- * Callable from atomic context.
+ * Callable from atomic context. Where the kernel can tell that the caller
+ * may sleep, and @ppNdkMw is given, the window is created inline.
  *
- * Return: STATUS_PENDING; STATUS_INVALID_PARAMETER;
- * STATUS_INSUFFICIENT_RESOURCES; STATUS_NOT_SUPPORTED on a device without
- * fast registration (MaxWindowSize 0).
+ * Return: STATUS_SUCCESS (created inline); STATUS_PENDING;
+ * STATUS_INVALID_PARAMETER; STATUS_INSUFFICIENT_RESOURCES;
+ * STATUS_NOT_SUPPORTED on a device without fast registration
+ * (MaxWindowSize 0); the failure of an inline creation.
  */
 NTSTATUS ndk_create_mw(NDK_PD *pNdkPd,
 		       NDK_FN_CREATE_COMPLETION CreateCompletion,
@@ -236,6 +239,7 @@ NTSTATUS ndk_create_mw(NDK_PD *pNdkPd,
 {
 	struct ndk_pd *pd = container_of(pNdkPd, struct ndk_pd, ndk);
 	struct ndk_mw *mw;
+	NTSTATUS status;
 
 	if (!pNdkPd || !CreateCompletion)
 		return STATUS_INVALID_PARAMETER;
@@ -249,6 +253,9 @@ NTSTATUS ndk_create_mw(NDK_PD *pNdkPd,
 	INIT_LIST_HEAD(&mw->pd_node);
 	ndk_obj_init(&mw->obj, &mw->ndk.Header, NdkObjectTypeMw, &ndk_mw_ops,
 		     &pd->obj);
-	return ndk_obj_create_async(&mw->obj, CreateCompletion,
-				    RequestContext);
+	status = ndk_obj_create(&mw->obj, CreateCompletion, RequestContext,
+				!!ppNdkMw);
+	if (status == STATUS_SUCCESS)
+		*ppNdkMw = &mw->ndk;
+	return status;
 }

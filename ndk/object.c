@@ -2,13 +2,14 @@
 /*
  * The lifetime rules every NDK object shares.
  *
- * Create and close are callable from atomic context: they only record the
+ * Create and close are callable from atomic context. Where the kernel can
+ * tell that the caller may sleep, they finish in the call, as NDKPI
+ * allows (STATUS_SUCCESS, no callback): that saves a trip through ndk_wq
+ * and the waiting consumer's wakeup. Elsewhere they only record the
  * request and queue the object's work item; the verbs calls, which may
- * sleep, run on ndk_wq and end in the consumer's completion callback.
- * Where neither waits for consumer code (creating a QP or a connector,
- * closing a QP) and the kernel can tell that the caller may sleep, they
- * finish inline instead, as NDKPI allows (STATUS_SUCCESS, no callback):
- * that saves the work item's and the waiting consumer's wakeups.
+ * sleep, run on ndk_wq and end in the consumer's completion callback. A
+ * close finishes inline only when it drops the last reference: a
+ * successor or a pending request of the object makes it pend.
  *
  * An object holds a reference on its antecedent from the moment its
  * creation starts until its close completion callback has returned, so
@@ -65,7 +66,7 @@ void ndk_obj_init(struct ndk_obj *obj, NDK_OBJECT_HEADER *hdr,
 
 /**
  * ndk_obj_add_antecedent() - reference one more antecedent
- * @obj: an object being set up, before ndk_obj_create_async()
+ * @obj: an object being set up, before ndk_obj_create()
  * @ante: an object that must outlive @obj, besides its parent
  *
  * The reference is dropped with the parent's, after the close (or failed
@@ -239,42 +240,39 @@ void ndk_obj_put_may_sleep(struct ndk_obj *obj)
 		ndk_obj_work(&obj->work);
 }
 
-/**
- * ndk_obj_create_async() - finish creating an object on ndk_wq
- * @obj: an object set up with ndk_obj_init()
- * @cb: the consumer's create completion
- * @ctx: its context
- *
- * Return: STATUS_PENDING; @cb reports the result.
+/*
+ * Whether a create or close of @obj may finish in its caller: the caller
+ * may sleep, and the type has no reason of its own to refuse. The type's
+ * test runs only where the caller may sleep, so it may take locks that
+ * are not safe in interrupts.
  */
-NTSTATUS ndk_obj_create_async(struct ndk_obj *obj,
-			      NDK_FN_CREATE_COMPLETION cb, void *ctx)
+static bool ndk_obj_may_inline(struct ndk_obj *obj)
 {
-	obj->create_cb = cb;
-	obj->cb_ctx = ctx;
-	queue_work(ndk_wq, &obj->work);
-	return STATUS_PENDING;
+	return ndk_caller_may_sleep() &&
+	       (!obj->ops->inline_ok || obj->ops->inline_ok(obj));
 }
 
 /**
- * ndk_obj_create() - create an object inline if the caller may sleep
- * @obj: an object set up with ndk_obj_init(), whose type's creation waits
- *	for no consumer code
+ * ndk_obj_create() - create an object, inline if the caller may sleep
+ * @obj: an object set up with ndk_obj_init()
  * @cb: the consumer's create completion
  * @ctx: its context
  * @may_inline: false when the consumer gave no place for the object
  *
  * Return: STATUS_SUCCESS, the object created and the consumer's to use
  * (the caller stores it for the consumer; @cb is not called); a failure
- * status of the creation, the object gone; or STATUS_PENDING, @cb to
- * report as with ndk_obj_create_async().
+ * status of the creation, the object gone; or STATUS_PENDING, the
+ * creation queued on ndk_wq and @cb to report its result.
  */
 NTSTATUS ndk_obj_create(struct ndk_obj *obj, NDK_FN_CREATE_COMPLETION cb,
 			void *ctx, bool may_inline)
 {
-	if (!may_inline || !ndk_caller_may_sleep())
-		return ndk_obj_create_async(obj, cb, ctx);
-	return ndk_obj_run_create(obj, NULL, NULL);
+	if (may_inline && ndk_obj_may_inline(obj))
+		return ndk_obj_run_create(obj, NULL, NULL);
+	obj->create_cb = cb;
+	obj->cb_ctx = ctx;
+	queue_work(ndk_wq, &obj->work);
+	return STATUS_PENDING;
 }
 
 /**
@@ -284,10 +282,9 @@ NTSTATUS ndk_obj_create(struct ndk_obj *obj, NDK_FN_CREATE_COMPLETION cb,
  * @ctx: its context
  *
  * Drops the consumer's reference. The object is destroyed, and @cb
- * called, once its successors and pending operations are gone too. For a
- * type whose destruction waits for no consumer code (ops->close_inline),
- * called where it may sleep, and holding the last reference, the close
- * finishes here instead, without @cb.
+ * called, once its successors and pending operations are gone too. Where
+ * the close may finish inline (ndk_obj_may_inline()) and drops the last
+ * reference, it finishes here instead, without @cb.
  *
  * Return: STATUS_SUCCESS if the object is gone already, else
  * STATUS_PENDING.
@@ -301,7 +298,7 @@ static NTSTATUS ndk_obj_close(struct ndk_obj *obj,
 	WRITE_ONCE(obj->state, NDK_OBJ_CLOSING);
 	if (obj->ops->close)
 		obj->ops->close(obj);
-	if (obj->ops->close_inline && ndk_caller_may_sleep()) {
+	if (ndk_obj_may_inline(obj)) {
 		if (!refcount_dec_and_test(&obj->refs))
 			return STATUS_PENDING;
 		/* Nothing else can reach the object now. */

@@ -47,8 +47,6 @@ void ndk_obj_init(struct ndk_obj *obj, NDK_OBJECT_HEADER *hdr,
 		  struct ndk_obj *parent);
 NTSTATUS ndk_obj_create(struct ndk_obj *obj, NDK_FN_CREATE_COMPLETION cb,
 			void *ctx, bool may_inline);
-NTSTATUS ndk_obj_create_async(struct ndk_obj *obj,
-			      NDK_FN_CREATE_COMPLETION cb, void *ctx);
 NTSTATUS ndk_close_object(NDK_OBJECT_HEADER *pNdkObject,
 			  NDK_FN_CLOSE_COMPLETION CloseCompletion,
 			  PVOID RequestContext);
@@ -67,10 +65,13 @@ NTSTATUS ndk_query_extension(NDK_OBJECT_HEADER *hdr, GUID *id,
  *	(possibly atomic) context, for side effects the close must have at
  *	once, such as a listener refusing new requests
  * @create: allocate the verbs resources and return the NTSTATUS of the
- *	creation; may sleep; runs on ndk_wq, or inline in a caller that may
- *	sleep for types created with ndk_obj_create()
+ *	creation; may sleep; runs inline in a caller that may sleep, else on
+ *	ndk_wq
  * @destroy: release them; may sleep; also called after a failed @create,
- *	so it must cope with partly created objects
+ *	so it must cope with partly created objects; runs inline in a caller
+ *	that may sleep and drops the last reference, else on ndk_wq; so it
+ *	waits for no consumer code but a running CQ notification, which
+ *	cannot sleep
  * @free: free the containing structure
  * @released: for an object without antecedent (the adapter) instead of
  *	the queued destruction: the last reference went away
@@ -79,8 +80,11 @@ NTSTATUS ndk_query_extension(NDK_OBJECT_HEADER *hdr, GUID *id,
  *	sleep
  * @cm_event: optional; an event of an rdma_cm id whose context is the
  *	object (cm.c); returns non-zero only to refuse a connect request
- * @close_inline: @destroy and @free wait for no consumer code (callback,
- *	work item), so a close by a caller that may sleep can finish inline
+ * @inline_ok: optional; called only where the caller may sleep, at create
+ *	time and at close time (the object's state tells which); false makes the request
+ *	pend on ndk_wq all the same, for a type whose @create or @destroy
+ *	must not run there (an rdma_cm id's destruction inside ndk's
+ *	rdma_cm handler)
  *
  * The core (object.c, main.c, cm.c) reaches the object types only through
  * these: each type's file registers its table, and no arrow points up.
@@ -94,7 +98,7 @@ struct ndk_obj_ops {
 	void (*kill)(struct ndk_obj *obj);
 	int (*cm_event)(struct ndk_obj *obj, struct rdma_cm_id *id,
 			struct rdma_cm_event *ev);
-	bool close_inline;
+	bool (*inline_ok)(struct ndk_obj *obj);
 };
 
 enum ndk_obj_state {

@@ -39,10 +39,18 @@ static void ndk_pd_free(struct ndk_obj *obj)
 	kfree(container_of(obj, struct ndk_pd, obj));
 }
 
+/* Destroying the PD tears its registration path down. */
+static bool ndk_pd_inline_ok(struct ndk_obj *obj)
+{
+	return READ_ONCE(obj->state) != NDK_OBJ_CLOSING ||
+	       ndk_reg_may_run(obj->adapter);
+}
+
 static const struct ndk_obj_ops ndk_pd_ops = {
 	.create = ndk_pd_create,
 	.destroy = ndk_pd_destroy,
 	.free = ndk_pd_free,
+	.inline_ok = ndk_pd_inline_ok,
 };
 
 /*
@@ -71,14 +79,17 @@ NDK_OBJ_CHECK_LAYOUT(struct ndk_pd);
 /**
  * ndk_create_pd() - NdkCreatePd
  * @pNdkAdapter: the adapter
- * @CreateCompletion: called with the new PD, from ndk_wq
+ * @CreateCompletion: called with the new PD, from ndk_wq, when the
+ *	creation pends
  * @RequestContext: passed back to @CreateCompletion
- * @ppNdkPd: unused; creation always completes asynchronously
+ * @ppNdkPd: receives the PD when the creation completes inline
  *
- * Callable from atomic context.
+ * Callable from atomic context. Where the kernel can tell that the caller
+ * may sleep, and @ppNdkPd is given, the PD is created inline.
  *
- * Return: STATUS_PENDING, STATUS_INVALID_PARAMETER or
- * STATUS_INSUFFICIENT_RESOURCES.
+ * Return: STATUS_SUCCESS (created inline), STATUS_PENDING,
+ * STATUS_INVALID_PARAMETER, STATUS_INSUFFICIENT_RESOURCES, or the
+ * failure of an inline creation.
  */
 NTSTATUS ndk_create_pd(NDK_ADAPTER *pNdkAdapter,
 		       NDK_FN_CREATE_COMPLETION CreateCompletion,
@@ -86,6 +97,7 @@ NTSTATUS ndk_create_pd(NDK_ADAPTER *pNdkAdapter,
 {
 	struct ndk_adapter *adapter;
 	struct ndk_pd *pd;
+	NTSTATUS status;
 
 	if (!pNdkAdapter || !CreateCompletion)
 		return STATUS_INVALID_PARAMETER;
@@ -98,6 +110,9 @@ NTSTATUS ndk_create_pd(NDK_ADAPTER *pNdkAdapter,
 	INIT_LIST_HEAD(&pd->mws);
 	ndk_obj_init(&pd->obj, &pd->ndk.Header, NdkObjectTypePd, &ndk_pd_ops,
 		     &adapter->obj);
-	return ndk_obj_create_async(&pd->obj, CreateCompletion,
-				    RequestContext);
+	status = ndk_obj_create(&pd->obj, CreateCompletion, RequestContext,
+				!!ppNdkPd);
+	if (status == STATUS_SUCCESS)
+		*ppNdkPd = &pd->ndk;
+	return status;
 }

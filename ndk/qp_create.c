@@ -163,16 +163,11 @@ static void ndk_qp_free(struct ndk_obj *obj)
 		ndk_qp_release(qp);
 }
 
-/*
- * Destroying the verbs QP waits only for the driver, and the structure
- * is freed after a grace period: a close may finish inline.
- */
 static const struct ndk_obj_ops ndk_qp_ops = {
 	.create = ndk_qp_create,
 	.destroy = ndk_qp_destroy,
 	.free = ndk_qp_free,
 	.kill = ndk_qp_kill,
-	.close_inline = true,
 };
 
 /*

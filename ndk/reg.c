@@ -193,6 +193,23 @@ NTSTATUS ndk_reg_post(struct ndk_pd *pd, struct ib_send_wr *wr)
 	return ndk_status_from_wc(wc.status);
 }
 
+/**
+ * ndk_reg_may_run() - whether this caller may set the path up or down
+ * @adapter: the PD's adapter
+ *
+ * Call only where the caller may sleep. On iWARP the loop is an rdma_cm
+ * connection: inside ndk's rdma_cm handler, making or destroying its ids
+ * would nest two ids' handler locks and wait for iw_cm's workqueue from
+ * the handler that workqueue runs.
+ *
+ * Return: false only on iWARP inside ndk's rdma_cm handler.
+ */
+bool ndk_reg_may_run(struct ndk_adapter *adapter)
+{
+	return adapter->info.RdmaTechnology != NdkiWarp ||
+	       !ndk_cm_handler_id();
+}
+
 /* Invalidate @key on the PD's registration QP. Sleeps. */
 NTSTATUS ndk_reg_invalidate(struct ndk_pd *pd, u32 key)
 {

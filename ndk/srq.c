@@ -292,14 +292,17 @@ NDK_OBJ_CHECK_LAYOUT(struct ndk_srq);
  * @SrqNotification: optional notification callback
  * @SrqNotificationContext: its context
  * @Affinity: ignored: the device's event context decides the processor
- * @CreateCompletion: called with the new SRQ, from ndk_wq
+ * @CreateCompletion: called with the new SRQ, from ndk_wq, when the
+ *	creation pends
  * @RequestContext: passed back to @CreateCompletion
- * @ppNdkSrq: unused; creation always completes asynchronously
+ * @ppNdkSrq: receives the SRQ when the creation completes inline
  *
- * Callable from atomic context.
+ * Callable from atomic context. Where the kernel can tell that the caller
+ * may sleep, and @ppNdkSrq is given, the SRQ is created inline.
  *
- * Return: STATUS_PENDING, STATUS_INVALID_PARAMETER or
- * STATUS_INSUFFICIENT_RESOURCES.
+ * Return: STATUS_SUCCESS (created inline), STATUS_PENDING,
+ * STATUS_INVALID_PARAMETER, STATUS_INSUFFICIENT_RESOURCES, or the
+ * failure of an inline creation.
  */
 NTSTATUS ndk_create_srq(NDK_PD *pNdkPd, ULONG SrqDepth,
 			ULONG MaxReceiveRequestSge, ULONG NotifyThreshold,
@@ -311,6 +314,7 @@ NTSTATUS ndk_create_srq(NDK_PD *pNdkPd, ULONG SrqDepth,
 	struct ndk_pd *pd = container_of(pNdkPd, struct ndk_pd, ndk);
 	const NDK_ADAPTER_INFO *info;
 	struct ndk_srq *srq;
+	NTSTATUS status;
 
 	if (!pNdkPd || !CreateCompletion)
 		return STATUS_INVALID_PARAMETER;
@@ -338,6 +342,9 @@ NTSTATUS ndk_create_srq(NDK_PD *pNdkPd, ULONG SrqDepth,
 	spin_lock_init(&srq->qps_lock);
 	ndk_obj_init(&srq->obj, &srq->ndk.Header, NdkObjectTypeSrq,
 		     &ndk_srq_ops, &pd->obj);
-	return ndk_obj_create_async(&srq->obj, CreateCompletion,
-				    RequestContext);
+	status = ndk_obj_create(&srq->obj, CreateCompletion, RequestContext,
+				!!ppNdkSrq);
+	if (status == STATUS_SUCCESS)
+		*ppNdkSrq = &srq->ndk;
+	return status;
 }

@@ -86,15 +86,35 @@ static void ndk_cq_close_in_create_test(struct kunit *test)
 {
 	NDK_ADAPTER *a = ndk_env_adapter(test);
 	struct ndk_close_in_create t;
+	unsigned long flags;
 	NDK_CQ *cq = NULL;
+	NTSTATUS st;
 
 	ndk_close_in_create_init(&t);
-	ndk_create_with(test, a->Dispatch->NdkCreateCq(a, 8, NULL, NULL, NULL,
-						       ndk_close_in_create_cb,
-						       &t, &cq),
-			&t.create);
-	KUNIT_EXPECT_EQ(test, t.close_status, STATUS_PENDING);
-	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&t.close));
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	st = a->Dispatch->NdkCreateCq(a, 8, NULL, NULL, NULL,
+				      ndk_close_in_create_cb, &t, &cq);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	ndk_create_with(test, st, &t.create);
+	ndk_close_in_create_check(test, &t);
+}
+
+static void ndk_cq_create_in(struct ndk_test_call *c)
+{
+	NDK_ADAPTER *a = c->arg;
+
+	c->st = a->Dispatch->NdkCreateCq(a, 8, NULL, NULL, NULL,
+					 ndk_test_create_cb, &c->w,
+					 (NDK_CQ **)&c->out);
+}
+
+/*
+ * Created and closed inline from the test's thread, with no callback;
+ * pending, with one callback each, under a spinlock and in a timer.
+ */
+static void ndk_cq_contexts_test(struct kunit *test)
+{
+	ndk_test_contexts(test, ndk_cq_create_in, ndk_env_adapter(test));
 }
 
 /* Depth limits are checked inline; the largest legal depth works. */
@@ -131,6 +151,7 @@ static void ndk_cq_affinity_test(struct kunit *test)
 					       ndk)->ibdev;
 	GROUP_AFFINITY none = { .Mask = 0 };
 	GROUP_AFFINITY cpu1 = { .Mask = 2 };
+	NDK_OBJECT_HEADER *hdr;
 	struct ndk_wait w;
 	NDK_CQ *cq = NULL;
 	int v;
@@ -140,13 +161,11 @@ static void ndk_cq_affinity_test(struct kunit *test)
 						       ndk_test_create_cb, &w,
 						       &cq),
 			STATUS_INVALID_PARAMETER);
-	KUNIT_ASSERT_EQ(test, a->Dispatch->NdkCreateCq(a, 8, NULL, NULL, &cpu1,
-						       ndk_test_create_cb, &w,
-						       &cq),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
-	KUNIT_ASSERT_EQ(test, w.status, STATUS_SUCCESS);
-	ndk_test_close(test, w.obj, to_cq(w.obj)->Dispatch->NdkCloseCq);
+	hdr = ndk_created(test,
+			  a->Dispatch->NdkCreateCq(a, 8, NULL, NULL, &cpu1,
+						   ndk_test_create_cb, &w, &cq),
+			  &w, cq);
+	ndk_test_close(test, hdr, to_cq(hdr)->Dispatch->NdkCloseCq);
 
 	KUNIT_EXPECT_EQ(test, ndk_cq_pick_vector(ibdev, NULL), 0);
 	v = ndk_cq_pick_vector(ibdev, &cpu1);
@@ -204,13 +223,13 @@ static void ndk_cq_arm_empty_test(struct kunit *test)
 	NDK_CQ *cq = NULL;
 
 	ndk_wait_init(&w);
-	KUNIT_ASSERT_EQ(test, a->Dispatch->NdkCreateCq(a, 8, ndk_cq_notify_count,
-						       &notified, NULL,
-						       ndk_test_create_cb, &w,
-						       &cq),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
-	cq = to_cq(w.obj);
+	cq = to_cq(ndk_created(test,
+			       a->Dispatch->NdkCreateCq(a, 8,
+							ndk_cq_notify_count,
+							&notified, NULL,
+							ndk_test_create_cb, &w,
+							&cq),
+			       &w, cq));
 	p = container_of(cq, struct ndk_cq, ndk);
 	cq->Dispatch->NdkArmCq(cq, 7);
 	KUNIT_EXPECT_EQ(test, atomic_read(&p->arm), 0);
@@ -287,6 +306,8 @@ static void ndk_cq_close_during_resize_test(struct kunit *test)
 	NDK_OBJECT_HEADER *hdr = ndk_test_create_cq(test, a, 16);
 	NDK_CQ *cq = to_cq(hdr);
 	struct ndk_order o = {};
+	unsigned long flags;
+	NTSTATUS st;
 
 	if (!(container_of(a, struct ndk_adapter, ndk)->info.AdapterFlags &
 	      NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED)) {
@@ -299,9 +320,11 @@ static void ndk_cq_close_during_resize_test(struct kunit *test)
 							ndk_order_resize_cb,
 							&o),
 			STATUS_PENDING);
-	KUNIT_ASSERT_EQ(test, cq->Dispatch->NdkCloseCq(hdr, ndk_order_close_cb,
-						       &o),
-			STATUS_PENDING);
+	/* Atomic: in a thread the close could end inline once resized. */
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	st = cq->Dispatch->NdkCloseCq(hdr, ndk_order_close_cb, &o);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	KUNIT_ASSERT_EQ(test, st, STATUS_PENDING);
 	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&o.close));
 	KUNIT_EXPECT_TRUE(test, o.resize_first);
 }
@@ -806,7 +829,7 @@ static void ndk_cq_notify_serial_test(struct kunit *test)
 	ndk_wait_init(&w);
 	st = a->Dispatch->NdkCreateCq(a, 64, ndk_serial_cb, &s, NULL,
 				      ndk_test_create_cb, &w, &unused);
-	s.cq = to_cq(ndk_create_with(test, st, &w));
+	s.cq = to_cq(ndk_created(test, st, &w, unused));
 	l = ndk_test_loopback_qp(test, container_of(a, struct ndk_adapter, ndk),
 				 container_of(s.cq, struct ndk_cq, ndk)->ibcq);
 	s.l = l;
@@ -955,7 +978,7 @@ static void ndk_cq_notify_post_in_callback_test(struct kunit *test)
 	ndk_wait_init(&w);
 	st = e->a->Dispatch->NdkCreateCq(e->a, 64, ndk_ping_cb, pg, NULL,
 					 ndk_test_create_cb, &w, &unused);
-	pg->cq = to_cq(ndk_create_with(test, st, &w));
+	pg->cq = to_cq(ndk_created(test, st, &w, unused));
 	pg->p.c = ndk_cenv_connector(test, e);
 	ndk_wait_init(&w);
 	uqp = NULL;
@@ -1082,6 +1105,7 @@ static struct kunit_case ndk_cq_cases[] = {
 	KUNIT_CASE(ndk_cq_create_close_test),
 	KUNIT_CASE(ndk_cq_atomic_test),
 	KUNIT_CASE(ndk_cq_close_in_create_test),
+	KUNIT_CASE(ndk_cq_contexts_test),
 	KUNIT_CASE(ndk_cq_depth_test),
 	KUNIT_CASE(ndk_cq_affinity_test),
 	KUNIT_CASE_PARAM(ndk_cq_arm_merge_test, ndk_arm_gen_params),

@@ -46,6 +46,29 @@ static int ndk_idle_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	return 0;
 }
 
+static void ndk_endpoint_create_in(struct ndk_test_call *c)
+{
+	struct ndk_cenv *e = c->arg;
+	/* Port 0: an ephemeral port, none of the suite's. */
+	struct sockaddr_in sin = e->addr;
+
+	c->st = e->a->Dispatch->NdkCreateSharedEndpoint(e->a,
+							(struct sockaddr *)&sin,
+							sizeof(sin),
+							ndk_test_create_cb,
+							&c->w,
+							(NDK_SHARED_ENDPOINT **)&c->out);
+}
+
+/*
+ * Created and closed inline from the test's thread, with no callback;
+ * pending, with one callback each, under a spinlock and in a timer.
+ */
+static void ndk_endpoint_contexts_test(struct kunit *test)
+{
+	ndk_test_contexts(test, ndk_endpoint_create_in, test->priv);
+}
+
 /*
  * With the ephemeral range down to one port and that port taken, NdkConnect,
  * NdkListen and NdkCreateSharedEndpoint asked for port 0 all report
@@ -252,6 +275,7 @@ static void ndk_endpoint_listener_test(struct kunit *test)
 }
 
 static struct kunit_case ndk_endpoint_cases[] = {
+	KUNIT_CASE(ndk_endpoint_contexts_test),
 	KUNIT_CASE(ndk_endpoint_shared_test),
 	KUNIT_CASE(ndk_endpoint_listener_test),
 	KUNIT_CASE(ndk_endpoint_no_port_test),

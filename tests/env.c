@@ -48,7 +48,7 @@ NDK_OBJECT_HEADER *ndk_create_with(struct kunit *test, NTSTATUS st,
 }
 
 /*
- * The object of a create that may complete inline (QPs, connectors):
+ * The object of a create that may complete inline (every type):
  * @obj, what the call stored through its object argument, if it returned
  * STATUS_SUCCESS, whose callback must then never run; else as
  * ndk_create_with().
@@ -122,14 +122,14 @@ NTSTATUS ndk_cenv_listen(struct kunit *test, struct ndk_cenv *e,
 
 NDK_LISTENER *ndk_cenv_listener(struct kunit *test, struct ndk_cenv *e)
 {
-	NDK_LISTENER *unused = NULL;
+	NDK_LISTENER *made = NULL;
 	struct ndk_wait w;
 
 	ndk_wait_init(&w);
-	return container_of(ndk_create_with(test,
+	return container_of(ndk_created(test,
 		e->a->Dispatch->NdkCreateListener(e->a, ndk_conn_event_cb, e,
 						  ndk_test_create_cb, &w,
-						  &unused), &w),
+						  &made), &w, made),
 		NDK_LISTENER, Header);
 }
 

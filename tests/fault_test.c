@@ -188,8 +188,9 @@ static NTSTATUS ndk_fi_register(struct kunit *test, struct ndk_cenv *e,
 	NDK_OBJECT_HEADER *pd = NULL, *mr = NULL;
 	struct ndk_wait pw, mw, rw, dw;
 	struct ndk_mdl mdl;
-	NDK_PD *unused_pd;
-	NDK_MR *unused_mr;
+	/* Where an inline create stores its object. */
+	NDK_PD *made_pd = NULL;
+	NDK_MR *made_mr = NULL;
 	NTSTATUS st;
 	void *buf;
 
@@ -201,20 +202,20 @@ static NTSTATUS ndk_fi_register(struct kunit *test, struct ndk_cenv *e,
 	ndk_wait_init(&rw);
 	ndk_fault_arm(nth);
 	st = e->a->Dispatch->NdkCreatePd(e->a, ndk_test_create_cb, &pw,
-					 &unused_pd);
+					 &made_pd);
 	st = ndk_fi_step(test, st, &pw);
 	if (!st) {
-		NDK_PD *p = container_of(pw.obj, NDK_PD, Header);
+		NDK_PD *p = made_pd ?: container_of(pw.obj, NDK_PD, Header);
 
-		pd = pw.obj;
+		pd = &p->Header;
 		st = p->Dispatch->NdkCreateMr(p, FALSE, ndk_test_create_cb, &mw,
-					      &unused_mr);
+					      &made_mr);
 		st = ndk_fi_step(test, st, &mw);
 	}
 	if (!st) {
-		NDK_MR *m = container_of(mw.obj, NDK_MR, Header);
+		NDK_MR *m = made_mr ?: container_of(mw.obj, NDK_MR, Header);
 
-		mr = mw.obj;
+		mr = &m->Header;
 		st = m->Dispatch->NdkRegisterMr(m, &mdl, 2 * PAGE_SIZE,
 						NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
 						NDK_MR_FLAG_ALLOW_REMOTE_WRITE,
@@ -252,16 +253,18 @@ static NTSTATUS ndk_fi_fast_mr(struct kunit *test, struct ndk_cenv *e,
 	st = e->pd->Dispatch->NdkCreateMr(e->pd, TRUE, ndk_test_create_cb, &mw,
 					  &m);
 	st = ndk_fi_step(test, st, &mw);
-	if (!st) {
+	/* Made inline, the MR is in @m; made later, in the callback's. */
+	if (!m && mw.obj && mw.status == STATUS_SUCCESS)
 		m = container_of(mw.obj, NDK_MR, Header);
+	if (!st) {
 		st = m->Dispatch->NdkInitializeFastRegisterMr(m, 4, TRUE,
 							      ndk_test_request_cb,
 							      &iw);
 		st = ndk_fi_step(test, st, &iw);
 	}
 	ndk_fi_stop(fi);
-	if (mw.obj && mw.status == STATUS_SUCCESS)
-		ndk_fi_close(test, mw.obj);
+	if (m)
+		ndk_fi_close(test, &m->Header);
 	return st;
 }
 
@@ -285,16 +288,18 @@ static NTSTATUS ndk_fi_listen(struct kunit *test, struct ndk_cenv *e,
 	st = e->a->Dispatch->NdkCreateListener(e->a, ndk_fi_conn_event, NULL,
 					       ndk_test_create_cb, &cw, &l);
 	st = ndk_fi_step(test, st, &cw);
-	if (!st) {
+	/* Made inline, the listener is in @l; made later, in the callback's. */
+	if (!l && cw.obj && cw.status == STATUS_SUCCESS)
 		l = container_of(cw.obj, NDK_LISTENER, Header);
+	if (!st) {
 		st = l->Dispatch->NdkListen(l, (struct sockaddr *)&sin,
 					    sizeof(sin), ndk_test_request_cb,
 					    &lw);
 		st = ndk_fi_step(test, st, &lw);
 	}
 	ndk_fi_stop(fi);
-	if (cw.obj && cw.status == STATUS_SUCCESS)
-		ndk_fi_close(test, cw.obj);
+	if (l)
+		ndk_fi_close(test, &l->Header);
 	return st;
 }
 
@@ -414,7 +419,7 @@ static NTSTATUS ndk_fi_connect(struct kunit *test, struct ndk_cenv *e,
 	ndk_wait_init(&lw);
 	st = e->a->Dispatch->NdkCreateListener(e->a, ndk_fi_incoming, l,
 					       ndk_test_create_cb, &lw, &lst);
-	lst = container_of(ndk_create_with(test, st, &lw), NDK_LISTENER,
+	lst = container_of(ndk_created(test, st, &lw, lst), NDK_LISTENER,
 			   Header);
 	KUNIT_ASSERT_EQ(test, ndk_cenv_listen(test, e, lst, NDK_TEST_PORT + 3),
 			STATUS_SUCCESS);

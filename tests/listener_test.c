@@ -1,13 +1,32 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * ndk_listener, the tests of ndk/listener.c: a second listen on a taken
- * address, a listener's close while it holds connectors, pausing its
- * connect events, and its backlog: a peer's flood of requests to a
- * consumer that answers none of them.
+ * ndk_listener, the tests of ndk/listener.c: creation and close from
+ * each context, a second listen on a taken address, a listener's close
+ * while it holds connectors, pausing its connect events, and its
+ * backlog: a peer's flood of requests to a consumer that answers none
+ * of them.
  */
 #include <linux/mm.h>
 #include <linux/wait.h>
 #include "ndk_tests.h"
+
+static void ndk_listener_create_in(struct ndk_test_call *c)
+{
+	struct ndk_cenv *e = c->arg;
+
+	c->st = e->a->Dispatch->NdkCreateListener(e->a, ndk_conn_event_cb, e,
+						  ndk_test_create_cb, &c->w,
+						  (NDK_LISTENER **)&c->out);
+}
+
+/*
+ * Created and closed inline from the test's thread, with no callback;
+ * pending, with one callback each, under a spinlock and in a timer.
+ */
+static void ndk_listener_contexts_test(struct kunit *test)
+{
+	ndk_test_contexts(test, ndk_listener_create_in, test->priv);
+}
 
 /* nd_dual_listen: a second listen on the same address and port fails. */
 static void nd_dual_listen(struct kunit *test)
@@ -558,6 +577,7 @@ static void ndk_listen_flood_test(struct kunit *test)
 }
 
 static struct kunit_case ndk_listener_cases[] = {
+	KUNIT_CASE(ndk_listener_contexts_test),
 	KUNIT_CASE(nd_dual_listen),
 	KUNIT_CASE(nd_conn_listen_closing),
 	KUNIT_CASE(ndk_conn_pause_test),

@@ -321,7 +321,8 @@ struct ndk_pmem *ndk_pmem_new(struct kunit *test, struct ndk_cenv *e,
 	ndk_wait_init(&w);
 	st = e->pd->Dispatch->NdkCreateMr(e->pd, FALSE, ndk_test_create_cb, &w,
 					  &unused);
-	m->mr = container_of(ndk_create_with(test, st, &w), NDK_MR, Header);
+	m->mr = container_of(ndk_created(test, st, &w, unused), NDK_MR,
+			     Header);
 	ndk_wait_init(&w);
 	st = m->mr->Dispatch->NdkRegisterMr(m->mr, &m->mdl, NDK_PMEM_LEN, flags,
 					    ndk_test_request_cb, &w);

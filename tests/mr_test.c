@@ -98,6 +98,25 @@ static NTSTATUS ndk_mr_write_to(struct kunit *test, struct ndk_cenv *e,
 	return ndk_menv_rdma(test, e, me, true, ndk_mem_va(t), rkey, t->len);
 }
 
+static void ndk_mr_create_in(struct ndk_test_call *c)
+{
+	NDK_PD *pd = c->arg;
+
+	c->st = pd->Dispatch->NdkCreateMr(pd, FALSE, ndk_test_create_cb, &c->w,
+					  (NDK_MR **)&c->out);
+}
+
+/*
+ * Created and closed inline from the test's thread, with no callback;
+ * pending, with one callback each, under a spinlock and in a timer.
+ */
+static void ndk_mr_contexts_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+
+	ndk_test_contexts(test, ndk_mr_create_in, e->pd);
+}
+
 /* Where ndk_mr_caller_test() makes its requests from. */
 struct ndk_mr_caller {
 	const char *name;
@@ -1437,6 +1456,7 @@ static void ndk_mr_guessed_token_test(struct kunit *test)
 }
 
 static struct kunit_case ndk_mr_cases[] = {
+	KUNIT_CASE(ndk_mr_contexts_test),
 	KUNIT_CASE_PARAM(ndk_mr_rdma_test, ndk_mr_rdma_gen_params),
 	KUNIT_CASE_PARAM(ndk_mr_caller_test, ndk_mr_caller_gen_params),
 	KUNIT_CASE_PARAM(ndk_mr_violation_test, ndk_mr_violation_gen_params),

@@ -114,9 +114,28 @@ static void ndk_mwenv_free(struct kunit *test, struct ndk_mwenv *w)
 	ndk_menv_free(test, &w->me);
 }
 
+static void ndk_mw_create_in(struct ndk_test_call *c)
+{
+	NDK_PD *pd = c->arg;
+
+	c->st = pd->Dispatch->NdkCreateMw(pd, ndk_test_create_cb, &c->w,
+					  (NDK_MW **)&c->out);
+}
+
 /*
- * The adapter reports windows as large as a registration; a window is
- * created asynchronously and its token changes with each bind.
+ * Created and closed inline from the test's thread, with no callback;
+ * pending, with one callback each, under a spinlock and in a timer.
+ */
+static void ndk_mw_contexts_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+
+	ndk_test_contexts(test, ndk_mw_create_in, e->pd);
+}
+
+/*
+ * The adapter reports windows as large as a registration; a window made
+ * from atomic context pends, and its token changes with each bind.
  */
 static void ndk_mw_info_test(struct kunit *test)
 {
@@ -483,6 +502,7 @@ static void ndk_mw_lifetime_test(struct kunit *test)
 }
 
 static struct kunit_case ndk_mw_cases[] = {
+	KUNIT_CASE(ndk_mw_contexts_test),
 	KUNIT_CASE(ndk_mw_info_test),
 	KUNIT_CASE(ndk_mw_rdma_test),
 	KUNIT_CASE_PARAM(ndk_mw_bad_access_test, ndk_mw_bad_gen_params),

@@ -122,6 +122,43 @@ struct ndk_close_in_create {
 void ndk_close_in_create_init(struct ndk_close_in_create *t);
 void ndk_close_in_create_cb(PVOID Context, NTSTATUS Status,
 			    NDK_OBJECT_HEADER *pNdkObject);
+void ndk_close_in_create_check(struct kunit *test,
+			       struct ndk_close_in_create *t);
+
+/* Where a test makes an NDK call (ndk_test_run_in()). */
+enum ndk_test_ctx {
+	NDK_CTX_THREAD,		/* the test's own thread, which may sleep */
+	NDK_CTX_LOCKED,		/* under a spinlock with interrupts off */
+	NDK_CTX_TIMER,		/* a timer's softirq */
+};
+
+/**
+ * struct ndk_test_call - one NDK call made in a chosen context
+ * @timer: runs @fn for NDK_CTX_TIMER
+ * @ran: completed once @fn returned in the timer
+ * @fn: makes the call
+ * @softirq: whether @fn ran in softirq, for NDK_CTX_TIMER
+ * @arg: what @fn needs besides the fields below
+ * @w: the call's callback reports here
+ * @st: what the call returned
+ * @obj: the object to close
+ * @out: where a create stores the object it made inline
+ */
+struct ndk_test_call {
+	struct timer_list timer;
+	struct completion ran;
+	void (*fn)(struct ndk_test_call *c);
+	bool softirq;
+	void *arg;
+	struct ndk_wait w;
+	NTSTATUS st;
+	NDK_OBJECT_HEADER *obj;
+	void *out;
+};
+
+void ndk_test_run_in(struct ndk_test_call *c, enum ndk_test_ctx ctx);
+void ndk_test_contexts(struct kunit *test,
+		       void (*create)(struct ndk_test_call *c), void *arg);
 
 struct ndk_adapter;
 

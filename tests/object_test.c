@@ -3,10 +3,11 @@
  * ndk_object, the tests of ndk/object.c, the lifetime core: the consumer
  * closes objects from inside every kind of callback ndk makes (create,
  * request, close, CQ notification, connect event, disconnect event, SRQ
- * notification). Each close must be accepted with STATUS_PENDING, complete
- * exactly once, deadlock nothing, and no callback of a closed object may run
- * afterwards. Antecedents closed in the same callback as their successors
- * complete after them.
+ * notification). Each close must be accepted, inline (STATUS_SUCCESS, no
+ * callback) or with STATUS_PENDING, complete exactly once, deadlock
+ * nothing, and no callback of a closed object may run afterwards.
+ * Antecedents closed in the same callback as their successors complete
+ * after them.
  */
 #include <linux/delay.h>
 #include <ndk/ndk_mdl.h>
@@ -433,7 +434,7 @@ static void ndk_lt_register_mr(struct kunit *test, struct ndk_lt *t,
 	ndk_wait_init(&w);
 	st = t->e->pd->Dispatch->NdkCreateMr(t->e->pd, FALSE,
 					     ndk_test_create_cb, &w, &unused);
-	mr = container_of(ndk_create_with(test, st, &w), NDK_MR, Header);
+	mr = container_of(ndk_created(test, st, &w, unused), NDK_MR, Header);
 	ndk_closer_add(c, &mr->Header);
 	spin_lock_irqsave(&ndk_test_lock, flags);
 	st = mr->Dispatch->NdkRegisterMr(mr, &mdl, PAGE_SIZE,
@@ -565,7 +566,8 @@ static void ndk_lt_own_cq_pair(struct kunit *test, struct ndk_lt *t,
 	st = t->e->a->Dispatch->NdkCreateCq(t->e->a, 16, ndk_lt_cq_cb, c,
 					    NULL, ndk_test_create_cb, &w,
 					    &unused);
-	t->cq = container_of(ndk_create_with(test, st, &w), NDK_CQ, Header);
+	t->cq = container_of(ndk_created(test, st, &w, unused), NDK_CQ,
+			     Header);
 	t->p.c = ndk_cenv_connector(test, t->e);
 	t->p.aqp = ndk_cenv_qp(test, t->e);
 	t->p.pqp = ndk_lt_qp(test, t->e, t->cq);
@@ -621,7 +623,8 @@ static void ndk_lt_connect_event(struct kunit *test, struct ndk_lt *t,
 						  ndk_lt_connect_event_cb, c,
 						  ndk_test_create_cb, &w,
 						  &unused);
-	l = container_of(ndk_create_with(test, st, &w), NDK_LISTENER, Header);
+	l = container_of(ndk_created(test, st, &w, unused), NDK_LISTENER,
+			 Header);
 	/* o[0] is the incoming connector, filled in by the callback. */
 	c->n = 2;
 	c->o[1].obj = &l->Header;
@@ -685,7 +688,8 @@ static void ndk_lt_srq_notification(struct kunit *test, struct ndk_lt *t,
 	st = t->e->pd->Dispatch->NdkCreateSrq(t->e->pd, 16, 1, 0,
 					      ndk_lt_srq_cb, c, NULL,
 					      ndk_test_create_cb, &w, &unused);
-	srq = container_of(ndk_create_with(test, st, &w), NDK_SRQ, Header);
+	srq = container_of(ndk_created(test, st, &w, unused), NDK_SRQ,
+			   Header);
 	ndk_closer_add(c, &srq->Header);
 	for (i = 0; i < 2; i++) {
 		sge = ndk_lt_sge(t, 32 * i, 32);

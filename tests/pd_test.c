@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * ndk_pd: protection domains, and through them the create/close contract
- * every object follows: pending completion from a workqueue, callable
- * with a spinlock held, closable from inside its own create completion,
- * and an adapter close that waits for every callback to return.
+ * every object follows: inline completion where the caller may sleep,
+ * pending completion from a workqueue where it may not (with a spinlock
+ * held, in a timer), closable from inside its own create completion, and
+ * an adapter close that waits for every callback to return.
  */
 #include <linux/delay.h>
 #include "ndk_tests.h"
@@ -21,6 +22,23 @@ static void ndk_pd_create_close_test(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, pd->Dispatch->NdkClosePd,
 			    (NDK_FN_CLOSE_OBJECT)ndk_close_object);
 	ndk_test_close(test, hdr, pd->Dispatch->NdkClosePd);
+}
+
+static void ndk_pd_create_in(struct ndk_test_call *c)
+{
+	NDK_ADAPTER *a = c->arg;
+
+	c->st = a->Dispatch->NdkCreatePd(a, ndk_test_create_cb, &c->w,
+					 (NDK_PD **)&c->out);
+}
+
+/*
+ * Created and closed inline from the test's thread, with no callback;
+ * pending, with one callback each, under a spinlock and in a timer.
+ */
+static void ndk_pd_contexts_test(struct kunit *test)
+{
+	ndk_test_contexts(test, ndk_pd_create_in, ndk_env_adapter(test));
 }
 
 /* Create and close with a spinlock held and interrupts off. */
@@ -49,19 +67,25 @@ static void ndk_pd_atomic_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 1);
 }
 
-/* The consumer may close an object from inside its create completion. */
+/*
+ * The consumer may close an object from inside its create completion
+ * (the create made from atomic context, so that it pends); that close
+ * may finish inline or pend.
+ */
 static void ndk_pd_close_in_create_test(struct kunit *test)
 {
 	NDK_ADAPTER *a = ndk_env_adapter(test);
 	struct ndk_close_in_create t;
+	unsigned long flags;
 	NDK_PD *pd = NULL;
+	NTSTATUS st;
 
 	ndk_close_in_create_init(&t);
-	ndk_create_with(test, a->Dispatch->NdkCreatePd(a, ndk_close_in_create_cb,
-						       &t, &pd),
-			&t.create);
-	KUNIT_EXPECT_EQ(test, t.close_status, STATUS_PENDING);
-	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&t.close));
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	st = a->Dispatch->NdkCreatePd(a, ndk_close_in_create_cb, &t, &pd);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	ndk_create_with(test, st, &t.create);
+	ndk_close_in_create_check(test, &t);
 }
 
 /* The privileged token is the local DMA key: local access, never remote. */
@@ -105,22 +129,28 @@ static void ndk_pd_bad_args_test(struct kunit *test)
 
 #define NDK_PD_MANY	64
 
-/* Many creations in flight at once, then many closes in flight. */
+/*
+ * Many creations in flight at once, then many closes in flight, all from
+ * atomic context so that they pend.
+ */
 static void ndk_pd_many_test(struct kunit *test)
 {
 	NDK_ADAPTER *a = ndk_env_adapter(test);
+	unsigned long flags;
 	struct ndk_wait *w;
 	NDK_PD *pd = NULL;
+	NTSTATUS st;
 	int i;
 
 	w = kunit_kcalloc(test, NDK_PD_MANY, sizeof(*w), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, w);
 	for (i = 0; i < NDK_PD_MANY; i++) {
 		ndk_wait_init(&w[i]);
-		KUNIT_ASSERT_EQ(test, a->Dispatch->NdkCreatePd(a,
-							       ndk_test_create_cb,
-							       &w[i], &pd),
-				STATUS_PENDING);
+		spin_lock_irqsave(&ndk_test_lock, flags);
+		st = a->Dispatch->NdkCreatePd(a, ndk_test_create_cb, &w[i],
+					      &pd);
+		spin_unlock_irqrestore(&ndk_test_lock, flags);
+		KUNIT_ASSERT_EQ(test, st, STATUS_PENDING);
 	}
 	for (i = 0; i < NDK_PD_MANY; i++) {
 		KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w[i]));
@@ -128,10 +158,9 @@ static void ndk_pd_many_test(struct kunit *test)
 	}
 	for (i = 0; i < NDK_PD_MANY; i++) {
 		pd = container_of(w[i].obj, NDK_PD, Header);
-		ndk_wait_init(&w[i]);
-		KUNIT_ASSERT_EQ(test, pd->Dispatch->NdkClosePd(&pd->Header,
-							       ndk_test_close_cb,
-							       &w[i]),
+		KUNIT_ASSERT_EQ(test, ndk_test_close_atomic(&pd->Header,
+							    pd->Dispatch->NdkClosePd,
+							    &w[i]),
 				STATUS_PENDING);
 	}
 	for (i = 0; i < NDK_PD_MANY; i++)
@@ -164,11 +193,15 @@ static void ndk_pd_adapter_close_barrier_test(struct kunit *test)
 	NDK_OBJECT_HEADER *hdr = ndk_test_create_pd(test, a);
 	NDK_PD *pd = container_of(hdr, NDK_PD, Header);
 	struct ndk_slow_close s = {};
+	unsigned long flags;
+	NTSTATUS st;
 
 	ndk_wait_init(&s.w);
-	KUNIT_ASSERT_EQ(test, pd->Dispatch->NdkClosePd(hdr, ndk_slow_close_cb,
-						       &s),
-			STATUS_PENDING);
+	/* From atomic context, so that the close pends and calls back. */
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	st = pd->Dispatch->NdkClosePd(hdr, ndk_slow_close_cb, &s);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	KUNIT_ASSERT_EQ(test, st, STATUS_PENDING);
 	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&s.w));
 	ndk_close_adapter(a);
 	KUNIT_EXPECT_TRUE(test, READ_ONCE(s.returned));
@@ -229,6 +262,7 @@ static void ndk_pd_query_extension_test(struct kunit *test)
 
 static struct kunit_case ndk_pd_cases[] = {
 	KUNIT_CASE(ndk_pd_create_close_test),
+	KUNIT_CASE(ndk_pd_contexts_test),
 	KUNIT_CASE(ndk_pd_atomic_test),
 	KUNIT_CASE(ndk_pd_close_in_create_test),
 	KUNIT_CASE(ndk_pd_privileged_token_test),

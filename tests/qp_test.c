@@ -877,7 +877,7 @@ static NDK_MR *ndk_post_fast_mr(struct kunit *test, struct ndk_cenv *e,
 	ndk_wait_init(&w);
 	st = e->pd->Dispatch->NdkCreateMr(e->pd, TRUE, ndk_test_create_cb, &w,
 					  &unused);
-	mr = container_of(ndk_create_with(test, st, &w), NDK_MR, Header);
+	mr = container_of(ndk_created(test, st, &w, unused), NDK_MR, Header);
 	ndk_wait_init(&w);
 	st = mr->Dispatch->NdkInitializeFastRegisterMr(mr, pages, FALSE,
 						       ndk_test_request_cb,
@@ -1264,7 +1264,8 @@ static void ndk_post_limits_test(struct kunit *test)
 	ndk_wait_init(&w);
 	st = e->pd->Dispatch->NdkCreateSrq(e->pd, 4, 2, 0, NULL, NULL, NULL,
 					   ndk_test_create_cb, &w, &unused);
-	srq = container_of(ndk_create_with(test, st, &w), NDK_SRQ, Header);
+	srq = container_of(ndk_created(test, st, &w, unused), NDK_SRQ,
+			   Header);
 	KUNIT_EXPECT_EQ(test, srq->Dispatch->NdkSrqReceive(srq, NULL, big, 2),
 			STATUS_INVALID_BUFFER_SIZE);
 	KUNIT_EXPECT_EQ(test, srq->Dispatch->NdkSrqReceive(srq, NULL, big, 3),
@@ -1343,7 +1344,7 @@ static void ndk_post_solicited_test(struct kunit *test)
 	ndk_wait_init(&w);
 	st = e->a->Dispatch->NdkCreateCq(e->a, 16, ndk_post_notify_cb, &n,
 					 NULL, ndk_test_create_cb, &w, &unused);
-	cq = container_of(ndk_create_with(test, st, &w), NDK_CQ, Header);
+	cq = container_of(ndk_created(test, st, &w, unused), NDK_CQ, Header);
 	pe = ndk_penv_new_qp(test, e, true, 8, 0, cq);
 	ndk_penv_fill(pe);
 	ndk_penv_receives(test, pe, pe->p.pqp, 0x100, 2);
@@ -1405,7 +1406,7 @@ static void ndk_post_errors_arm_test(struct kunit *test)
 	ndk_wait_init(&w);
 	st = e->a->Dispatch->NdkCreateCq(e->a, 16, ndk_post_notify_cb, &n,
 					 NULL, ndk_test_create_cb, &w, &unused);
-	cq = container_of(ndk_create_with(test, st, &w), NDK_CQ, Header);
+	cq = container_of(ndk_created(test, st, &w, unused), NDK_CQ, Header);
 	q.acq = cq;
 	pe = ndk_penv_new_spec(test, e, true, &q);
 	qp = pe->p.aqp;
@@ -1643,7 +1644,8 @@ static void ndk_post_queue_full_test(struct kunit *test)
 	ndk_wait_init(&w);
 	st = e->pd->Dispatch->NdkCreateSrq(e->pd, 4, 1, 0, NULL, NULL, NULL,
 					   ndk_test_create_cb, &w, &unused);
-	srq = container_of(ndk_create_with(test, st, &w), NDK_SRQ, Header);
+	srq = container_of(ndk_created(test, st, &w, unused), NDK_SRQ,
+			   Header);
 	for (k = 0; k < 4096; k++) {
 		st = srq->Dispatch->NdkSrqReceive(srq, NULL, &sge, 1);
 		if (st)
@@ -1827,7 +1829,7 @@ static void nd_large_qp_depth(struct kunit *test)
 	ndk_wait_init(&w);
 	st = e->a->Dispatch->NdkCreateCq(e->a, 2 * d, NULL, NULL, NULL,
 					 ndk_test_create_cb, &w, &unused);
-	cq = container_of(ndk_create_with(test, st, &w), NDK_CQ, Header);
+	cq = container_of(ndk_created(test, st, &w, unused), NDK_CQ, Header);
 	q.acq = cq;
 	q.pcq = cq;
 	pe = ndk_penv_new_spec(test, e, true, &q);

@@ -261,15 +261,16 @@ static struct ndk_ring_env *ndk_ring_env_new(struct kunit *test,
 	st = e->a->Dispatch->NdkCreateCq(e->a, 4 * NDK_RING_DEPTH, NULL, NULL,
 					 NULL, ndk_test_create_cb, &w,
 					 &unused_cq);
-	re->rcq = container_of(ndk_create_with(test, st, &w), NDK_CQ, Header);
+	re->rcq = container_of(ndk_created(test, st, &w, unused_cq), NDK_CQ,
+			       Header);
 	if (c->queue == NDK_RING_SRQ) {
 		ndk_wait_init(&w);
 		st = e->pd->Dispatch->NdkCreateSrq(e->pd, NDK_RING_DEPTH, 1, 0,
 						   NULL, NULL, NULL,
 						   ndk_test_create_cb, &w,
 						   &unused_srq);
-		re->srq = container_of(ndk_create_with(test, st, &w), NDK_SRQ,
-				       Header);
+		re->srq = container_of(ndk_created(test, st, &w, unused_srq),
+				       NDK_SRQ, Header);
 	}
 	q.pcq = re->rcq;
 	q.srq = re->srq;

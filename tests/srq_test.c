@@ -186,6 +186,26 @@ static void ndk_senv_more(struct kunit *test, struct ndk_cenv *e,
 	KUNIT_EXPECT_EQ(test, r[1].Status, STATUS_SUCCESS);
 }
 
+static void ndk_srq_create_in(struct ndk_test_call *c)
+{
+	NDK_PD *pd = c->arg;
+
+	c->st = pd->Dispatch->NdkCreateSrq(pd, 16, 1, 0, NULL, NULL, NULL,
+					   ndk_test_create_cb, &c->w,
+					   (NDK_SRQ **)&c->out);
+}
+
+/*
+ * Created and closed inline from the test's thread, with no callback;
+ * pending, with one callback each, under a spinlock and in a timer.
+ */
+static void ndk_srq_contexts_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+
+	ndk_test_contexts(test, ndk_srq_create_in, e->pd);
+}
+
 /* Depths and SGE counts beyond the adapter's fail inline. */
 static void ndk_srq_limits_test(struct kunit *test)
 {
@@ -460,6 +480,7 @@ static void ndk_srq_modify_test(struct kunit *test)
 }
 
 static struct kunit_case ndk_srq_cases[] = {
+	KUNIT_CASE(ndk_srq_contexts_test),
 	KUNIT_CASE(ndk_srq_limits_test),
 	KUNIT_CASE(ndk_srq_traffic_test),
 	KUNIT_CASE(ndk_srq_notify_test),

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Helpers shared by the ndk KUnit suites. */
+#include <linux/delay.h>
 #include <linux/etherdevice.h>
 #include <linux/fs.h>
 #include <linux/kmemleak.h>
@@ -142,14 +143,14 @@ NDK_ADAPTER *ndk_test_open(struct kunit *test)
 }
 
 /*
- * The object of a create that returned @st, reporting to @w: it must
- * pend and complete with an object of @type.
+ * The object of a create that returned @st, reporting to @w, and stored
+ * @made if it completed inline (see ndk_created()): one of @type.
  */
 static NDK_OBJECT_HEADER *ndk_test_created(struct kunit *test, NTSTATUS st,
-					   struct ndk_wait *w,
+					   struct ndk_wait *w, void *made,
 					   NDK_OBJECT_TYPE type)
 {
-	NDK_OBJECT_HEADER *obj = ndk_create_with(test, st, w);
+	NDK_OBJECT_HEADER *obj = ndk_created(test, st, w, made);
 
 	KUNIT_ASSERT_NOT_NULL(test, obj);
 	KUNIT_EXPECT_EQ(test, obj->ObjectType, type);
@@ -159,28 +160,25 @@ static NDK_OBJECT_HEADER *ndk_test_created(struct kunit *test, NTSTATUS st,
 NDK_OBJECT_HEADER *ndk_test_create_pd(struct kunit *test, NDK_ADAPTER *a)
 {
 	struct ndk_wait w;
-	NDK_PD *unused = NULL;
+	NDK_PD *pd = NULL;
+	NTSTATUS st;
 
 	ndk_wait_init(&w);
-	return ndk_test_created(test,
-				a->Dispatch->NdkCreatePd(a, ndk_test_create_cb,
-							 &w, &unused),
-				&w, NdkObjectTypePd);
+	st = a->Dispatch->NdkCreatePd(a, ndk_test_create_cb, &w, &pd);
+	return ndk_test_created(test, st, &w, pd, NdkObjectTypePd);
 }
 
 NDK_OBJECT_HEADER *ndk_test_create_cq(struct kunit *test, NDK_ADAPTER *a,
 				      ULONG depth)
 {
 	struct ndk_wait w;
-	NDK_CQ *unused = NULL;
+	NDK_CQ *cq = NULL;
+	NTSTATUS st;
 
 	ndk_wait_init(&w);
-	return ndk_test_created(test,
-				a->Dispatch->NdkCreateCq(a, depth, NULL, NULL,
-							 NULL,
-							 ndk_test_create_cb,
-							 &w, &unused),
-				&w, NdkObjectTypeCq);
+	st = a->Dispatch->NdkCreateCq(a, depth, NULL, NULL, NULL,
+				      ndk_test_create_cb, &w, &cq);
+	return ndk_test_created(test, st, &w, cq, NdkObjectTypeCq);
 }
 
 /*
@@ -228,7 +226,7 @@ NTSTATUS ndk_test_close_atomic(NDK_OBJECT_HEADER *obj,
 	return status;
 }
 
-/* The close call in the dispatch table of @obj, a PD, CQ or QP. */
+/* The close call in the dispatch table of @obj, of any closable type. */
 static NDK_FN_CLOSE_OBJECT ndk_test_close_fn(NDK_OBJECT_HEADER *obj)
 {
 	switch (obj->ObjectType) {
@@ -238,8 +236,125 @@ static NDK_FN_CLOSE_OBJECT ndk_test_close_fn(NDK_OBJECT_HEADER *obj)
 		return container_of(obj, NDK_CQ, Header)->Dispatch->NdkCloseCq;
 	case NdkObjectTypeQp:
 		return container_of(obj, NDK_QP, Header)->Dispatch->NdkCloseQp;
+	case NdkObjectTypeSrq:
+		return container_of(obj, NDK_SRQ, Header)->Dispatch->NdkCloseSrq;
+	case NdkObjectTypeMr:
+		return container_of(obj, NDK_MR, Header)->Dispatch->NdkCloseMr;
+	case NdkObjectTypeMw:
+		return container_of(obj, NDK_MW, Header)->Dispatch->NdkCloseMw;
+	case NdkObjectTypeConnector:
+		return container_of(obj, NDK_CONNECTOR,
+				    Header)->Dispatch->NdkCloseConnector;
+	case NdkObjectTypeListener:
+		return container_of(obj, NDK_LISTENER,
+				    Header)->Dispatch->NdkCloseListener;
+	case NdkObjectTypeSharedEndpoint:
+		return container_of(obj, NDK_SHARED_ENDPOINT,
+				    Header)->Dispatch->NdkCloseSharedEndpoint;
 	default:
 		return NULL;
+	}
+}
+
+static const char *const ndk_test_ctx_names[] = {
+	[NDK_CTX_THREAD] = "thread",
+	[NDK_CTX_LOCKED] = "spinlock",
+	[NDK_CTX_TIMER] = "timer",
+};
+
+static void ndk_test_call_timer(struct timer_list *t)
+{
+	struct ndk_test_call *c = timer_container_of(c, t, timer);
+
+	c->softirq = in_serving_softirq();
+	c->fn(c);
+	complete(&c->ran);
+}
+
+/* Run @c->fn in @ctx, and wait for it. */
+void ndk_test_run_in(struct ndk_test_call *c, enum ndk_test_ctx ctx)
+{
+	unsigned long flags;
+
+	switch (ctx) {
+	case NDK_CTX_THREAD:
+		c->fn(c);
+		break;
+	case NDK_CTX_LOCKED:
+		spin_lock_irqsave(&ndk_test_lock, flags);
+		c->fn(c);
+		spin_unlock_irqrestore(&ndk_test_lock, flags);
+		break;
+	default:
+		init_completion(&c->ran);
+		timer_setup_on_stack(&c->timer, ndk_test_call_timer, 0);
+		mod_timer(&c->timer, jiffies + 1);
+		wait_for_completion(&c->ran);
+		timer_delete_sync(&c->timer);
+		timer_destroy_on_stack(&c->timer);
+		break;
+	}
+}
+
+static void ndk_test_call_close(struct ndk_test_call *c)
+{
+	NDK_FN_CLOSE_OBJECT close = ndk_test_close_fn(c->obj);
+
+	c->st = close(c->obj, ndk_test_close_cb, &c->w);
+}
+
+/*
+ * The callbacks of a call that returned @st have all come: none if it
+ * finished inline, exactly one if it pended.
+ */
+static void ndk_test_calls_done(struct kunit *test, NTSTATUS st,
+				struct ndk_wait *w)
+{
+	if (st == STATUS_PENDING)
+		KUNIT_EXPECT_TRUE(test, ndk_wait_for(w));
+	/* Time for a wrong second callback to show. */
+	msleep(20);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w->calls),
+			st == STATUS_PENDING ? 1 : 0);
+}
+
+/**
+ * ndk_test_contexts() - create and close an object from each context
+ * @test: the test
+ * @create: makes the create call of the object's type from @c->fn's
+ *	context, into @c->st, @c->w and @c->out
+ * @arg: for @create, in @c->arg
+ *
+ * From the test's thread, where the kernel counts preemption, both calls
+ * finish inline: STATUS_SUCCESS and no callback. Under a spinlock and in
+ * a timer both pend: STATUS_PENDING and exactly one callback.
+ */
+void ndk_test_contexts(struct kunit *test,
+		       void (*create)(struct ndk_test_call *c), void *arg)
+{
+	struct ndk_test_call c = { .arg = arg };
+	enum ndk_test_ctx ctx;
+	NTSTATUS want;
+
+	for (ctx = NDK_CTX_THREAD; ctx <= NDK_CTX_TIMER; ctx++) {
+		want = ctx == NDK_CTX_THREAD ? NDK_TEST_INLINE : STATUS_PENDING;
+		ndk_wait_init(&c.w);
+		c.out = NULL;
+		c.fn = create;
+		ndk_test_run_in(&c, ctx);
+		KUNIT_ASSERT_EQ_MSG(test, c.st, want, "create from %s",
+				    ndk_test_ctx_names[ctx]);
+		if (ctx == NDK_CTX_TIMER)
+			KUNIT_EXPECT_TRUE(test, c.softirq);
+		c.obj = ndk_created(test, c.st, &c.w, c.out);
+		ndk_test_calls_done(test, c.st, &c.w);
+
+		ndk_wait_init(&c.w);
+		c.fn = ndk_test_call_close;
+		ndk_test_run_in(&c, ctx);
+		KUNIT_EXPECT_EQ_MSG(test, c.st, want, "close from %s",
+				    ndk_test_ctx_names[ctx]);
+		ndk_test_calls_done(test, c.st, &c.w);
 	}
 }
 
@@ -247,6 +362,19 @@ void ndk_close_in_create_init(struct ndk_close_in_create *t)
 {
 	ndk_wait_init(&t->create);
 	ndk_wait_init(&t->close);
+}
+
+/*
+ * The close that ndk_close_in_create_cb() made from inside the create
+ * completion, where the consumer may sleep: inline and never calling
+ * back, or pending and calling back once.
+ */
+void ndk_close_in_create_check(struct kunit *test,
+			       struct ndk_close_in_create *t)
+{
+	if (t->close_status != STATUS_PENDING)
+		KUNIT_EXPECT_EQ(test, t->close_status, STATUS_SUCCESS);
+	ndk_test_calls_done(test, t->close_status, &t->close);
 }
 
 /* A create completion that closes the object it was given at once. */

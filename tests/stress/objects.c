@@ -61,10 +61,9 @@ static void st_create_pd(struct st_cycle *c, struct st_obj *o)
 	st_start(c);
 	status = c->adapter->Dispatch->NdkCreatePd(c->adapter, st_created, o,
 						   &unused);
-	if (status != STATUS_PENDING) {
-		WRITE_ONCE(o->created, true);
-		st_account(c, status, 0, o->name);
-	}
+	if (status != STATUS_PENDING)
+		st_created_inline(c, o, status,
+				  unused ? &unused->Header : NULL);
 }
 
 static void st_create_cq(struct st_cycle *c, struct st_obj *o,
@@ -78,10 +77,9 @@ static void st_create_cq(struct st_cycle *c, struct st_obj *o,
 						   q ? st_cq_notify : NULL, q,
 						   NULL, st_created, o,
 						   &unused);
-	if (status != STATUS_PENDING) {
-		WRITE_ONCE(o->created, true);
-		st_account(c, status, 0, o->name);
-	}
+	if (status != STATUS_PENDING)
+		st_created_inline(c, o, status,
+				  unused ? &unused->Header : NULL);
 }
 
 static void st_create_connector(struct st_cycle *c, struct st_obj *o)
@@ -108,10 +106,9 @@ static void st_create_listener(struct st_cycle *c, struct st_obj *o)
 							 st_connect_event, c,
 							 st_created, o,
 							 &unused);
-	if (status != STATUS_PENDING) {
-		WRITE_ONCE(o->created, true);
-		st_account(c, status, 0, o->name);
-	}
+	if (status != STATUS_PENDING)
+		st_created_inline(c, o, status,
+				  unused ? &unused->Header : NULL);
 }
 
 static void st_srq_notify(PVOID ctx, NTSTATUS status)
@@ -145,10 +142,9 @@ static void st_create_srq(struct st_cycle *c)
 	status = pd->Dispatch->NdkCreateSrq(pd, ST_QP_DEPTH, 1, 1,
 					    st_srq_notify, c, NULL,
 					    st_created, &c->srq, &unused);
-	if (status != STATUS_PENDING) {
-		WRITE_ONCE(c->srq.created, true);
-		st_account(c, status, 0, c->srq.name);
-	}
+	if (status != STATUS_PENDING)
+		st_created_inline(c, &c->srq, status,
+				  unused ? &unused->Header : NULL);
 }
 
 /* An endpoint on the local address with an ephemeral port. */
@@ -161,10 +157,9 @@ static void st_create_sep(struct st_cycle *c, struct st_obj *o)
 	st_start(c);
 	status = a->NdkCreateSharedEndpoint(c->adapter, st_src(c), c->alen,
 					    st_created, o, &unused);
-	if (status != STATUS_PENDING) {
-		WRITE_ONCE(o->created, true);
-		st_account(c, status, 0, o->name);
-	}
+	if (status != STATUS_PENDING)
+		st_created_inline(c, o, status,
+				  unused ? &unused->Header : NULL);
 }
 
 static NDK_PD *st_pd(struct st_cycle *c)
@@ -180,10 +175,9 @@ static void st_create_mr(struct st_cycle *c, struct st_obj *o, bool fast)
 
 	st_start(c);
 	status = pd->Dispatch->NdkCreateMr(pd, fast, st_created, o, &unused);
-	if (status != STATUS_PENDING) {
-		WRITE_ONCE(o->created, true);
-		st_account(c, status, 0, o->name);
-	}
+	if (status != STATUS_PENDING)
+		st_created_inline(c, o, status,
+				  unused ? &unused->Header : NULL);
 }
 
 static void st_create_qp(struct st_cycle *c, struct st_side *s)
