@@ -50,9 +50,10 @@ void ndk_wr_owner_del(struct ndk_obj *obj)
  * its slot while the requests behind it come and go, and the queue still
  * takes its depth unless more than @depth of those pass it.
  *
- * Two arrays: the contexts followed by the sequence numbers, and the
- * types followed by the states; the second is a power of two in bytes
- * that a kmalloc size class holds exactly.
+ * One allocation per ring, NDK_RING_SLOT_BYTES per slot: the contexts,
+ * the sequence numbers, the types and the states, in that order, so that
+ * each array is aligned for its entries. The slot count is a power of
+ * two, so kmalloc's size class holds 16 bytes per slot: 2 of slack.
  *
  * Return: 0 or -ENOMEM.
  */
@@ -60,14 +61,11 @@ int ndk_ring_init(struct ndk_wr_ring *ring, u32 depth)
 {
 	u32 n = roundup_pow_of_two(2 * max(depth, 1U));
 
-	ring->ctx = NDK_FI_NULL(kvcalloc(n, sizeof(*ring->ctx) +
-					    sizeof(*ring->seq), GFP_KERNEL));
-	ring->type = NDK_FI_NULL(kvcalloc(n, sizeof(*ring->type) +
-					     sizeof(*ring->state),
-					  GFP_KERNEL));
-	if (!ring->ctx || !ring->type)
+	ring->ctx = NDK_FI_NULL(kvcalloc(n, NDK_RING_SLOT_BYTES, GFP_KERNEL));
+	if (!ring->ctx)
 		return -ENOMEM;
 	ring->seq = (u32 *)(ring->ctx + n);
+	ring->type = (u8 *)(ring->seq + n);
 	ring->state = ring->type + n;
 	ring->mask = n - 1;
 	ring->depth = depth;
@@ -81,5 +79,4 @@ int ndk_ring_init(struct ndk_wr_ring *ring, u32 depth)
 void ndk_ring_free(struct ndk_wr_ring *ring)
 {
 	kvfree(ring->ctx);
-	kvfree(ring->type);
 }

@@ -17,8 +17,8 @@
  *	from the one there now
  * @type: NDK_OPERATION_TYPE of each slot; every type a request is posted
  *	as fits a byte (ReceiveAndInvalidate is only reported, never posted)
- * @state: NDK_SLOT_* of each slot, in the block of @type behind it; the
- *	poster fills a free slot, the poller frees it once it has read it
+ * @state: NDK_SLOT_* of each slot; the poster fills a free slot, the
+ *	poller frees it once it has read it
  * @mask: slots - 1; there are twice as many slots as the queue holds
  *	requests, so a slot is free long before the sequence comes back
  * @depth: requests a QP's queue holds, as the consumer asked (an SRQ's
@@ -55,6 +55,9 @@ struct ndk_wr_ring {
 	struct list_head sweep;
 	u32 sweep_next;
 };
+
+/* Bytes per slot of a ring: context, sequence number, type and state. */
+#define NDK_RING_SLOT_BYTES	(sizeof(void *) + sizeof(u32) + 2 * sizeof(u8))
 
 /*
  * Slot states. A silent request has no result of its own to retire it;

@@ -23,9 +23,8 @@ static size_t perf_ring(const struct ndk_wr_ring *ring)
 {
 	size_t n = ring->ctx ? ring->mask + 1 : 0;
 
-	return perf_alloc(ring->ctx, n * sizeof(*ring->ctx)) +
-	       perf_alloc(ring->type, n * (sizeof(*ring->type) +
-					   sizeof(*ring->state)));
+	/* One block holds the slots' four arrays (ndk_ring_init()). */
+	return perf_alloc(ring->ctx, n * NDK_RING_SLOT_BYTES);
 }
 
 static void perf_print_conn(const char *name, NDK_CONNECTOR *conn)
