@@ -27,10 +27,10 @@
  * @retired: requests the poller has retired; poller only (QP queues)
  * @scan: every request before this sequence number is polled or a
  *	silent one retired; poller only (QP queues)
+ * @sweep_next: the next sequence number the sweep looks at; poller only
  * @tag: the queue's kind and the owner's object id, placed as in a wr_id
  * @sweep: entry in the list of its CQ's queues to sweep (cq.c), empty
  *	while on none; under that CQ's @sweep_lock (QP queues)
- * @sweep_next: the next sequence number the sweep looks at; poller only
  *
  * A request occupies its queue from posting until its result is polled,
  * whenever the device frees its own entry, so that a slot is never
@@ -40,6 +40,9 @@
  * the device reports no opcode, as it may for errors and flushed
  * requests; and it finds them without wc->qp, which dangles once the QP
  * is destroyed.
+ *
+ * The 32-bit fields pair up before @tag, leaving no hole: a QP holds
+ * two rings.
  */
 struct ndk_wr_ring {
 	void **ctx;
@@ -51,9 +54,9 @@ struct ndk_wr_ring {
 	u32 head;
 	u32 retired;
 	u32 scan;
+	u32 sweep_next;
 	u64 tag;
 	struct list_head sweep;
-	u32 sweep_next;
 };
 
 /* Bytes per slot of a ring: context, sequence number, type and state. */
