@@ -53,6 +53,7 @@ union ndk_sockaddr {
  *	disappearance
  * @state: enum ndk_conn_state
  * @bound: enum ndk_conn_bound of @timer
+ * @peer_len: bytes in @peer_pdata; the rest of @rds bytes are zeros
  * @timer: bounds the wait of a pending connect or accept for the peer
  * @tmo_cb: completion of the request @timer took over
  * @tmo_ctx: its context
@@ -77,7 +78,8 @@ union ndk_sockaddr {
  *	listener's backlog (struct ndk_listener.unanswered), the listener
  *	being its first further antecedent; under @lock
  * @peer_pdata: private data the peer sent with request, reply or reject,
- *	allocated to its size; NULL if it was all zeros
+ *	up to its last non-zero byte, allocated to that size; NULL if it
+ *	was all zeros
  * @rds: size of the private data the transport delivered
  * @src: source address of NdkConnect, then as rdma_cm resolved it
  * @dst: destination address of NdkConnect, then as rdma_cm resolved it
@@ -105,6 +107,7 @@ struct ndk_connector {
 	u8 state;
 	u8 bound;
 	bool queued;
+	u16 peer_len;
 	struct timer_list timer;
 	NDK_FN_REQUEST_COMPLETION tmo_cb;
 	void *tmo_ctx;

@@ -369,7 +369,7 @@ static NTSTATUS ndk_get_connection_data(NDK_CONNECTOR *pNdkConnector,
 					ULONG *pPrivateDataLength)
 {
 	struct ndk_connector *conn = to_conn(pNdkConnector);
-	ULONG have;
+	ULONG have, n, kept;
 
 	if (!pPrivateDataLength || (!pPrivateData && *pPrivateDataLength))
 		return STATUS_INVALID_PARAMETER;
@@ -385,10 +385,11 @@ static NTSTATUS ndk_get_connection_data(NDK_CONNECTOR *pNdkConnector,
 	/* A NULL buffer of length zero asks for the RDS only. */
 	if (!pPrivateData)
 		return STATUS_SUCCESS;
-	if (conn->peer_pdata)
-		memcpy(pPrivateData, conn->peer_pdata, min(have, conn->rds));
-	else
-		memset(pPrivateData, 0, min(have, conn->rds));
+	n = min_t(ULONG, have, conn->rds);
+	kept = min_t(ULONG, n, conn->peer_len);
+	if (kept)
+		memcpy(pPrivateData, conn->peer_pdata, kept);
+	memset((u8 *)pPrivateData + kept, 0, n - kept);
 	return have >= conn->rds ? STATUS_SUCCESS : STATUS_BUFFER_TOO_SMALL;
 }
 

@@ -81,20 +81,26 @@ int ndk_pdata_set(u8 **buf, const void *data, u32 len, gfp_t gfp)
 
 /*
  * Keep @len bytes of private data from the peer as @conn's. IB and RoCE
- * deliver their CM messages' whole private data field, padded with
- * zeros: from a peer that sent none come only zeros, which need no copy
- * (NdkGetConnectionData returns them from none). Return: as
- * ndk_pdata_set().
+ * deliver their CM messages' whole private data field (through rdma_cm
+ * 56 bytes of a request, 196 of a reply), padded with zeros after what
+ * the peer sent: only the bytes up to the last non-zero one are copied,
+ * and none from a peer that sent none (NdkGetConnectionData returns the
+ * zeros from none). Return: as ndk_pdata_set().
  */
 int ndk_peer_pdata_set(struct ndk_connector *conn, const void *data,
 		       u32 len, gfp_t gfp)
 {
+	const u8 *bytes = data;
+	u32 keep = data ? len : 0;
 	int err;
 
-	err = ndk_pdata_set(&conn->peer_pdata, data,
-			    data && memchr_inv(data, 0, len) ? len : 0, gfp);
-	if (!err)
+	while (keep && !bytes[keep - 1])
+		keep--;
+	err = ndk_pdata_set(&conn->peer_pdata, data, keep, gfp);
+	if (!err) {
 		conn->rds = len;
+		conn->peer_len = keep;
+	}
 	return err;
 }
 

@@ -48,6 +48,7 @@ static void ndk_conn_connect_accept_test(struct kunit *test)
 
 	/* The request's private data, padded to what the CM REQ carries. */
 	KUNIT_ASSERT_NOT_NULL(test, pdata);
+	memset(pdata, 0xa5, 256);
 	len = 256;
 	KUNIT_ASSERT_EQ(test, in->Dispatch->NdkGetConnectionData(in, &ird,
 								 &ord, pdata,
@@ -56,6 +57,13 @@ static void ndk_conn_connect_accept_test(struct kunit *test)
 	/* IB pads to what the CM REQ carries; MPA keeps the exact length. */
 	KUNIT_EXPECT_EQ(test, len, ndk_test_iwarp() ? 6U : 56U);
 	NDK_EXPECT_MEMEQ(test, pdata, "hello", 6);
+	/* Only "hello" is kept: its NUL and the padding come back as zeros. */
+	KUNIT_EXPECT_EQ(test, container_of(in, struct ndk_connector,
+					   ndk)->peer_len, 5);
+	if (len >= 6 && len < 256) {
+		KUNIT_EXPECT_NULL(test, memchr_inv(pdata + 6, 0, len - 6));
+		KUNIT_EXPECT_EQ(test, pdata[len], 0xa5);
+	}
 	KUNIT_EXPECT_EQ(test, ird, 4U);
 	KUNIT_EXPECT_EQ(test, ord, 4U);
 

@@ -34,7 +34,7 @@ static void perf_print_conn(const char *name, NDK_CONNECTOR *conn)
 	/* extra: the private data buffers, the peer's being what it sent */
 	pr_info("size object=%s struct=%zu alloc=%zu extra=%zu rds=%u addresses=%zu\n",
 		name, sizeof(*n), perf_alloc(n, sizeof(*n)),
-		perf_alloc(n->pdata, 1) + perf_alloc(n->peer_pdata, n->rds),
+		perf_alloc(n->pdata, 1) + perf_alloc(n->peer_pdata, n->peer_len),
 		n->rds, sizeof(n->src) + sizeof(n->dst));
 }
 
