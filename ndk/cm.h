@@ -54,6 +54,7 @@ union ndk_sockaddr {
  * @state: enum ndk_conn_state
  * @bound: enum ndk_conn_bound of @timer
  * @peer_len: bytes in @peer_pdata; the rest of @rds bytes are zeros
+ *	(rdma_cm gives private data lengths as u8)
  * @timer: bounds the wait of a pending connect or accept for the peer
  * @tmo_cb: completion of the request @timer took over
  * @tmo_ctx: its context
@@ -107,7 +108,7 @@ struct ndk_connector {
 	u8 state;
 	u8 bound;
 	bool queued;
-	u16 peer_len;
+	u8 peer_len;
 	struct timer_list timer;
 	NDK_FN_REQUEST_COMPLETION tmo_cb;
 	void *tmo_ctx;
