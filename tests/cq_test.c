@@ -154,6 +154,7 @@ static void ndk_cq_affinity_test(struct kunit *test)
 	NDK_OBJECT_HEADER *hdr;
 	struct ndk_wait w;
 	NDK_CQ *cq = NULL;
+	NTSTATUS st;
 	int v;
 
 	ndk_wait_init(&w);
@@ -161,10 +162,9 @@ static void ndk_cq_affinity_test(struct kunit *test)
 						       ndk_test_create_cb, &w,
 						       &cq),
 			STATUS_INVALID_PARAMETER);
-	hdr = ndk_created(test,
-			  a->Dispatch->NdkCreateCq(a, 8, NULL, NULL, &cpu1,
-						   ndk_test_create_cb, &w, &cq),
-			  &w, cq);
+	st = a->Dispatch->NdkCreateCq(a, 8, NULL, NULL, &cpu1,
+				      ndk_test_create_cb, &w, &cq);
+	hdr = ndk_created(test, st, &w, cq);
 	ndk_test_close(test, hdr, to_cq(hdr)->Dispatch->NdkCloseCq);
 
 	KUNIT_EXPECT_EQ(test, ndk_cq_pick_vector(ibdev, NULL), 0);
@@ -221,15 +221,12 @@ static void ndk_cq_arm_empty_test(struct kunit *test)
 	struct ndk_cq *p;
 	struct ndk_wait w;
 	NDK_CQ *cq = NULL;
+	NTSTATUS st;
 
 	ndk_wait_init(&w);
-	cq = to_cq(ndk_created(test,
-			       a->Dispatch->NdkCreateCq(a, 8,
-							ndk_cq_notify_count,
-							&notified, NULL,
-							ndk_test_create_cb, &w,
-							&cq),
-			       &w, cq));
+	st = a->Dispatch->NdkCreateCq(a, 8, ndk_cq_notify_count, &notified,
+				      NULL, ndk_test_create_cb, &w, &cq);
+	cq = to_cq(ndk_created(test, st, &w, cq));
 	p = container_of(cq, struct ndk_cq, ndk);
 	cq->Dispatch->NdkArmCq(cq, 7);
 	KUNIT_EXPECT_EQ(test, atomic_read(&p->arm), 0);
@@ -238,7 +235,7 @@ static void ndk_cq_arm_empty_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&p->arm), 2);
 	msleep(100);
 	KUNIT_EXPECT_EQ(test, atomic_read(&notified), 0);
-	ndk_test_close(test, w.obj, cq->Dispatch->NdkCloseCq);
+	ndk_test_close(test, &cq->Header, cq->Dispatch->NdkCloseCq);
 	KUNIT_EXPECT_EQ(test, atomic_read(&notified), 0);
 }
 
@@ -401,6 +398,7 @@ static NDK_CQ *ndk_notify_setup(struct kunit *test, struct ndk_notify_rec *rec,
 	NDK_ADAPTER *a = ndk_cenv_need(test)->a;
 	struct ndk_wait w;
 	NDK_CQ *cq = NULL;
+	NTSTATUS st;
 
 	atomic_set(&rec->count, 0);
 	atomic_set(&rec->wrong_ctx, 0);
@@ -408,14 +406,9 @@ static NDK_CQ *ndk_notify_setup(struct kunit *test, struct ndk_notify_rec *rec,
 	rec->rearm = NULL;
 	init_completion(&rec->done);
 	ndk_wait_init(&w);
-	KUNIT_ASSERT_EQ(test,
-			a->Dispatch->NdkCreateCq(a, 64, ndk_notify_rec_cb, rec,
-						 NULL, ndk_test_create_cb, &w,
-						 &cq),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
-	KUNIT_ASSERT_EQ(test, w.status, STATUS_SUCCESS);
-	cq = to_cq(w.obj);
+	st = a->Dispatch->NdkCreateCq(a, 64, ndk_notify_rec_cb, rec, NULL,
+				      ndk_test_create_cb, &w, &cq);
+	cq = to_cq(ndk_created(test, st, &w, cq));
 	*lqp = ndk_test_loopback_qp(test,
 				    container_of(a, struct ndk_adapter, ndk),
 				    container_of(cq, struct ndk_cq, ndk)->ibcq);
@@ -1068,20 +1061,16 @@ static void ndk_cq_overflow_test(struct kunit *test)
 	struct ndk_wait w;
 	struct ndk_cq *p;
 	NDK_CQ *cq = NULL;
+	NTSTATUS st;
 
 	init_completion(&rec.done);
 	ndk_wait_init(&w);
-	KUNIT_ASSERT_EQ(test,
-			a->Dispatch->NdkCreateCq(a, 1, ndk_notify_rec_cb, &rec,
-						 NULL, ndk_test_create_cb, &w,
-						 &cq),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
-	KUNIT_ASSERT_EQ(test, w.status, STATUS_SUCCESS);
-	cq = to_cq(w.obj);
+	st = a->Dispatch->NdkCreateCq(a, 1, ndk_notify_rec_cb, &rec, NULL,
+				      ndk_test_create_cb, &w, &cq);
+	cq = to_cq(ndk_created(test, st, &w, cq));
 	p = container_of(cq, struct ndk_cq, ndk);
 	if (p->ibcq->cqe > 4) {
-		ndk_test_close(test, w.obj, cq->Dispatch->NdkCloseCq);
+		ndk_test_close(test, &cq->Header, cq->Dispatch->NdkCloseCq);
 		kunit_skip(test, "device rounds a 1-entry CQ up to %d",
 			   p->ibcq->cqe);
 	}

@@ -124,13 +124,13 @@ NDK_LISTENER *ndk_cenv_listener(struct kunit *test, struct ndk_cenv *e)
 {
 	NDK_LISTENER *made = NULL;
 	struct ndk_wait w;
+	NTSTATUS st;
 
 	ndk_wait_init(&w);
-	return container_of(ndk_created(test,
-		e->a->Dispatch->NdkCreateListener(e->a, ndk_conn_event_cb, e,
-						  ndk_test_create_cb, &w,
-						  &made), &w, made),
-		NDK_LISTENER, Header);
+	st = e->a->Dispatch->NdkCreateListener(e->a, ndk_conn_event_cb, e,
+					       ndk_test_create_cb, &w, &made);
+	return container_of(ndk_created(test, st, &w, made), NDK_LISTENER,
+			    Header);
 }
 
 /* The first global IPv6 address of @ndev (fd00::15 in the test VM). */

@@ -220,7 +220,7 @@ static NDK_LISTENER *ndk_flood_listener(struct kunit *test,
 					struct ndk_cenv *e,
 					struct ndk_flood *f)
 {
-	NDK_LISTENER *unused = NULL, *l;
+	NDK_LISTENER *made = NULL, *l;
 	struct ndk_wait w;
 	NTSTATUS st;
 
@@ -228,8 +228,9 @@ static NDK_LISTENER *ndk_flood_listener(struct kunit *test,
 	init_waitqueue_head(&f->wq);
 	ndk_wait_init(&w);
 	st = e->a->Dispatch->NdkCreateListener(e->a, ndk_flood_cb, f,
-					       ndk_test_create_cb, &w, &unused);
-	l = container_of(ndk_create_with(test, st, &w), NDK_LISTENER, Header);
+					       ndk_test_create_cb, &w, &made);
+	l = container_of(ndk_created(test, st, &w, made), NDK_LISTENER,
+			 Header);
 	f->l = container_of(l, struct ndk_listener, ndk);
 	KUNIT_ASSERT_EQ(test, ndk_cenv_listen(test, e, l, NDK_BACKLOG_PORT),
 			STATUS_SUCCESS);
@@ -311,6 +312,7 @@ static void ndk_listen_answer_test(struct kunit *test)
 	struct ndk_pair p;
 	NDK_LISTENER *l;
 	u64 overflows;
+	NTSTATUS st;
 
 	KUNIT_ASSERT_NOT_NULL(test, f);
 	ndk_backlog_set(test, 1);
@@ -366,9 +368,12 @@ static void ndk_listen_answer_test(struct kunit *test)
 	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw2));
 	KUNIT_EXPECT_EQ(test, cw2.status, STATUS_CONNECTION_REFUSED);
 	ndk_wait_init(&lw);
-	KUNIT_EXPECT_EQ(test, ndk_listener_close(l, &lw), STATUS_PENDING);
+	st = ndk_listener_close(l, &lw);
+	/* Only a connector it handed out and that is still open holds it. */
+	KUNIT_EXPECT_EQ(test, st, p.in ? STATUS_PENDING : STATUS_SUCCESS);
 	ndk_pair_close(test, &p);
-	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&lw));
+	if (st == STATUS_PENDING)
+		KUNIT_EXPECT_TRUE(test, ndk_wait_for(&lw));
 	ndk_close_all(test, c1, qp1);
 	ndk_close_all(test, c2, qp2);
 }

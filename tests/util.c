@@ -304,14 +304,12 @@ static void ndk_test_call_close(struct ndk_test_call *c)
 }
 
 /*
- * The callbacks of a call that returned @st have all come: none if it
- * finished inline, exactly one if it pended.
+ * After a call that returned @st and whose callback, if it pended, has
+ * been waited for: no other callback comes, none if it finished inline.
  */
 static void ndk_test_calls_done(struct kunit *test, NTSTATUS st,
 				struct ndk_wait *w)
 {
-	if (st == STATUS_PENDING)
-		KUNIT_EXPECT_TRUE(test, ndk_wait_for(w));
 	/* Time for a wrong second callback to show. */
 	msleep(20);
 	KUNIT_EXPECT_EQ(test, atomic_read(&w->calls),
@@ -354,6 +352,8 @@ void ndk_test_contexts(struct kunit *test,
 		ndk_test_run_in(&c, ctx);
 		KUNIT_EXPECT_EQ_MSG(test, c.st, want, "close from %s",
 				    ndk_test_ctx_names[ctx]);
+		if (c.st == STATUS_PENDING)
+			KUNIT_EXPECT_TRUE(test, ndk_wait_for(&c.w));
 		ndk_test_calls_done(test, c.st, &c.w);
 	}
 }
@@ -372,7 +372,9 @@ void ndk_close_in_create_init(struct ndk_close_in_create *t)
 void ndk_close_in_create_check(struct kunit *test,
 			       struct ndk_close_in_create *t)
 {
-	if (t->close_status != STATUS_PENDING)
+	if (t->close_status == STATUS_PENDING)
+		KUNIT_EXPECT_TRUE(test, ndk_wait_for(&t->close));
+	else
 		KUNIT_EXPECT_EQ(test, t->close_status, STATUS_SUCCESS);
 	ndk_test_calls_done(test, t->close_status, &t->close);
 }

@@ -11,6 +11,7 @@
 #include <linux/completion.h>
 #include <linux/delay.h>
 #include <linux/module.h>
+#include <linux/spinlock.h>
 #include <ndk/ndk.h>
 
 MODULE_DESCRIPTION("ndk test: consumer unload right after ndk_close_adapter()");
@@ -22,6 +23,7 @@ static DECLARE_COMPLETION(nu_created);
 static DECLARE_COMPLETION(nu_closing);
 static NDK_OBJECT_HEADER *nu_obj;
 static NTSTATUS nu_status;
+static DEFINE_SPINLOCK(nu_lock);
 
 static void nu_create_cb(PVOID ctx, NTSTATUS status, NDK_OBJECT_HEADER *obj)
 {
@@ -46,20 +48,21 @@ static int __init nu_init(void)
 {
 	NDK_VERSION v = { .Major = 1, .Minor = 2 };
 	struct ndk_adapter_desc desc;
-	NDK_CQ *unused = NULL;
+	NDK_CQ *cq = NULL;
 	NTSTATUS st;
 
 	if (ndk_enum_adapters(&desc, 1) < 1 ||
 	    ndk_open_adapter(desc.ifindex, v, &nu_adapter))
 		return -ENODEV;
 	st = nu_adapter->Dispatch->NdkCreateCq(nu_adapter, 16, nu_cq_cb, NULL,
-					       NULL, nu_create_cb, NULL,
-					       &unused);
+					       NULL, nu_create_cb, NULL, &cq);
 	/* The create cannot be abandoned: its callback is in this module. */
-	if (st == STATUS_PENDING)
+	if (st == STATUS_PENDING) {
 		wait_for_completion(&nu_created);
-	else
+	} else {
 		nu_status = st;
+		nu_obj = cq ? &cq->Header : NULL;
+	}
 	if (nu_status) {
 		ndk_close_adapter(nu_adapter);
 		return -EIO;
@@ -71,8 +74,19 @@ module_init(nu_init);
 
 static void __exit nu_exit(void)
 {
-	nu_cq->Dispatch->NdkCloseCq(&nu_cq->Header, nu_close_cb, NULL);
-	wait_for_completion(&nu_closing);
+	NTSTATUS st;
+
+	/*
+	 * From atomic context the close pends, and its callback is what
+	 * this case is about; where it could sleep it may finish inline.
+	 */
+	spin_lock(&nu_lock);
+	st = nu_cq->Dispatch->NdkCloseCq(&nu_cq->Header, nu_close_cb, NULL);
+	spin_unlock(&nu_lock);
+	if (st == STATUS_PENDING)
+		wait_for_completion(&nu_closing);
+	else
+		pr_info("ndk_unload: the close did not pend: %#x\n", st);
 	ndk_close_adapter(nu_adapter);
 	pr_info("ndk_unload: adapter closed, module goes\n");
 }
