@@ -112,11 +112,9 @@ static int ndk_listener_request(struct ndk_listener *listener,
 	return 0;
 }
 
-static void ndk_listen_work(struct work_struct *work)
+/* Bind and listen; a listen that failed may be tried again. */
+static NTSTATUS ndk_listen_now(struct ndk_listener *l)
 {
-	struct ndk_listener *l = container_of(work, struct ndk_listener, work);
-	NDK_FN_REQUEST_COMPLETION cb = l->listen_cb;
-	void *ctx = l->listen_ctx;
 	NTSTATUS status;
 	int err;
 
@@ -128,9 +126,18 @@ static void ndk_listen_work(struct work_struct *work)
 		err = NDK_FI_ERR(rdma_listen(l->id, l->backlog));
 	}
 	status = ndk_bind_status((struct sockaddr *)&l->addr, err);
-	/* A listen that failed may be tried again. */
 	if (status)
 		WRITE_ONCE(l->listen_cb, NULL);
+	return status;
+}
+
+static void ndk_listen_work(struct work_struct *work)
+{
+	struct ndk_listener *l = container_of(work, struct ndk_listener, work);
+	NDK_FN_REQUEST_COMPLETION cb = l->listen_cb;
+	void *ctx = l->listen_ctx;
+	NTSTATUS status = ndk_listen_now(l);
+
 	trace_ndk_callback(NDK_CB_REQUEST, NdkObjectTypeListener, l->obj.id,
 			   status);
 	cb(ctx, status);
@@ -152,8 +159,15 @@ static NTSTATUS ndk_listen(NDK_LISTENER *pNdkListener,
 	if (ndk_adapter_dead(l->obj.adapter))
 		return STATUS_DEVICE_REMOVED;
 	memcpy(&l->addr, pAddress, len);
+	/* Also what marks the listener as listening, inline or not. */
 	l->listen_cb = RequestCompletion;
 	l->listen_ctx = RequestContext;
+	/*
+	 * rdma_listen() may sleep; not inside ndk's rdma_cm handler, which
+	 * holds an id's handler lock, for the same reason as creation.
+	 */
+	if (ndk_caller_may_sleep() && !ndk_cm_handler_id())
+		return ndk_listen_now(l);
 	ndk_obj_get(&l->obj);
 	queue_work(ndk_wq, &l->work);
 	return STATUS_PENDING;

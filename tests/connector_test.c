@@ -635,18 +635,16 @@ static void ndk_conn_ipv6_test(struct kunit *test)
 	struct sockaddr_in6 dst = e->addr6;
 	struct ndk_pair p;
 	struct ndk_wait w;
+	NTSTATUS st;
 
 	KUNIT_ASSERT_EQ_MSG(test, e->addr6.sin6_family, AF_INET6,
 			    "no global IPv6 address on the adapter");
 	l = ndk_cenv_listener(test, e);
 	dst.sin6_port = htons(NDK_TEST_PORT);
 	ndk_wait_init(&w);
-	KUNIT_ASSERT_EQ(test, l->Dispatch->NdkListen(l, (struct sockaddr *)&dst,
-						     sizeof(dst),
-						     ndk_test_request_cb, &w),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
-	KUNIT_ASSERT_EQ(test, w.status, STATUS_SUCCESS);
+	st = l->Dispatch->NdkListen(l, (struct sockaddr *)&dst, sizeof(dst),
+				    ndk_test_request_cb, &w);
+	KUNIT_ASSERT_EQ(test, ndk_test_outcome(test, &w, st), STATUS_SUCCESS);
 	ndk_establish(test, e, &p, (struct sockaddr *)&e->addr6,
 		      (struct sockaddr *)&dst, sizeof(dst), false);
 	ndk_conn_traffic(test, e, p.aqp, p.pqp);

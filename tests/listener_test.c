@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * ndk_listener, the tests of ndk/listener.c: creation and close from
- * each context, a second listen on a taken address, a listener's close
+ * ndk_listener, the tests of ndk/listener.c: creation, close and listen
+ * from each context, a second listen on a taken address, a listener's close
  * while it holds connectors, pausing its connect events, and its
  * backlog: a peer's flood of requests to a consumer that answers none
  * of them.
  */
+#include <linux/delay.h>
 #include <linux/mm.h>
 #include <linux/wait.h>
 #include "ndk_tests.h"
@@ -26,6 +27,62 @@ static void ndk_listener_create_in(struct ndk_test_call *c)
 static void ndk_listener_contexts_test(struct kunit *test)
 {
 	ndk_test_contexts(test, ndk_listener_create_in, test->priv);
+}
+
+/* NdkListen on @c->obj, a listener, at the port in @c->arg. */
+static void ndk_listen_in(struct ndk_test_call *c)
+{
+	struct sockaddr_in *sin = c->arg;
+	NDK_LISTENER *l = container_of(c->obj, NDK_LISTENER, Header);
+
+	c->st = l->Dispatch->NdkListen(l, (struct sockaddr *)sin, sizeof(*sin),
+				       ndk_test_request_cb, &c->w);
+}
+
+/*
+ * NdkListen from each context: inline from the test's thread, with no
+ * callback, its failure too; pending under a spinlock and in a timer,
+ * with one callback each. A second listen on the port fails.
+ */
+static void ndk_listen_contexts_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_test_call c = {};
+	struct sockaddr_in sin;
+	enum ndk_test_ctx ctx;
+	NDK_LISTENER *l, *l2;
+	NTSTATUS want;
+	bool inl;
+	int i;
+
+	ndk_listen_addr(e, &sin);
+	c.arg = &sin;
+	c.fn = ndk_listen_in;
+	for (ctx = NDK_CTX_THREAD; ctx <= NDK_CTX_TIMER; ctx++) {
+		inl = ctx == NDK_CTX_THREAD && NDK_TEST_INLINE == STATUS_SUCCESS;
+		sin.sin_port = htons(NDK_TEST_PORT + 1 + ctx);
+		l = ndk_cenv_listener(test, e);
+		l2 = ndk_cenv_listener(test, e);
+		for (i = 0; i < 2; i++) {
+			want = i ? STATUS_SHARING_VIOLATION : STATUS_SUCCESS;
+			c.obj = i ? &l2->Header : &l->Header;
+			ndk_wait_init(&c.w);
+			ndk_test_run_in(&c, ctx);
+			if (inl) {
+				KUNIT_EXPECT_EQ(test, c.st, want);
+			} else {
+				KUNIT_EXPECT_EQ(test, c.st, STATUS_PENDING);
+				KUNIT_EXPECT_TRUE(test, ndk_wait_for(&c.w));
+				KUNIT_EXPECT_EQ(test, c.w.status, want);
+			}
+			/* Time for a wrong callback to show. */
+			msleep(20);
+			KUNIT_EXPECT_EQ(test, atomic_read(&c.w.calls),
+					inl ? 0 : 1);
+		}
+		ndk_test_close(test, &l2->Header, l2->Dispatch->NdkCloseListener);
+		ndk_test_close(test, &l->Header, l->Dispatch->NdkCloseListener);
+	}
 }
 
 /* nd_dual_listen: a second listen on the same address and port fails. */
@@ -583,6 +640,7 @@ static void ndk_listen_flood_test(struct kunit *test)
 
 static struct kunit_case ndk_listener_cases[] = {
 	KUNIT_CASE(ndk_listener_contexts_test),
+	KUNIT_CASE(ndk_listen_contexts_test),
 	KUNIT_CASE(nd_dual_listen),
 	KUNIT_CASE(nd_conn_listen_closing),
 	KUNIT_CASE(ndk_conn_pause_test),

@@ -630,12 +630,9 @@ static void ndk_lt_connect_event(struct kunit *test, struct ndk_lt *t,
 	c->o[1].obj = &l->Header;
 	ndk_lt_dst(t->e, &sin, NDK_TEST_PORT + 1);
 	ndk_wait_init(&w);
-	KUNIT_ASSERT_EQ(test, l->Dispatch->NdkListen(l, (struct sockaddr *)&sin,
-						     sizeof(sin),
-						     ndk_test_request_cb, &w),
-			STATUS_PENDING);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
-	KUNIT_ASSERT_EQ(test, w.status, STATUS_SUCCESS);
+	st = l->Dispatch->NdkListen(l, (struct sockaddr *)&sin, sizeof(sin),
+				    ndk_test_request_cb, &w);
+	KUNIT_ASSERT_EQ(test, ndk_test_outcome(test, &w, st), STATUS_SUCCESS);
 	t->p.c = ndk_cenv_connector(test, t->e);
 	t->p.aqp = ndk_cenv_qp(test, t->e);
 	ndk_wait_init(&cw);
