@@ -162,11 +162,8 @@ static NTSTATUS ndk_listen(NDK_LISTENER *pNdkListener,
 	/* Also what marks the listener as listening, inline or not. */
 	l->listen_cb = RequestCompletion;
 	l->listen_ctx = RequestContext;
-	/*
-	 * rdma_listen() may sleep; not inside ndk's rdma_cm handler, which
-	 * holds an id's handler lock, for the same reason as creation.
-	 */
-	if (ndk_caller_may_sleep() && !ndk_cm_handler_id())
+	/* rdma_listen() may sleep: inline under the rule of creation. */
+	if (ndk_obj_may_inline(&l->obj))
 		return ndk_listen_now(l);
 	ndk_obj_get(&l->obj);
 	queue_work(ndk_wq, &l->work);

@@ -241,12 +241,12 @@ void ndk_obj_put_may_sleep(struct ndk_obj *obj)
 }
 
 /*
- * Whether a create or close of @obj may finish in its caller: the caller
+ * Whether a call on @obj that may sleep can run in its caller: the caller
  * may sleep, and the type has no reason of its own to refuse. The type's
  * test runs only where the caller may sleep, so it may take locks that
  * are not safe in interrupts.
  */
-static bool ndk_obj_may_inline(struct ndk_obj *obj)
+bool ndk_obj_may_inline(struct ndk_obj *obj)
 {
 	return ndk_caller_may_sleep() &&
 	       (!obj->ops->inline_ok || obj->ops->inline_ok(obj));

@@ -45,6 +45,7 @@ bool ndk_caller_may_sleep(void);
 void ndk_obj_init(struct ndk_obj *obj, NDK_OBJECT_HEADER *hdr,
 		  NDK_OBJECT_TYPE type, const struct ndk_obj_ops *ops,
 		  struct ndk_obj *parent);
+bool ndk_obj_may_inline(struct ndk_obj *obj);
 NTSTATUS ndk_obj_create(struct ndk_obj *obj, NDK_FN_CREATE_COMPLETION cb,
 			void *ctx, bool may_inline);
 NTSTATUS ndk_close_object(NDK_OBJECT_HEADER *pNdkObject,
