@@ -426,6 +426,17 @@ void ndk_establish_pair_disc(struct kunit *test, struct ndk_cenv *e,
 	KUNIT_ASSERT_EQ(test, ndk_maybe_atomic(atomic, ndk_hs_accept, &x),
 			STATUS_PENDING);
 	KUNIT_ASSERT_TRUE(test, ndk_wait_for(cw));
+	if (cw->status != STATUS_SUCCESS) {
+		/*
+		 * Refused after the request was handed over: what the accept
+		 * saw tells which side's socket went first.
+		 */
+		bool done = ndk_wait_for(aw);
+
+		kunit_err(test, "the accept %s 0x%08x\n",
+			  done ? "completed with" : "is still pending, status",
+			  aw->status);
+	}
 	KUNIT_ASSERT_EQ(test, cw->status, STATUS_SUCCESS);
 
 	/* Where the caller may sleep, the confirmation completes inline. */
