@@ -26,7 +26,7 @@ mkdir -p "$outdir"
 only=${NDK_BENCH_ONLY:-[a-z0-9_]+}
 if [ -n "$gate" ]; then
 	[ "$clock" = icount ] || die "the gate counts instructions"
-	only='send_bw|write_bw|poll_empty|notify_lat'
+	only='send_bw|write_bw|poll_empty|notify_lat|objects|conn'
 fi
 case $clock in
 icount)
@@ -67,7 +67,9 @@ conn 8 50 16
 poll_empty 8 50000 16
 notify_lat 8 2000 16 mode=all
 send_bw_2cpu 64 4000 32
-conn_scale 8 2 2 conns=1000
+conn_scale 8 2 2 conns=64
+conn_scale 8 2 2 conns=1024
+conn_scale 8 2 2 conns=4096
 objects 8 200 16
 '
 perftest='
