@@ -85,7 +85,7 @@ union ndk_sockaddr {
  * @src: source address of NdkConnect, then as rdma_cm resolved it
  * @dst: destination address of NdkConnect, then as rdma_cm resolved it
  * @sep: shared endpoint it connects from, if any
- * @sep_node: entry in @sep's list of connectors
+ * @sep_node: entry in the table of connections from shared endpoints
  *
  * Private data is allocated only when there is some, since a connector
  * usually carries none: two NDK_PDATA_MAX arrays would more than double
@@ -126,7 +126,7 @@ struct ndk_connector {
 	union ndk_sockaddr src;
 	union ndk_sockaddr dst;
 	struct ndk_sep *sep;
-	struct list_head sep_node;
+	struct hlist_node sep_node;
 };
 
 /**
@@ -171,7 +171,6 @@ struct ndk_listener {
  * @id: rdma_cm id bound with address reuse, holding the port
  * @addr: the bound address (with the port actually taken)
  * @list: entry in the list of shared endpoints
- * @conns: connectors over it, to keep their destinations distinct
  */
 struct ndk_sep {
 	NDK_SHARED_ENDPOINT ndk;
@@ -179,7 +178,6 @@ struct ndk_sep {
 	struct rdma_cm_id *id;
 	struct sockaddr_storage addr;
 	struct list_head list;
-	struct list_head conns;
 };
 
 NTSTATUS ndk_create_shared_endpoint(NDK_ADAPTER *pNdkAdapter,

@@ -7,13 +7,20 @@
  * until the endpoint and every connector over it are closed.
  *
  * rdma_cm lets any number of reusing ids share a port, so ndk keeps its
- * own lists: to refuse a second shared endpoint on a taken address, and
- * a second connection from one endpoint to the same destination.
+ * own tables: a list of the endpoints, to refuse a second shared endpoint
+ * on a taken address, and the connections from endpoints hashed by
+ * endpoint and destination, to refuse a second connection from one
+ * endpoint to the same destination in constant time, however many
+ * connections a consumer opens from one endpoint.
  */
+#include <linux/hashtable.h>
+#include <linux/jhash.h>
+#include <net/ipv6.h>
 #include "ndk_priv.h"
 
 static DEFINE_SPINLOCK(ndk_sep_lock);
 static LIST_HEAD(ndk_seps);
+static DEFINE_HASHTABLE(ndk_sep_conns, 10);
 
 static struct ndk_sep *to_sep(NDK_SHARED_ENDPOINT *s)
 {
@@ -42,6 +49,21 @@ static bool ndk_sep_same_addr(const struct sockaddr *a,
 	       ipv6_addr_equal(&a6->sin6_addr, &b6->sin6_addr);
 }
 
+/* The bucket key of a connection from @sep to @dst. */
+static u32 ndk_sep_conn_key(const struct ndk_sep *sep,
+			    const struct sockaddr *dst)
+{
+	const struct sockaddr_in6 *d6 = (const void *)dst;
+	const struct sockaddr_in *d4 = (const void *)dst;
+	u32 seed = hash_ptr(sep, 32);
+
+	if (dst->sa_family == AF_INET)
+		return jhash_2words((__force u32)d4->sin_addr.s_addr,
+				    (__force u32)d4->sin_port, seed);
+	return jhash_2words(ipv6_addr_hash(&d6->sin6_addr),
+			    (__force u32)d6->sin6_port, seed);
+}
+
 /**
  * ndk_sep_add_conn() - a connector starts connecting from @sep
  * @sep: the shared endpoint
@@ -54,19 +76,21 @@ static bool ndk_sep_same_addr(const struct sockaddr *a,
  */
 NTSTATUS ndk_sep_add_conn(struct ndk_sep *sep, struct ndk_connector *conn)
 {
+	const struct sockaddr *dst = (struct sockaddr *)&conn->dst;
+	u32 key = ndk_sep_conn_key(sep, dst);
 	struct ndk_connector *other;
 	unsigned long flags;
 
 	spin_lock_irqsave(&ndk_sep_lock, flags);
-	list_for_each_entry(other, &sep->conns, sep_node) {
-		if (ndk_sep_same_addr((struct sockaddr *)&other->dst,
-				      (struct sockaddr *)&conn->dst)) {
+	hash_for_each_possible(ndk_sep_conns, other, sep_node, key) {
+		if (other->sep == sep &&
+		    ndk_sep_same_addr((struct sockaddr *)&other->dst, dst)) {
 			spin_unlock_irqrestore(&ndk_sep_lock, flags);
 			return STATUS_ADDRESS_ALREADY_EXISTS;
 		}
 	}
 	conn->sep = sep;
-	list_add(&conn->sep_node, &sep->conns);
+	hash_add(ndk_sep_conns, &conn->sep_node, key);
 	spin_unlock_irqrestore(&ndk_sep_lock, flags);
 	return STATUS_SUCCESS;
 }
@@ -82,7 +106,7 @@ void ndk_sep_del_conn(struct ndk_connector *conn)
 	if (!conn->sep)
 		return;
 	spin_lock_irqsave(&ndk_sep_lock, flags);
-	list_del(&conn->sep_node);
+	hash_del(&conn->sep_node);
 	spin_unlock_irqrestore(&ndk_sep_lock, flags);
 }
 
@@ -228,7 +252,6 @@ NTSTATUS ndk_create_shared_endpoint(NDK_ADAPTER *pNdkAdapter,
 		return STATUS_INSUFFICIENT_RESOURCES;
 	sep->ndk.Dispatch = &ndk_sep_dispatch;
 	INIT_LIST_HEAD(&sep->list);
-	INIT_LIST_HEAD(&sep->conns);
 	memcpy(&sep->addr, pAddress, len);
 	ndk_obj_init(&sep->obj, &sep->ndk.Header, NdkObjectTypeSharedEndpoint,
 		     &ndk_sep_ops, &adapter->obj);
