@@ -19,13 +19,12 @@
  * each one handed out holds a connector, its private data and rdma_cm's
  * and the connection manager's state for it. As a socket's backlog
  * bounds the connections that wait for accept(), this bounds the
- * requests that wait for the consumer's answer; the same number is
- * rdma_listen()'s backlog, which on iWARP sizes the driver's own queue
- * of connections not yet passed up. 128 was ndk's fixed backlog before,
- * and is nvmet-rdma's; SOMAXCONN, what a socket's backlog is cut to by
- * default, caps it.
+ * requests that wait for the consumer's answer. 128 was ndk's fixed
+ * backlog before, and is nvmet-rdma's; SOMAXCONN, what a socket's
+ * backlog is cut to by default, caps it.
  */
-static unsigned int ndk_listen_backlog = 128;
+#define NDK_LISTEN_BACKLOG_DEFAULT	128
+static unsigned int ndk_listen_backlog = NDK_LISTEN_BACKLOG_DEFAULT;
 
 static int ndk_listen_backlog_set(const char *val,
 				  const struct kernel_param *kp)
@@ -41,7 +40,7 @@ static const struct kernel_param_ops ndk_listen_backlog_ops = {
 module_param_cb(listen_backlog, &ndk_listen_backlog_ops, &ndk_listen_backlog,
 		0644);
 MODULE_PARM_DESC(listen_backlog,
-		 "requests a listener hands to its consumer that may wait for NdkAccept, NdkReject or the close at once; more are refused and counted in listen_overflows; also rdma_listen()'s backlog; read by NdkListen (1 to 4096, default 128)");
+		 "requests a listener hands to its consumer that may wait for NdkAccept, NdkReject or the close at once; more are refused and counted in listen_overflows; also rdma_listen()'s backlog, at least 128; read by NdkListen (1 to 4096, default 128)");
 
 static struct ndk_listener *to_listener(NDK_LISTENER *l)
 {
@@ -122,8 +121,18 @@ static NTSTATUS ndk_listen_now(struct ndk_listener *l)
 	if (!err && l->id->device && l->id->device != l->obj.adapter->ibdev)
 		err = -ENODEV;
 	if (!err) {
+		/*
+		 * On iWARP rdma_listen()'s backlog sizes the iw_cm's events
+		 * of the listening id and the driver's TCP listen queue: a
+		 * burst beyond them is refused before ndk sees a request, and
+		 * goes uncounted. At least the default keeps a burst of that
+		 * size within ndk's own accounting, however small its
+		 * backlog.
+		 */
 		l->backlog = READ_ONCE(ndk_listen_backlog);
-		err = NDK_FI_ERR(rdma_listen(l->id, l->backlog));
+		err = NDK_FI_ERR(rdma_listen(l->id,
+					     max(l->backlog,
+						 NDK_LISTEN_BACKLOG_DEFAULT)));
 	}
 	status = ndk_bind_status((struct sockaddr *)&l->addr, err);
 	if (status)
