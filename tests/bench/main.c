@@ -42,6 +42,7 @@
 #include <linux/netdevice.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
+#include <linux/sort.h>
 #include <linux/vmstat.h>
 #include <trace/events/kmem.h>
 #include "ndkperf.h"
@@ -106,6 +107,8 @@ const char * const perf_obj_names[PERF_O_KINDS] = {
 /* A stuck peer must not hang insmod forever. */
 #define PERF_TIMEOUT	(60 * HZ)
 #define PERF_POLL_MAX	16
+/* objects: the most timed iterations, whose times it keeps */
+#define PERF_OBJ_ITERS	1024
 
 struct perf_run {
 	const struct perf_ops *ops;
@@ -141,8 +144,12 @@ struct perf_run {
 	 */
 	u64 scale_ns[3];
 	s64 open_pages, slab_pages, left_pages;
-	/* objects: the time of each kind's create and close, summed */
-	u64 obj_ns[PERF_O_KINDS];
+	/*
+	 * objects: the time of each kind's create and close, each timed
+	 * iteration's
+	 */
+	u32 obj_ns[PERF_O_KINDS][PERF_OBJ_ITERS];
+	u32 obj_n;
 };
 
 /*
@@ -582,13 +589,14 @@ static int perf_scale_once(struct perf_run *r)
 /* objects: each kind created and closed once, each pair timed. */
 static int perf_objects_once(struct perf_run *r)
 {
+	u32 i = min(r->obj_n++, PERF_OBJ_ITERS - 1);
 	ktime_t t;
 	int k, err;
 
 	for (k = 0; k < PERF_O_KINDS; k++) {
 		t = ktime_get();
 		err = r->ops->obj_once(r->st, k);
-		r->obj_ns[k] += ktime_to_ns(ktime_sub(ktime_get(), t));
+		r->obj_ns[k][i] = ktime_to_ns(ktime_sub(ktime_get(), t));
 		if (err) {
 			pr_err("creating and closing a %s failed: %d\n",
 			       perf_obj_names[k], err);
@@ -681,8 +689,29 @@ static int perf_start(struct perf_run *r, const struct perf_ops *ops,
 	r->open_pages = 0;
 	r->slab_pages = 0;
 	r->left_pages = 0;
-	memset(r->obj_ns, 0, sizeof(r->obj_ns));
+	r->obj_n = 0;
 	return err;
+}
+
+static int perf_cmp_u32(const void *a, const void *b)
+{
+	u32 x = *(const u32 *)a, y = *(const u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * objects: the median of a kind's timed iterations. Now and then one
+ * iteration of either mode meets work that is not its own to the same
+ * degree each time (a purge of lazily freed vmap areas, a slab refill,
+ * a tick): it would move a mean by several percent from round to round.
+ */
+static u32 perf_obj_median(struct perf_run *r, int k)
+{
+	u32 n = min(r->obj_n, PERF_OBJ_ITERS);
+
+	sort(r->obj_ns[k], n, sizeof(u32), perf_cmp_u32, NULL);
+	return n ? r->obj_ns[k][n / 2] : 0;
 }
 
 /*
@@ -721,16 +750,16 @@ static int perf_finish(struct perf_run *r, int m, int err, u64 ns,
 			r->open_pages << (PAGE_SHIFT - 10),
 			r->slab_pages << (PAGE_SHIFT - 10),
 			r->left_pages << (PAGE_SHIFT - 10));
-	/* Per create and close, in ns. */
+	/* Per create and close, in ns: the medians. */
 	if (!err && cfg->wl == PERF_OBJECTS)
-		pr_info("detail workload=objects mode=%s n=%u pd_ns=%llu cq_ns=%llu qp_ns=%llu mr_ns=%llu connector_ns=%llu listener_ns=%llu\n",
+		pr_info("detail workload=objects mode=%s n=%u pd_ns=%u cq_ns=%u qp_ns=%u mr_ns=%u connector_ns=%u listener_ns=%u\n",
 			r->ops->name, cfg->iters,
-			div_u64(r->obj_ns[PERF_O_PD], cfg->iters),
-			div_u64(r->obj_ns[PERF_O_CQ], cfg->iters),
-			div_u64(r->obj_ns[PERF_O_QP], cfg->iters),
-			div_u64(r->obj_ns[PERF_O_MR], cfg->iters),
-			div_u64(r->obj_ns[PERF_O_CONNECTOR], cfg->iters),
-			div_u64(r->obj_ns[PERF_O_LISTENER], cfg->iters));
+			perf_obj_median(r, PERF_O_PD),
+			perf_obj_median(r, PERF_O_CQ),
+			perf_obj_median(r, PERF_O_QP),
+			perf_obj_median(r, PERF_O_MR),
+			perf_obj_median(r, PERF_O_CONNECTOR),
+			perf_obj_median(r, PERF_O_LISTENER));
 out:
 	r->ops->teardown(r->st);
 	return err;
@@ -936,7 +965,8 @@ static int __init perf_init(void)
 
 	cfg[0].wl = match_string(perf_names, ARRAY_SIZE(perf_names), workload);
 	if ((int)cfg[0].wl < 0 || !iters || depth < 2 || depth > 1024 ||
-	    size < 8 || size > SZ_4M || !conns || conns > 65536) {
+	    size < 8 || size > SZ_4M || !conns || conns > 65536 ||
+	    (cfg[0].wl == PERF_OBJECTS && iters > PERF_OBJ_ITERS)) {
 		pr_err("bad parameters\n");
 		return -EINVAL;
 	}
