@@ -152,7 +152,7 @@ DETAIL_TARGETS = [
     ('objects', 'cq_ns', 1.10, '<=', 'create and close a CQ', 1.14),
     ('objects', 'qp_ns', None, '<=', 'create and close a QP', 1.27),
     ('objects', 'connector_ns', None, '<=',
-     'create and close a connector', 1.22),
+     'create and close a connector', 1.28),
     ('objects', 'listener_ns', 1.10, '<=',
      'create, listen, close a listener', 1.12),
 ]
