@@ -196,6 +196,7 @@ struct np {
 	 * connector closes that pended
 	 */
 	u64 conn_ns[5], conn_n, conn_pended[2];
+	u64 disc_ns[3], disc_n;
 	NDK_RESULT res[NP_POLL_MAX];
 	/*
 	 * conn_scale: the CQs all connections share, [side][send, receive];
@@ -342,12 +343,28 @@ static int np_connect(struct np *p, NDK_QP *cqp, NDK_QP *sqp,
 	return 0;
 }
 
-static void np_disconnect(NDK_CONNECTOR *c)
+/*
+ * conn's split of NdkDisconnect, when it pends: the call, the disconnect
+ * until its completion runs, and the wakeup of this thread.
+ */
+static void np_disconnect(struct np *p, NDK_CONNECTOR *c)
 {
+	ktime_t t0, t1, t2;
 	struct np_wait w;
+	NTSTATUS s;
 
 	np_wait_init(&w);
-	np_wait(&w, c->Dispatch->NdkDisconnect(c, np_request_done, &w));
+	t0 = ktime_get();
+	s = c->Dispatch->NdkDisconnect(c, np_request_done, &w);
+	t1 = ktime_get();
+	if (s != STATUS_PENDING)
+		return;
+	np_wait(&w, s);
+	t2 = ktime_get();
+	p->disc_ns[0] += ktime_to_ns(ktime_sub(t1, t0));
+	p->disc_ns[1] += ktime_to_ns(ktime_sub(w.cb_time, t1));
+	p->disc_ns[2] += ktime_to_ns(ktime_sub(t2, w.cb_time));
+	p->disc_n++;
 }
 
 static int np_find_adapter(struct np *p)
@@ -378,17 +395,20 @@ static void np_teardown(void *st)
 			div64_u64(p->reg_work_ns, p->reg_n),
 			div64_u64(p->reg_wake_ns, p->reg_n));
 	if (p->conn_n)
-		pr_info("detail workload=conn mode=ndk n=%llu qp_ns=%llu connect_ns=%llu disconnect_ns=%llu close_conn_ns=%llu close_qp_ns=%llu pended0=%llu pended1=%llu\n",
+		pr_info("detail workload=conn mode=ndk n=%llu qp_ns=%llu connect_ns=%llu disconnect_ns=%llu close_conn_ns=%llu close_qp_ns=%llu pended0=%llu pended1=%llu disc_pended=%llu disc_call_ns=%llu disc_work_ns=%llu disc_wake_ns=%llu\n",
 			p->conn_n, div64_u64(p->conn_ns[0], p->conn_n),
 			div64_u64(p->conn_ns[1], p->conn_n),
 			div64_u64(p->conn_ns[2], p->conn_n),
 			div64_u64(p->conn_ns[3], p->conn_n),
 			div64_u64(p->conn_ns[4], p->conn_n),
-			p->conn_pended[0], p->conn_pended[1]);
+			p->conn_pended[0], p->conn_pended[1], p->disc_n,
+			div64_u64(p->disc_ns[0], max(p->disc_n, 1ULL)),
+			div64_u64(p->disc_ns[1], max(p->disc_n, 1ULL)),
+			div64_u64(p->disc_ns[2], max(p->disc_n, 1ULL)));
 	if (p->sd[0].conn && p->sd[1].conn)
-		np_disconnect(p->sd[0].conn);
+		np_disconnect(p, p->sd[0].conn);
 	if (p->sd[0].wconn && p->sd[1].wconn)
-		np_disconnect(p->sd[1].wconn);
+		np_disconnect(p, p->sd[1].wconn);
 	for (s = 1; s >= 0; s--) {
 		np_close_conn(p->sd[s].conn);
 		np_close_conn(p->sd[s].wconn);
@@ -680,7 +700,7 @@ static int np_conn_once(void *st)
 		err = np_connect(p, qp[0], qp[1], &c[0], &c[1]);
 	t[2] = ktime_get();
 	if (!err)
-		np_disconnect(c[0]);
+		np_disconnect(p, c[0]);
 	t[3] = ktime_get();
 	for (s = 1; s >= 0; s--)
 		p->conn_pended[s] += np_close_conn(c[s]);
