@@ -25,10 +25,11 @@ ip -6 addr add fd00::15/64 dev eth0
 # longer than any case may take.
 echo 240 >/proc/sys/kernel/hung_task_timeout_secs
 
-# Each interop case clears the kernel log before wait_log().
+# Each interop case clears the kernel log before wait_log(), and the
+# trace (see trace_begin()).
 # Report interop case $2 over transport $1: ok when the user-space
 # program exited with $3 = 0 and ndk_rping logged PASS. On failure the
-# reason and the program's output follow.
+# reason, the program's output and the case's trace follow.
 interop_result() {
 	res=$(dmesg | grep -Eo 'ndk_rping: [a-z]+ [a-z]+: (PASS|FAIL).*')
 	case "$res" in
@@ -37,6 +38,8 @@ interop_result() {
 	esac
 	echo "NDK-INTEROP: not ok $1 $2 (user-space exit $3; $res)"
 	sed 's/^/NDK-INTEROP-LOG: /' /tmp/interop.log
+	echo "NDK-TRACE: the trace of interop case $2 over $1"
+	grep -v '^#' $T/trace | tail -n 4000 | sed 's/^/NDK-TRACE: /'
 }
 
 # Case $2 over transport $1: ndk_rping as the server (module arguments
@@ -45,6 +48,7 @@ interop_ndk_server() {
 	t=$1 name=$2 args=$3
 	shift 3
 	dmesg -c >/dev/null
+	trace_begin
 	insmod /ndk/ndk_rping.ko mode=server addr=10.0.2.15 $args ||
 		echo "NDK-CHECK: insmod ndk_rping failed"
 	rc=none
@@ -63,6 +67,7 @@ interop_ndk_client() {
 	t=$1 name=$2 args=$3 port=$4
 	shift 4
 	dmesg -c >/dev/null
+	trace_begin
 	timeout 60 "$@" >/tmp/interop.log 2>&1 &
 	pid=$!
 	# Connect only once the server listens: a request before that is
@@ -178,6 +183,7 @@ trace_end() {
 # arrival under a loaded provider.
 insmod /ndk/ndk.ko || echo "NDK-CHECK: insmod ndk failed"
 insmod /ndk/ndk_wdk.ko || echo "NDK-CHECK: insmod ndk_wdk failed"
+echo 1 >$T/events/ndk/ndk_cm_event/enable
 for t in $transports; do
 	mod=siw
 	[ $t = rxe ] && mod=rdma_rxe
@@ -191,7 +197,6 @@ for t in $transports; do
 	unload_case $t
 	wdk_case $t
 	selftest_case $t
-	echo 1 >$T/events/ndk/ndk_cm_event/enable
 	trace_begin
 	echo "NDK-CHECK: tests begin $t"
 	insmod /ndk/ndk_kunit.ko $kunit_args ||
