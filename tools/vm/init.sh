@@ -38,8 +38,7 @@ interop_result() {
 	esac
 	echo "NDK-INTEROP: not ok $1 $2 (user-space exit $3; $res)"
 	sed 's/^/NDK-INTEROP-LOG: /' /tmp/interop.log
-	echo "NDK-TRACE: the trace of interop case $2 over $1"
-	grep -v '^#' $T/trace | tail -n 4000 | sed 's/^/NDK-TRACE: /'
+	trace_dump "the trace of interop case $2 over $1"
 }
 
 # Case $2 over transport $1: ndk_rping as the server (module arguments
@@ -170,11 +169,15 @@ trace_begin() {
 	echo >$T/trace
 	echo 1 >$T/tracing_on
 }
+# The last 4000 lines of the trace, after the heading $1.
+trace_dump() {
+	echo "NDK-TRACE: $1"
+	grep -v '^#' $T/trace | tail -n 4000 | sed 's/^/NDK-TRACE: /'
+}
 trace_end() {
 	[ "$(cat $T/tracing_on)" = 0 ] || return 0
 	dump_blocked
-	echo "NDK-TRACE: the trace up to the first failed case over $1, its last 4000 lines"
-	grep -v '^#' $T/trace | tail -n 4000 | sed 's/^/NDK-TRACE: /'
+	trace_dump "the trace up to the first failed case over $1, its last 4000 lines"
 }
 
 # One full run per transport: Soft-RoCE (RoCEv2), then Soft-iWARP. Each
