@@ -94,6 +94,7 @@ NTSTATUS ndk_sep_add_conn(struct ndk_sep *sep, struct ndk_connector *conn)
 	spin_unlock_irqrestore(&ndk_sep_lock, flags);
 	return STATUS_SUCCESS;
 }
+EXPORT_SYMBOL_NDK_TEST(ndk_sep_add_conn);
 
 /**
  * ndk_sep_del_conn() - the connector is going away
@@ -109,6 +110,7 @@ void ndk_sep_del_conn(struct ndk_connector *conn)
 	hash_del(&conn->sep_node);
 	spin_unlock_irqrestore(&ndk_sep_lock, flags);
 }
+EXPORT_SYMBOL_NDK_TEST(ndk_sep_del_conn);
 
 static NTSTATUS ndk_sep_create(struct ndk_obj *obj)
 {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * ndk_endpoint, the tests of ndk/endpoint.c: shared endpoints and the
- * reference counting of the addresses connectors, listeners and shared
- * endpoints hold, and a local port range with no port left.
+ * ndk_endpoint, the tests of ndk/endpoint.c: shared endpoints, the table
+ * of their connections, the reference counting of the addresses
+ * connectors, listeners and shared endpoints hold, and a local port range
+ * with no port left.
  */
 #include <net/net_namespace.h>
 #include <rdma/rdma_cm.h>
@@ -274,9 +275,86 @@ static void ndk_endpoint_listener_test(struct kunit *test)
 	e->listener = l;
 }
 
+/* Connections ndk_endpoint_table_test() opens from one endpoint. */
+#define NDK_SEP_TABLE_CONNS	2048
+
+/* Destination @i of ndk_endpoint_table_test(): distinct for each @i. */
+static void ndk_sep_table_dst(struct ndk_connector *c, u32 i, bool v6)
+{
+	memset(&c->dst, 0, sizeof(c->dst));
+	if (v6) {
+		c->dst.in6.sin6_family = AF_INET6;
+		c->dst.in6.sin6_addr.s6_addr32[0] = htonl(0xfd000000);
+		c->dst.in6.sin6_addr.s6_addr32[3] = htonl(i / 4);
+		c->dst.in6.sin6_port = htons(4791 + i % 4);
+		return;
+	}
+	c->dst.in.sin_family = AF_INET;
+	c->dst.in.sin_addr.s_addr = htonl(0x0a000000 | i / 4);
+	c->dst.in.sin_port = htons(4791 + i % 4);
+}
+
+/*
+ * The table of connections from shared endpoints, alone: with more
+ * connections from one endpoint than the table has buckets, each
+ * destination is refused to a second connection from that endpoint only,
+ * over IPv4 and IPv6, and is free again once its connection leaves.
+ */
+static void ndk_endpoint_table_test(struct kunit *test)
+{
+	struct ndk_connector **c, *other;
+	struct ndk_sep *sep;
+	bool v6;
+	u32 i;
+
+	sep = kunit_kcalloc(test, 2, sizeof(*sep), GFP_KERNEL);
+	other = kunit_kzalloc(test, sizeof(*other), GFP_KERNEL);
+	c = kunit_kcalloc(test, NDK_SEP_TABLE_CONNS, sizeof(*c), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, sep);
+	KUNIT_ASSERT_NOT_NULL(test, other);
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	for (i = 0; i < NDK_SEP_TABLE_CONNS; i++) {
+		c[i] = kunit_kzalloc(test, sizeof(*c[i]), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, c[i]);
+	}
+	for (i = 0; i < NDK_SEP_TABLE_CONNS; i++) {
+		ndk_sep_table_dst(c[i], i, i % 2);
+		KUNIT_EXPECT_EQ(test, ndk_sep_add_conn(&sep[0], c[i]),
+				STATUS_SUCCESS);
+	}
+	for (i = 0; i < NDK_SEP_TABLE_CONNS; i++) {
+		v6 = i % 2;
+		ndk_sep_table_dst(other, i, v6);
+		KUNIT_EXPECT_EQ(test, ndk_sep_add_conn(&sep[0], other),
+				STATUS_ADDRESS_ALREADY_EXISTS);
+		/* Another endpoint: another four-tuple. */
+		KUNIT_EXPECT_EQ(test, ndk_sep_add_conn(&sep[1], other),
+				STATUS_SUCCESS);
+		ndk_sep_del_conn(other);
+		/* The same address over the other family. */
+		ndk_sep_table_dst(other, i, !v6);
+		KUNIT_EXPECT_EQ(test, ndk_sep_add_conn(&sep[0], other),
+				STATUS_SUCCESS);
+		ndk_sep_del_conn(other);
+	}
+	for (i = 0; i < NDK_SEP_TABLE_CONNS; i += 2) {
+		ndk_sep_del_conn(c[i]);
+		ndk_sep_table_dst(other, i, false);
+		KUNIT_EXPECT_EQ(test, ndk_sep_add_conn(&sep[0], other),
+				STATUS_SUCCESS);
+		ndk_sep_del_conn(other);
+		ndk_sep_table_dst(other, i + 1, true);
+		KUNIT_EXPECT_EQ(test, ndk_sep_add_conn(&sep[0], other),
+				STATUS_ADDRESS_ALREADY_EXISTS);
+	}
+	for (i = 1; i < NDK_SEP_TABLE_CONNS; i += 2)
+		ndk_sep_del_conn(c[i]);
+}
+
 static struct kunit_case ndk_endpoint_cases[] = {
 	KUNIT_CASE(ndk_endpoint_contexts_test),
 	KUNIT_CASE(ndk_endpoint_shared_test),
+	KUNIT_CASE(ndk_endpoint_table_test),
 	KUNIT_CASE(ndk_endpoint_listener_test),
 	KUNIT_CASE(ndk_endpoint_no_port_test),
 	{}
