@@ -25,9 +25,6 @@ ip -6 addr add fd00::15/64 dev eth0
 # longer than any case may take.
 echo 240 >/proc/sys/kernel/hung_task_timeout_secs
 
-# Each interop case clears the kernel log before wait_log(), and the
-# trace (see trace_begin()).
-
 # The receive queue (hex, as /proc/net/tcp gives it) of the connection
 # accepted on local port $1: bytes that came in and that nobody has read.
 # Empty while no such connection is ESTABLISHED; rxe has none (UDP).
@@ -127,12 +124,13 @@ interop_ndk_client() {
 }
 
 # Interop case $2 over transport $1, run by $3 (interop_ndk_server or
-# interop_ndk_client) with the arguments after shift 3. It is ok when the
-# user-space program exited 0 and ndk_rping logged PASS. Over siw a try
-# that failed on siw's unread first message is reported as a device
-# defect and run again: one of three tries must pass. Any other failure
-# ends the case: its reason, the program's output, the state 5 s in and
-# the case's trace follow.
+# interop_ndk_client) with the arguments after shift 3. Each try clears
+# the kernel log, for wait_log(), and the trace (see trace_begin()). It
+# is ok when the user-space program exited 0 and ndk_rping logged PASS.
+# Over siw a try that failed on siw's unread first message is reported
+# as a device defect and run again: one of three tries must pass. Any
+# other failure ends the case: its reason, the program's output, the
+# state 5 s in and the case's trace follow.
 interop_case() {
 	t=$1 name=$2 run=$3
 	shift 3
