@@ -10,6 +10,7 @@
 #include "cm.h"
 
 int ndk_pdata_set(u8 **buf, const void *data, u32 len, gfp_t gfp);
+u32 ndk_pdata_used(const u8 *data, u32 len);
 int ndk_peer_pdata_set(struct ndk_connector *conn, const void *data,
 		       u32 len, gfp_t gfp);
 NTSTATUS ndk_conn_begin(struct ndk_connector *conn, enum ndk_conn_state from,

@@ -17,6 +17,7 @@
 #include <rdma/ib_cm.h>
 #include <rdma/rdma_cm.h>
 #include "ndk_tests.h"
+#include "connector.h"
 
 /*
  * The whole NDK handshake: Connect completes when the peer accepted,
@@ -255,6 +256,36 @@ static void nd_large_private_data(struct kunit *test)
 	NDK_EXPECT_MEMEQ(test, got, big, info.MaxCallerData);
 	ndk_close_all(test, e->incoming, NULL);
 	ndk_close_all(test, c, qp);
+}
+
+/*
+ * ndk_pdata_used(), which trims the zeros IB pads private data with,
+ * against the answer a byte-at-a-time scan gives: every length across
+ * the word loop's edges, the last non-zero byte anywhere, the data at
+ * every alignment, and non-zero bytes on both sides of it, which a scan
+ * that reads past either end would count.
+ */
+static void ndk_pdata_used_test(struct kunit *test)
+{
+	u8 buf[96];
+	u32 off, len, last, got;
+
+	for (off = 0; off < 8; off++) {
+		for (len = 0; len <= 80; len++) {
+			for (last = 0; last <= len; last++) {
+				memset(buf, 0x5a, sizeof(buf));
+				memset(buf + off, 0, len);
+				if (last)
+					buf[off + last - 1] = BIT(last % 8);
+				got = ndk_pdata_used(buf + off, len);
+				if (got != last) {
+					KUNIT_FAIL(test, "offset %u, length %u: %u used, not %u",
+						   off, len, got, last);
+					return;
+				}
+			}
+		}
+	}
 }
 
 /* Private data buffers: twice the most any transport carries. */
@@ -2072,6 +2103,7 @@ static struct kunit_case ndk_connector_cases[] = {
 	KUNIT_CASE(ndk_conn_close_inline_test),
 	KUNIT_CASE(ndk_conn_foreign_handler_test),
 	KUNIT_CASE(ndk_conn_zero_pdata_test),
+	KUNIT_CASE(ndk_pdata_used_test),
 	KUNIT_CASE(nd_dual_connection),
 	KUNIT_CASE(ndk_conn_ipv6_test),
 	KUNIT_CASE(ndk_conn_disconnect_flush_test),
