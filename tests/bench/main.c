@@ -34,6 +34,7 @@
 #include <linux/inetdevice.h>
 #include <linux/kallsyms.h>
 #include <linux/delay.h>
+#include <linux/hash.h>
 #include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
@@ -156,9 +157,14 @@ struct perf_run {
  * Slab allocations during the timed iterations, per mode and call site,
  * from the kmem tracepoints: every allocation of any context counts, so
  * the driver's own (rxe allocates a packet per request) count in both
- * modes alike. Sites are told apart after the run, by symbol.
+ * modes alike. Sites are told apart after the run, by symbol. A site's
+ * count is found by hashing its address: the probes run inside the timed
+ * iterations, and a search in the order the sites first came would
+ * charge each allocation by its site's place in that order, which
+ * differs between the modes.
  */
-#define PERF_SITES	64
+#define PERF_SITE_BITS	7
+#define PERF_SITES	BIT(PERF_SITE_BITS)
 
 struct perf_site {
 	unsigned long ip;
@@ -180,6 +186,7 @@ static void perf_alloc_count(unsigned long ip)
 	struct perf_allocs *a = &perf_allocs;
 	struct perf_site *site;
 	unsigned long flags;
+	u32 h = hash_long(ip, PERF_SITE_BITS);
 	int m, i;
 
 	if (READ_ONCE(a->mode) < 0)
@@ -187,7 +194,7 @@ static void perf_alloc_count(unsigned long ip)
 	raw_spin_lock_irqsave(&a->lock, flags);
 	m = a->mode;
 	for (i = 0; m >= 0 && i < PERF_SITES; i++) {
-		site = &a->site[m][i];
+		site = &a->site[m][(h + i) % PERF_SITES];
 		if (site->ip == ip || !site->ip) {
 			site->ip = ip;
 			site->n++;
@@ -234,8 +241,10 @@ static void perf_alloc_totals(int m, const char *name, u64 *all, u64 *ndk)
 
 	*all = perf_allocs.other[m];
 	*ndk = 0;
-	for (i = 0; i < PERF_SITES && perf_allocs.site[m][i].ip; i++) {
+	for (i = 0; i < PERF_SITES; i++) {
 		site = &perf_allocs.site[m][i];
+		if (!site->ip)
+			continue;
 		sprint_symbol(sym, site->ip);
 		*all += site->n;
 		if (strstr(sym, " [ndk]"))
