@@ -33,6 +33,9 @@ echo "NDK-BENCH: setup $(rdma link show)"
 perf() {
 	insmod /ndk/ndkperf.ko "$@" ||
 		echo "NDK-BENCH: insmod ndkperf $* failed"
+	# A profile's symbols of ndkperf, which is loaded only meanwhile.
+	[ -z "$PROFILE" ] || grep -F '[ndkperf]' /proc/kallsyms |
+		sed 's/^/NDK-KSYM: /'
 	rmmod ndkperf
 }
 
@@ -43,7 +46,7 @@ while [ "$r" -le "$ROUNDS" ]; do
 	echo "$SPECS" | while read -r w s n d extra; do
 		[ -n "$w" ] || continue
 		# shellcheck disable=SC2086 # $extra: zero or more words
-		perf workload="$w" mode=both size="$s" iters="$n" \
+		perf workload="$w" mode="$MODE" size="$s" iters="$n" \
 			depth="$d" round="$r" $extra
 	done
 	r=$((r + 1))
@@ -69,6 +72,8 @@ echo "$PERFTEST" | while read -r name prog args; do
 	pt "$name" "$prog" $args
 done
 
+[ -z "$PROFILE" ] || grep -F '[' /proc/kallsyms | grep -vF '[ndkperf]' |
+	sed 's/^/NDK-KSYM: /'
 rmmod ndk
 echo "NDK-BENCH: done"
 reboot -f

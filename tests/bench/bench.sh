@@ -24,6 +24,14 @@ outdir=${NDK_BENCH_OUT:-$NDK_TOP/build/bench${gate:+-gate}}
 mkdir -p "$outdir"
 # NDK_BENCH_ONLY: an extended regex of the workloads to run (all by default).
 only=${NDK_BENCH_ONLY:-[a-z0-9_]+}
+# NDK_BENCH_MODE: ndk or raw runs that mode alone (both by default).
+mode=${NDK_BENCH_MODE:-both}
+case $mode in ndk | raw | both) ;; *) die "NDK_BENCH_MODE=$mode: ndk, raw or both" ;; esac
+# NDK_BENCH_PROFILE=1: count the instructions of every kernel function
+# as well, with tbprof.c in QEMU; tests/bench/profile.py reads them
+# (performance.rst, "Where the instructions go").
+profile=${NDK_BENCH_PROFILE:-}
+[ -z "$profile" ] || [ "$clock" = icount ] || die "a profile counts instructions"
 if [ -n "$gate" ]; then
 	[ "$clock" = icount ] || die "the gate counts instructions"
 	only='send_bw|write_bw|poll_empty|notify_lat|objects|conn'
@@ -49,6 +57,12 @@ esac
 "$NDK_VM_DIR/install-deps.sh"
 install_missing perftest gnuplot-nox
 ktree=$(build_for_vm "$outdir" bench)
+plugin=()
+if [ -n "$profile" ]; then
+	gcc -O2 -Wall -Werror -shared -fPIC -o "$outdir/tbprof.so" \
+		"$NDK_TOP/tests/bench/tbprof.c"
+	plugin=(-plugin "$outdir/tbprof.so,arg=out=$outdir/profile.raw")
+fi
 
 # Sized for wall-clock TCG on a shared machine: a round takes about half a
 # minute; many short rounds give the medians more pairs than a few long
@@ -88,6 +102,8 @@ if [ -z "$two_cpus" ]; then
 fi
 cat >"$outdir/bench.conf" <<CONF
 NIC=$two_cpus
+MODE=$mode
+PROFILE=$profile
 ROUNDS=$rounds
 SPECS='
 $specs
@@ -139,7 +155,7 @@ if [ "$clock" = icount ]; then
 	run_vm "$outdir/console.log" "$ktree" "$outdir/initramfs.cpio.gz" \
 		"$append tsc_early_khz=1000000" "${NDK_BENCH_TIMEOUT:-1020}" 2G \
 		-nic none -icount shift=0,sleep=off \
-		-rtc base=2026-01-01T00:00:00,clock=vm || true
+		-rtc base=2026-01-01T00:00:00,clock=vm "${plugin[@]}" || true
 else
 	if [ "${NDK_QEMU_ACCEL:-tcg}" = tcg ] && khz=$(host_tsc_khz); then
 		append+=" tsc_early_khz=$khz"
