@@ -22,7 +22,9 @@ clock=${NDK_BENCH_CLOCK:-icount}
 gate=${NDK_BENCH_GATE:-}
 outdir=${NDK_BENCH_OUT:-$NDK_TOP/build/bench${gate:+-gate}}
 mkdir -p "$outdir"
-# NDK_BENCH_ONLY: an extended regex of the workloads to run (all by default).
+# NDK_BENCH_ONLY: an extended regex of the workloads to run (all by default),
+# matched from the start of a spec line below: 'conn_scale .*=4096' runs
+# one size.
 only=${NDK_BENCH_ONLY:-[a-z0-9_]+}
 # NDK_BENCH_MODE: ndk or raw runs that mode alone (both by default).
 mode=${NDK_BENCH_MODE:-both}
@@ -92,10 +94,10 @@ send_bw ib_send_bw -s 64 -n 4000
 write_bw ib_write_bw -s 64 -n 4000
 write_lat ib_write_lat -s 8 -n 2000
 '
-specs=$(grep -E "^($only) " <<<"$specs" || true)
+specs=$(grep -E "^($only)( |$)" <<<"$specs" || true)
 # The gate's bounds are on 64 B messages.
 [ -z "$gate" ] || specs=$(grep -Ev '^send_bw (4096|65536|262144) ' <<<"$specs")
-perftest=$(grep -E "^($only) " <<<"$perftest" || true)
+perftest=$(grep -E "^($only)( |$)" <<<"$perftest" || true)
 if [ -z "$two_cpus" ]; then
 	specs=$(grep -v '^send_bw_2cpu ' <<<"$specs" || true)
 	perftest=
