@@ -28,10 +28,13 @@ mkdir -p "$outdir"
 only=${NDK_BENCH_ONLY:-[a-z0-9_]+}
 # NDK_BENCH_MODE: ndk or raw runs that mode alone (both by default).
 mode=${NDK_BENCH_MODE:-both}
-case $mode in ndk | raw | both) ;; *) die "NDK_BENCH_MODE=$mode: ndk, raw or both" ;; esac
+case $mode in
+ndk | raw | both) ;;
+*) die "NDK_BENCH_MODE=$mode: ndk, raw or both" ;;
+esac
 # NDK_BENCH_PROFILE=1: count the instructions of every kernel function
 # as well, with tbprof.c in QEMU; tests/bench/profile.py reads them
-# (performance.rst, "Where the instructions go").
+# (performance.rst, "Profiles").
 profile=${NDK_BENCH_PROFILE:-}
 [ -z "$profile" ] || [ "$clock" = icount ] || die "a profile counts instructions"
 if [ -n "$gate" ]; then
