@@ -864,9 +864,10 @@ NTSTATUS ndk_create_cq(NDK_ADAPTER *pNdkAdapter, ULONG CqDepth,
 		return STATUS_INVALID_PARAMETER;
 	if (Affinity && !Affinity->Mask)
 		return STATUS_INVALID_PARAMETER;
-	cq = NDK_FI_NULL(kmem_cache_zalloc(ndk_cq_cache, GFP_ATOMIC));
+	cq = NDK_FI_NULL(kmem_cache_alloc(ndk_cq_cache, GFP_ATOMIC));
 	if (!cq)
 		return STATUS_INSUFFICIENT_RESOURCES;
+	memset(cq, 0, offsetof(struct ndk_cq, wc));
 	cq->ndk.Dispatch = &ndk_cq_dispatch;
 	cq->depth = CqDepth;
 	cq->stats = adapter->dev->stats;

@@ -43,12 +43,13 @@
  *	(see ndk_cq_forget_owner())
  * @results: the buffer of the NdkGetCqResults(Ex) call in progress
  * @nresults: and its length
- * @wc: poll buffer; the consumer serializes polling
  * @sweep_lock: guards @sweeps, which the poller, the QPs that fail or
  *	close and the CQ's destruction change
  * @sweeps: queues of failed or closed QPs whose outstanding requests
  *	this CQ's poller reports
  * @rcu: frees the CQ after a grace period, for a notification
+ * @wc: poll buffer; the consumer serializes polling. Last, and not
+ *	zeroed at creation: a poll reads only the entries the driver wrote
  */
 struct ndk_cq {
 	NDK_CQ ndk;
@@ -74,10 +75,10 @@ struct ndk_cq {
 	struct ndk_obj *owner;
 	void *results;
 	ULONG nresults;
-	struct ib_wc wc[NDK_CQ_POLL_BATCH];
 	spinlock_t sweep_lock; /* see above */
 	struct list_head sweeps;
 	struct rcu_head rcu;
+	struct ib_wc wc[NDK_CQ_POLL_BATCH];
 };
 
 NTSTATUS ndk_create_cq(NDK_ADAPTER *pNdkAdapter, ULONG CqDepth,

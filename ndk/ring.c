@@ -61,12 +61,15 @@ int ndk_ring_init(struct ndk_wr_ring *ring, u32 depth)
 {
 	u32 n = roundup_pow_of_two(2 * max(depth, 1U));
 
-	ring->ctx = NDK_FI_NULL(kvcalloc(n, NDK_RING_SLOT_BYTES, GFP_KERNEL));
+	ring->ctx = NDK_FI_NULL(kvmalloc_array(n, NDK_RING_SLOT_BYTES,
+					       GFP_KERNEL));
 	if (!ring->ctx)
 		return -ENOMEM;
 	ring->seq = (u32 *)(ring->ctx + n);
 	ring->type = (u8 *)(ring->seq + n);
 	ring->state = ring->type + n;
+	/* A slot's context is read only while the slot is taken. */
+	memset(ring->seq, 0, n * (NDK_RING_SLOT_BYTES - sizeof(void *)));
 	ring->mask = n - 1;
 	ring->depth = depth;
 	return 0;
