@@ -563,7 +563,8 @@ static void perf_settle(void)
  * One conn_scale cycle: open, send, close, each phase timed, and the
  * memory with everything open (after the sends, so that whatever the
  * first message allocates is in) and after the close against before.
- * The snapshots are not timed.
+ * The snapshots are not timed. A profile counts the three phases apart
+ * (1, 2, 3).
  */
 static int perf_scale_once(struct perf_run *r)
 {
@@ -575,14 +576,20 @@ static int perf_scale_once(struct perf_run *r)
 	perf_settle();
 	perf_mem(&used[0], &slab[0]);
 	t[0] = ktime_get();
+	perf_phase_1();
 	err = o->scale_open(r->st);
+	perf_phase_none();
 	t[1] = ktime_get();
+	perf_phase_2();
 	if (!err)
 		err = o->scale_send(r->st);
+	perf_phase_none();
 	t[2] = ktime_get();
 	perf_mem(&used[1], &slab[1]);
 	t[3] = ktime_get();
+	perf_phase_3();
 	o->scale_close(r->st);
+	perf_phase_none();
 	t[4] = ktime_get();
 	perf_settle();
 	perf_mem(&used[2], &slab[2]);

@@ -53,6 +53,33 @@ enum perf_kind {
 #define PERF_RD_LIMIT	16
 #define PERF_PORT	18700
 
+/*
+ * Phase marks for NDK_BENCH_PROFILE (tbprof.c): the instructions after a
+ * mark count for its phase as well, up to the next mark. Each is xchg of
+ * a 16-bit register with itself, which does nothing and which no
+ * compiler emits; the register names the phase. x86-64 only, as the
+ * bench VM is.
+ */
+static __always_inline void perf_phase_none(void)
+{
+	asm volatile(".byte 0x66, 0x87, 0xf6");	/* %si */
+}
+
+static __always_inline void perf_phase_1(void)
+{
+	asm volatile(".byte 0x66, 0x87, 0xc9");	/* %cx */
+}
+
+static __always_inline void perf_phase_2(void)
+{
+	asm volatile(".byte 0x66, 0x87, 0xd2");	/* %dx */
+}
+
+static __always_inline void perf_phase_3(void)
+{
+	asm volatile(".byte 0x66, 0x87, 0xdb");	/* %bx */
+}
+
 struct perf_cfg {
 	enum perf_workload wl;
 	u32 size;

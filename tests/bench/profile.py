@@ -7,12 +7,14 @@ translation block) and console.log, whose "NDK-KSYM:" lines are the
 module symbols the guest printed; the kernel's own come from its
 System.map. A block counts for the function it starts in.
 
-  profile.py SYSTEM_MAP RUN[:DIV] [RUN[:DIV]] [--top N]
+  profile.py SYSTEM_MAP RUN[:DIV] [RUN[:DIV]] [--phase P] [--top N]
 
 With one run, its heaviest functions. With two, the functions whose
 counts differ most, each divided by its run's DIV (say, its number of
 connections), so that a run at 4096 connections can be held against one
-at 1024, or NDK against raw.
+at 1024, or NDK against raw. --phase 1, 2 or 3 counts only what ran in
+that phase of the workload (perf_phase_*() in ndkperf.h; conn_scale's
+setup, send and teardown) instead of the whole run.
 """
 import argparse
 import bisect
@@ -42,14 +44,17 @@ def module_symbols(console):
     return syms
 
 
-def profile(run, base):
+def profile(run, base, phase=0):
+    """Instructions per function; of one phase only if phase > 0."""
     syms = sorted(base + module_symbols(os.path.join(run, 'console.log')))
     addrs = [a for a, _ in syms]
     counts = collections.Counter()
     with open(os.path.join(run, 'profile.raw')) as f:
         for line in f:
-            addr, n = line.split()
-            addr = int(addr, 16)
+            fields = line.split()
+            if phase >= len(fields) - 1:
+                raise SystemExit(f'{run}: no phase {phase} in profile.raw')
+            addr, n = int(fields[0], 16), fields[1 + phase]
             if addr < 16:
                 name = {1: '<user space>', 2: '<blocks beyond the table>'}
                 counts[name.get(addr, '?')] += int(n)
@@ -64,6 +69,7 @@ def main():
     ap.add_argument('system_map')
     ap.add_argument('runs', nargs='+', metavar='RUN[:DIV]')
     ap.add_argument('--top', type=int, default=40)
+    ap.add_argument('--phase', type=int, choices=(1, 2, 3), default=0)
     args = ap.parse_args()
     if len(args.runs) > 2:
         ap.error('one or two runs')
@@ -72,7 +78,8 @@ def main():
     for spec in args.runs:
         run, _, div = spec.partition(':')
         div = float(div or 1)
-        profs.append({k: v / div for k, v in profile(run, base).items()})
+        profs.append({k: v / div
+                      for k, v in profile(run, base, args.phase).items()})
     for spec, p in zip(args.runs, profs):
         print(f'{spec}: {sum(p.values()):.0f} instructions')
     if len(profs) == 1:
