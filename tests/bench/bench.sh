@@ -86,7 +86,7 @@ conn 8 50 16
 poll_empty 8 50000 16
 notify_lat 8 2000 16 mode=all
 send_bw_2cpu 64 4000 32
-conn_scale 8 2 2 conns=64
+conn_scale 8 20 2 conns=64
 conn_scale 8 2 2 conns=1024
 conn_scale 8 2 2 conns=4096
 objects 8 200 16
