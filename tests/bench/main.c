@@ -576,20 +576,20 @@ static int perf_scale_once(struct perf_run *r)
 	perf_settle();
 	perf_mem(&used[0], &slab[0]);
 	t[0] = ktime_get();
-	perf_phase_1();
+	perf_phase(PERF_PHASE_1);
 	err = o->scale_open(r->st);
-	perf_phase_none();
+	perf_phase(PERF_PHASE_NONE);
 	t[1] = ktime_get();
-	perf_phase_2();
+	perf_phase(PERF_PHASE_2);
 	if (!err)
 		err = o->scale_send(r->st);
-	perf_phase_none();
+	perf_phase(PERF_PHASE_NONE);
 	t[2] = ktime_get();
 	perf_mem(&used[1], &slab[1]);
 	t[3] = ktime_get();
-	perf_phase_3();
+	perf_phase(PERF_PHASE_3);
 	o->scale_close(r->st);
-	perf_phase_none();
+	perf_phase(PERF_PHASE_NONE);
 	t[4] = ktime_get();
 	perf_settle();
 	perf_mem(&used[2], &slab[2]);

@@ -57,27 +57,20 @@ enum perf_kind {
  * Phase marks for NDK_BENCH_PROFILE (tbprof.c): the instructions after a
  * mark count for its phase as well, up to the next mark. Each is xchg of
  * a 16-bit register with itself, which does nothing and which no
- * compiler emits; the register names the phase. x86-64 only, as the
- * bench VM is.
+ * compiler emits; the register, in the ModRM byte below, names the
+ * phase. Only on x86-64, the bench VM's architecture.
  */
-static __always_inline void perf_phase_none(void)
-{
-	asm volatile(".byte 0x66, 0x87, 0xf6");	/* %si */
-}
+enum perf_phase {
+	PERF_PHASE_NONE = 0xf6,	/* %si */
+	PERF_PHASE_1 = 0xc9,	/* %cx */
+	PERF_PHASE_2 = 0xd2,	/* %dx */
+	PERF_PHASE_3 = 0xdb,	/* %bx */
+};
 
-static __always_inline void perf_phase_1(void)
+static __always_inline void perf_phase(enum perf_phase modrm)
 {
-	asm volatile(".byte 0x66, 0x87, 0xc9");	/* %cx */
-}
-
-static __always_inline void perf_phase_2(void)
-{
-	asm volatile(".byte 0x66, 0x87, 0xd2");	/* %dx */
-}
-
-static __always_inline void perf_phase_3(void)
-{
-	asm volatile(".byte 0x66, 0x87, 0xdb");	/* %bx */
+	if (IS_ENABLED(CONFIG_X86_64))
+		asm volatile(".byte 0x66, 0x87, %c0" : : "i" (modrm));
 }
 
 struct perf_cfg {

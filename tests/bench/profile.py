@@ -13,7 +13,7 @@ With one run, its heaviest functions. With two, the functions whose
 counts differ most, each divided by its run's DIV (say, its number of
 connections), so that a run at 4096 connections can be held against one
 at 1024, or NDK against raw. --phase 1, 2 or 3 counts only what ran in
-that phase of the workload (perf_phase_*() in ndkperf.h; conn_scale's
+that phase of the workload (perf_phase() in ndkperf.h; conn_scale's
 setup, send and teardown) instead of the whole run.
 """
 import argparse

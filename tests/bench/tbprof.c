@@ -8,7 +8,7 @@
  * blocks are summed under address 1.
  *
  * ndkperf marks the phases of a workload with an instruction that does
- * nothing, xchg of a 16-bit register with itself (perf_phase_*() in
+ * nothing, xchg of a 16-bit register with itself (perf_phase() in
  * ndkperf.h; no compiler emits it), one register per phase. The plugin
  * keeps a count per phase, and a line reads
  * "address total phase1 phase2 phase3", the phases only once a marker
