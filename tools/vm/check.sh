@@ -34,8 +34,14 @@ append="console=ttyS0 panic=-1 kasan.fault=report"
 [ -n "${NDK_CHECK_FILTER:-}" ] && append+=" kunit.filter_glob=$NDK_CHECK_FILTER"
 
 log "booting the test VM (${NDK_QEMU_ACCEL:-tcg})"
+# The results as the guest prints them (follow.py); judge.py decides.
+rm -f "$outdir/console.log" "$outdir/vm.done"
+python3 "$NDK_VM_DIR/follow.py" "$outdir/console.log" "$outdir/vm.done" &
+follower=$!
 rc=0
 boot_vm "$ktree" "$outdir" "$append" "${NDK_CHECK_TIMEOUT:-1500}" || rc=$?
+touch "$outdir/vm.done"
+wait "$follower" || true
 [ "$rc" = 124 ] && log "the VM timed out"
 
 exec python3 "$NDK_VM_DIR/judge.py" --ktree "$ktree" --qemu-rc "$rc" \

@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 
+from ktap_times import report
 from splats import SPLAT_RE, cpu_problem, end_problems
 
 TS = r"^(?:\[[^\]]*\] )?"
@@ -211,6 +212,7 @@ def main():
         problems.append(cpus)
     problems += end_problems(lines, "NDK-CHECK: done", args.qemu_rc)
 
+    print(report(lines), end="")
     for p in problems:
         print("check: " + p)
     failed = counts["failed"] + counts["crashed"] + counts["errors"]
