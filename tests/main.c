@@ -18,9 +18,23 @@ MODULE_IMPORT_NS(NDK_KUNIT_NS);
  */
 static char *provoke = "";
 module_param(provoke, charp, 0444);
-MODULE_PARM_DESC(provoke, "warn, leak or sleep: provoke a splat at load");
+MODULE_PARM_DESC(provoke,
+		 "warn, leak or sleep: provoke a splat at load; open: keep an adapter open");
 
 static void *ndk_kunit_leak;
+
+/* provoke=open: an adapter the module never closes, as a failed case's. */
+NDK_ADAPTER *ndk_kunit_kept;
+
+static void ndk_kunit_keep_open(void)
+{
+	NDK_VERSION v = { .Major = 1, .Minor = 2 };
+	struct ndk_adapter_desc desc;
+
+	if (ndk_enum_adapters(&desc, 1) < 1 ||
+	    ndk_open_adapter(desc.ifindex, v, &ndk_kunit_kept))
+		pr_err("ndk_kunit: provoke=open: no adapter to keep open\n");
+}
 
 static int __init ndk_kunit_init(void)
 {
@@ -33,6 +47,8 @@ static int __init ndk_kunit_init(void)
 		spin_lock(&ndk_test_lock);
 		msleep(20);
 		spin_unlock(&ndk_test_lock);
+	} else if (!strcmp(provoke, "open")) {
+		ndk_kunit_keep_open();
 	}
 	return 0;
 }

@@ -15,6 +15,9 @@
 #include "ndk_priv.h"
 #include "compat.h"
 
+/* main.c's provoke=open: the adapter the harness must find open. */
+extern NDK_ADAPTER *ndk_kunit_kept;
+
 /*
  * One suite per file: tests/<stem>_test.c holds ndk_<stem>, which tests
  * ndk/<stem>.c (ndkpi_test.c the public header, wdk_test.c the WDK layer).

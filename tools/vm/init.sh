@@ -256,10 +256,18 @@ trace_end() {
 	trace_dump "the trace up to the first failed case over $1, its last 4000 lines"
 }
 
+# The ndk objects open on any device, as "open_qps 2 ..." from ndk's
+# debugfs stats; empty when none is.
+open_objects() {
+	cat /sys/kernel/debug/ndk/*/stats 2>/dev/null |
+		awk '/^open_/ && $2 > 0 { printf "%s%s %s", sep, $1, $2; sep = ", " }'
+}
+
 # One full run per transport: Soft-RoCE (RoCEv2), then Soft-iWARP. Each
 # device alone sits on eth0 so that addresses resolve to it. ndk stays
 # loaded across both, so the switch also exercises device removal and
 # arrival under a loaded provider.
+kept=
 insmod /ndk/ndk.ko || echo "NDK-CHECK: insmod ndk failed"
 insmod /ndk/ndk_wdk.ko || echo "NDK-CHECK: insmod ndk_wdk failed"
 echo 1 >$T/events/ndk/ndk_cm_event/enable
@@ -280,6 +288,16 @@ for t in $transports; do
 	echo "NDK-CHECK: tests begin $t"
 	insmod /ndk/ndk_kunit.ko $kunit_args ||
 		echo "NDK-CHECK: insmod ndk_kunit failed"
+	# Objects a failed case left open still call back into the test
+	# module: unloaded, a later step would run freed text.
+	left=$(open_objects)
+	if [ -n "$left" ]; then
+		echo "NDK-CHECK: tests end $t"
+		echo "NDK-CHECK: ndk objects left open after the suites over $t ($left): ndk_kunit kept loaded, the run stops: failed"
+		trace_end $t
+		kept=1
+		break
+	fi
 	rmmod ndk_kunit || echo "NDK-CHECK: rmmod ndk_kunit failed"
 	echo "NDK-CHECK: tests end $t"
 	trace_end $t
@@ -290,7 +308,9 @@ for t in $transports; do
 	2) echo "NDK-CHECK: $t link delete hung: failed"; break ;;
 	esac
 done
-rmmod ndk_wdk || echo "NDK-CHECK: rmmod ndk_wdk failed"
-rmmod ndk || echo "NDK-CHECK: rmmod ndk failed"
+if [ -z "$kept" ]; then
+	rmmod ndk_wdk || echo "NDK-CHECK: rmmod ndk_wdk failed"
+	rmmod ndk || echo "NDK-CHECK: rmmod ndk failed"
+fi
 
 guest_finish "NDK-CHECK: done"
