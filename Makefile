@@ -35,6 +35,8 @@
 #                        modules on Debian's own kernel image in two VMs:
 #                        tests/selftest in loopback and across; build/distro-check/
 #   make deb             the ndk-dkms Debian package (dh-dkms); build/deb/
+#   make matrix          every test target on every series and Debian image,
+#                        one after the other; build/matrix/summary.txt
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 PREFIX ?= /usr/local
@@ -111,6 +113,9 @@ distro-check:
 deb:
 	bash tools/deb.sh
 
+matrix:
+	bash tools/matrix.sh
+
 # Works without a kernel tree too (the host's may not exist).
 clean:
 	if [ -d $(KDIR) ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
@@ -123,4 +128,4 @@ clean:
 .PHONY: all modules modules_install install headers_install symvers_install \
 	tools_install check check-selftest selftest-loop check-cross demo bench \
 	bench-repeat bench-gate stress lint docs-check dkms-check distro-check deb \
-	clean
+	matrix clean

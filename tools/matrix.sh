@@ -1,0 +1,87 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make matrix`: every test target on every kernel series and Debian image,
+# one after the other, and one table at the end. .ci/run covers a part of
+# this on every submission; the matrix is the rest, run before an issue
+# that changes ndk/, tests/ or tools/vm/ is resolved.
+#
+# Each run's output is in build/matrix/<target>-<series>[-<image>].log;
+# the table, one line per run (its counts, or its exit status where the
+# target prints none, and its minutes), in build/matrix/summary.txt.
+# NDK_MATRIX_ONLY=<extended regex> runs only the rows whose name
+# ("check 6.12", "distro-check 7.3 debian13", "selftest-loop 6.1 siw")
+# matches.  The exit status is
+# non-zero if any run failed.
+set -uo pipefail
+. "$(dirname "$0")/vm/lib.sh"
+
+cd "$NDK_TOP" || exit 1
+out=build/matrix
+mkdir -p "$out"
+summary=$out/summary.txt
+only=${NDK_MATRIX_ONLY:-}
+status=0
+rows=()
+
+# Run `make $1` on series $2 with the environment "${@:3}", whose values
+# name the row's variant (an image, a transport).
+run() {
+	local target=$1 series=$2 name log start rc line v variant
+	shift 2
+	name="$target $series"
+	for v in "$@"; do
+		name+=" ${v#*=}"
+	done
+	if [ -n "$only" ] && ! grep -Eq "$only" <<<"$name"; then
+		return
+	fi
+	log=$out/${name// /-}.log
+	log "matrix: $name"
+	start=$(date +%s)
+	rc=0
+	env NDK_KERNEL="$series" "$@" make "$target" >"$log" 2>&1 || rc=$?
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed|^gate: [0-9]+ bounds broken' \
+		"$log" | tail -n 1)
+	if [ -z "$line" ] || [ "$rc" != 0 ]; then
+		line+="${line:+; }exit $rc"
+	fi
+	[ "$rc" = 0 ] || status=1
+	variant=${name#"$target $series"}
+	rows+=("$(printf '%-15s %-5s %-9s %6s  %s' "$target" "$series" \
+		"${variant# }" \
+		"$(awk -v s="$(($(date +%s) - start))" 'BEGIN { printf "%.1f", s / 60 }')" \
+		"$line")")
+	log "matrix: $name: $line"
+	table >"$summary"
+}
+
+# The table of the rows run so far: a matrix cut short still has one.
+table() {
+	printf '%-15s %-5s %-9s %6s  %s\n' target series variant min result
+	printf '%s\n' "${rows[@]}"
+}
+
+run docs-check 6.1
+run deb 6.1
+for k in $NDK_KERNELS; do
+	run lint "$k"
+	run check "$k"
+	run check-cross "$k"
+	run check-selftest "$k"
+	run selftest-loop "$k" NDK_TRANSPORT=rxe
+	run selftest-loop "$k" NDK_TRANSPORT=siw
+	run stress "$k"
+	run bench-gate "$k"
+	run bench "$k"
+	run demo "$k"
+done
+# Every Debian image of each series (lib.sh's distro_select).
+for img in debian12:6.1 debian12:6.12 debian13:6.12 debian13:7.3; do
+	run dkms-check "${img#*:}" NDK_DISTRO="${img%:*}"
+	run distro-check "${img#*:}" NDK_DISTRO="${img%:*}"
+done
+
+table >"$summary"
+cat "$summary"
+exit "$status"
