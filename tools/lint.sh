@@ -123,7 +123,7 @@ log "docs-check"
 tools/docs-check.sh || fail=1
 
 nosparse=()
-ktree=$("$NDK_VM_DIR/build-kernel.sh" debug)
+ktree=$(kernel_tree debug)
 if [ -n "$NDK_KHDR_PKG" ]; then
 	release=$(distro_release)
 	[ -n "$release" ] || die "cannot tell the release of $NDK_KHDR_PKG"

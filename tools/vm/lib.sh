@@ -164,6 +164,25 @@ kernel_dir() {
 	echo "$NDK_CACHE_DIR/kernel-$NDK_KERNEL-$1-$(kernel_key "$1")"
 }
 
+# The tree of kernel flavour $1, built first if the cache lacks it. One
+# kernel build at a time on this host, whichever series or clone asks:
+# two side by side share the CPUs and both finish late, while one after
+# the other lets the first target boot its VM at once. Targets that need
+# the same kernel wait for one build of it (build-kernel.sh's own lock).
+kernel_tree() {
+	local tree
+	tree=$(kernel_dir "$1") || return 1
+	if [ ! -f "$tree/.ndk-done" ]; then
+		mkdir -p "$NDK_CACHE_DIR"
+		(
+			flock -n 9 || { log "waiting for another kernel build"; flock 9; } ||
+				exit 1
+			"$NDK_VM_DIR/build-kernel.sh" "$1" >/dev/null
+		) 9>"$NDK_CACHE_DIR/.lock-build" || return 1
+	fi
+	"$NDK_VM_DIR/build-kernel.sh" "$1"
+}
+
 # Directory with checkpatch.pl (and the data files it reads) and kernel-doc:
 # the test kernel's scripts/ once that is built, else the same files taken
 # from the series' source into build/, which takes seconds, not a kernel build.
@@ -433,7 +452,7 @@ build_for_vm() {
 	# Callers run this in $(...), where set -e does not reach: every
 	# step's failure is tested.
 	"$NDK_VM_DIR/install-deps.sh" || die "installing what the VMs need failed"
-	ktree=$("$NDK_VM_DIR/build-kernel.sh" "$flavour") ||
+	ktree=$(kernel_tree "$flavour") ||
 		die "building the $flavour kernel failed"
 	log "building ndk against $ktree"
 	make -j"$(nproc)" -C "$NDK_TOP" KDIR="$ktree" W=1 modules \
