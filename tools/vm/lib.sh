@@ -56,16 +56,24 @@ need_khdr() {
 
 # Install those of the Debian packages "$@" that are missing.
 install_missing() {
-	local p missing=()
+	local p missing=() lock=/run/lock/ndk-apt.lock
 	for p in "$@"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
 			missing+=("$p")
 	done
 	[ ${#missing[@]} = 0 ] && return 0
 	log "installing: ${missing[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -q >&2
-	apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+	# apt-get waits for dpkg's locks (DPkg::Lock::Timeout) but fails at
+	# once on the lock of the lists another `apt-get update` holds: the
+	# harness's runs (two targets started together) take turns by a lock of
+	# their own, machine-wide as apt's state is. Both waits are bounded.
+	(
+		flock -w 600 9 || die "another run has held $lock for 10 minutes"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get -q -o DPkg::Lock::Timeout=600 update >&2 &&
+			apt-get -q -o DPkg::Lock::Timeout=600 install -y \
+				--no-install-recommends "${missing[@]}" >&2
+	) 9>"$lock"
 }
 
 # apt-get "$@" against NDK_KSRC_SUITE alone, with sources, lists and
