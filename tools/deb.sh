@@ -4,11 +4,12 @@
 # `make deb`: the ndk-dkms Debian package (debian/, dh-dkms), built from the
 # tracked files into build/deb/, as a Debian user installs ndk: apt
 # installs it, DKMS builds the modules for every kernel with headers and
-# again on each kernel upgrade. Prints the .deb's path last.
+# again on each kernel upgrade. lintian checks the package: an error fails
+# the build, warnings are shown. Prints the .deb's path last.
 set -euo pipefail
 . "$(dirname "$0")/vm/lib.sh"
 
-install_missing debhelper dh-dkms dpkg-dev
+install_missing debhelper dh-dkms dpkg-dev lintian
 cd "$NDK_TOP"
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' dkms.conf)
 debver=$(dpkg-parsechangelog -l debian/changelog -S Version)
@@ -24,4 +25,15 @@ log "building ndk-dkms $ver"
 	{ tail -n 30 "$out/build.log" >&2; die "dpkg-buildpackage failed"; }
 deb=$out/ndk-dkms_${ver}_all.deb
 [ -f "$deb" ] || die "dpkg-buildpackage made no $deb"
+# The .changes takes in the .deb and the Maintainer and Changed-By fields.
+changes=$(compgen -G "$out/ndk_${ver}_*.changes" | head -n 1) ||
+	die "dpkg-buildpackage made no .changes"
+log "lintian ${changes##*/}"
+rc=0
+lintian "$changes" >"$out/lintian.log" 2>&1 || rc=$?
+grep -E '^[EW]: ' "$out/lintian.log" >&2 || true
+if [ "$rc" != 0 ] || grep -q '^E: ' "$out/lintian.log"; then
+	grep -vE '^[EW]: ' "$out/lintian.log" >&2 || true
+	die "lintian finds errors in the package ($out/lintian.log)"
+fi
 echo "$deb"

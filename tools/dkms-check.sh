@@ -53,7 +53,7 @@ in_root make -C "/usr/src/linux-headers-$release" M="$consumer" \
 	{ cat "$out/consumer.log" >&2; die "consumer build failed"; }
 ! grep -E 'warning:|error:' "$out/consumer.log" >&2 ||
 	die "the consumer build has warnings"
-modinfo -F depends "$NDK_DISTRO_ROOT$consumer/ndk_demo.ko" | grep -qw ndk ||
+in_root modinfo -F depends "$consumer/ndk_demo.ko" | grep -qw ndk ||
 	die "the consumer does not depend on ndk"
 
 root_dkms_purge "$out"

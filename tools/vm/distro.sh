@@ -67,8 +67,7 @@ done
 # shellcheck disable=SC2086
 for path in $(distro_modules "$image" "$release" $want); do
 	name=$(basename "$path")
-	name=${name%.xz}
-	unpack_ko "$path" "$mods/$i-${name%.zst}"
+	unpack_ko "$path" "$mods/$i-${name%.ko*}.ko"
 	i=$((i + 1))
 done
 log "modules from the image: $(cd "$mods" && echo *)"

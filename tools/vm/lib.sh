@@ -37,9 +37,9 @@ case $NDK_KERNEL in
 	NDK_KHDR_PKG=
 	NDK_KSRC_SUITE=trixie-backports ;;
 esac
-# The source of a series of another Debian release is downloaded and
-# unpacked under the cache, with apt state of its own; the package is
-# arch-independent, so nothing of that release runs here.
+# The source of a series of another Debian release is downloaded by the
+# apt of that release's Debian root (distro_root), as its other packages
+# are, and unpacked under the cache; the package is arch-independent.
 if [ -n "$NDK_KSRC_SUITE" ]; then
 	NDK_KSRC_DIR=$NDK_CACHE_DIR/$NDK_KSRC_SUITE/$NDK_KSRC_PKG
 	NDK_KSRC_TARBALL=$NDK_KSRC_DIR/root/usr/src/linux-source-$NDK_KERNEL.tar.xz
@@ -56,49 +56,55 @@ need_khdr() {
 
 # Install those of the Debian packages "$@" that are missing.
 install_missing() {
-	local p missing=()
+	local p missing=() lock=/run/lock/ndk-apt.lock
 	for p in "$@"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
 			missing+=("$p")
 	done
 	[ ${#missing[@]} = 0 ] && return 0
 	log "installing: ${missing[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -q >&2
-	apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
-}
-
-# apt-get "$@" against NDK_KSRC_SUITE alone, with sources, lists and
-# cache of its own under NDK_KSRC_DIR: the host's apt state is untouched.
-# As root apt warns that _apt cannot write there; harmless.
-ksrc_apt() {
-	local dir=$NDK_KSRC_DIR/apt
-	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
-	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $NDK_KSRC_SUITE main" \
-		>"$dir/sources.list"
-	apt-get -q -o Dir::Etc::sourcelist="$dir/sources.list" \
-		-o Dir::Etc::sourceparts=/nonexistent \
-		-o Dir::State::Lists="$dir/lists" -o Dir::Cache="$dir/cache" "$@"
+	# apt-get waits for dpkg's locks (DPkg::Lock::Timeout) but fails at
+	# once on the lock of the lists another `apt-get update` holds: the
+	# harness's runs (two targets started together) take turns by a lock of
+	# their own, machine-wide as apt's state is. Both waits are bounded.
+	(
+		flock -w 600 9 || die "another run has held $lock for 10 minutes"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get -q -o DPkg::Lock::Timeout=600 update >&2 &&
+			apt-get -q -o DPkg::Lock::Timeout=600 install -y \
+				--no-install-recommends "${missing[@]}" >&2
+	) 9>"$lock"
 }
 
 # Make NDK_KSRC_TARBALL present: install Debian 12's source package of the
-# series, or download the other release's once and unpack it.
+# series, or download the other release's once, with the newest lists of
+# the release's Debian root, and unpack it. The subshell holds the root's
+# lock; a run that waited for it finds the source fetched.
 fetch_ksrc() {
-	local deb
 	if [ -z "$NDK_KSRC_SUITE" ]; then
 		install_missing "$NDK_KSRC_PKG"
 		return
 	fi
 	[ -f "$NDK_KSRC_DIR/.ndk-done" ] && return 0
-	log "downloading $NDK_KSRC_PKG from $NDK_KSRC_SUITE"
-	rm -rf "$NDK_KSRC_DIR/root" "$NDK_KSRC_DIR/"*.deb
-	mkdir -p "$NDK_KSRC_DIR"
-	{ ksrc_apt update && (cd "$NDK_KSRC_DIR" && ksrc_apt download "$NDK_KSRC_PKG"); } >&2 ||
-		die "cannot download $NDK_KSRC_PKG from $NDK_KSRC_SUITE"
-	deb=$(compgen -G "$NDK_KSRC_DIR/${NDK_KSRC_PKG}_*.deb" | head -n 1)
-	dpkg-deb -x "$deb" "$NDK_KSRC_DIR/root"
-	dpkg-deb -f "$deb" Version >"$NDK_KSRC_DIR/version"
-	touch "$NDK_KSRC_DIR/.ndk-done"
+	(
+		distro_select
+		mkdir -p "$NDK_CACHE_DIR"
+		exec 8>"$NDK_DISTRO_ROOT.lock"
+		flock 8
+		[ -f "$NDK_KSRC_DIR/.ndk-done" ] && exit 0
+		distro_root
+		log "downloading $NDK_KSRC_PKG from $NDK_KSRC_SUITE"
+		rm -rf "$NDK_KSRC_DIR"
+		mkdir -p "$NDK_KSRC_DIR"
+		in_root apt-get update -q >&2 ||
+			die "apt-get update failed in $NDK_DISTRO_ROOT"
+		root_download "$NDK_KSRC_DIR" "$NDK_KSRC_PKG/$NDK_KSRC_SUITE" ||
+			die "cannot download $NDK_KSRC_PKG from $NDK_KSRC_SUITE"
+		deb=$(compgen -G "$NDK_KSRC_DIR/${NDK_KSRC_PKG}_*.deb" | head -n 1)
+		dpkg-deb -x "$deb" "$NDK_KSRC_DIR/root"
+		dpkg-deb -f "$deb" Version >"$NDK_KSRC_DIR/version"
+		touch "$NDK_KSRC_DIR/.ndk-done"
+	)
 }
 
 # Version of the series' source package (fetch_ksrc has run).
@@ -321,15 +327,30 @@ distro_root_headers() {
 	echo "$release"
 }
 
+# Download Debian packages "${@:2}" (name, name=version or name/suite)
+# with the Debian root's apt into directory $1 of the host, as every
+# package the host does not install is fetched. The caller holds the
+# root's lock.
+root_download() {
+	local dest=$1 tmp=$NDK_DISTRO_ROOT/tmp/ndk-download
+	shift
+	rm -rf "$tmp"
+	mkdir -p "$tmp"
+	# apt's _apt user cannot write to a directory root made.
+	in_root sh -c 'cd /tmp/ndk-download &&
+		apt-get download -q -o APT::Sandbox::User=root "$@"' sh "$@" >&2 &&
+		mv "$tmp"/*.deb "$dest/" &&
+		rmdir "$tmp"
+}
+
 # Debian's kernel image package of release $1, version $2, unpacked (not
 # installed) under NDK_CACHE_DIR/distro/, with the .deb files kept beside
 # it; depmod has run over its modules. Debian's 7.x image package is empty
 # and depends on linux-binary-<release> (the kernel), linux-modules-<release>
-# and linux-base-<release> (modules.builtin): those are unpacked too. The Debian root's apt downloads them. Prints the
-# unpacked tree.
+# and linux-base-<release> (modules.builtin): those are unpacked too.
+# Prints the unpacked tree.
 distro_image() {
 	local release=$1 version=$2 dir=$NDK_CACHE_DIR/distro pkg pkgs deb
-	local tmp=$NDK_DISTRO_ROOT/tmp/ndk-image
 	mkdir -p "$dir"
 	if [ ! -f "$dir/$release/.ndk-done" ]; then
 		pkgs=linux-image-$release
@@ -337,16 +358,13 @@ distro_image() {
 			sed -n 's/^Depends: //p' | tr ',' '\n' |
 			sed -n "s/^ *\(linux-\(base\|binary\|modules\)-$release\) .*/\1/p" |
 			tr '\n' ' ')"
-		rm -rf "$dir/$release" "$tmp"
-		mkdir -p "$dir/$release" "$tmp"
+		rm -rf "$dir/$release"
+		mkdir -p "$dir/$release"
 		for pkg in $pkgs; do
 			deb=$(compgen -G "$dir/${pkg}_${version//:/%3a}_*.deb" | head -n 1) || true
 			if [ -z "$deb" ]; then
 				log "downloading $pkg=$version"
-				in_root sh -c 'cd /tmp/ndk-image &&
-					apt-get download -q -o APT::Sandbox::User=root "$0"' \
-					"$pkg=$version" >&2 &&
-					mv "$tmp"/*.deb "$dir/" ||
+				root_download "$dir" "$pkg=$version" ||
 					die "cannot download $pkg=$version"
 				deb=$(compgen -G "$dir/${pkg}_${version//:/%3a}_*.deb" | head -n 1)
 			fi
