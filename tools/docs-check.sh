@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Documentation gate: every Documentation/**/*.rst parses without a docutils
-# warning, README and the pages name only make targets and files that
-# exist, the suite catalogue matches the test sources, the kernel-doc
-# comments of include/ndk/ and ndk/ parse without a kernel-doc warning,
-# and every symbol ndk exports has such a comment.
+# warning; README and the pages name only make targets and files that
+# exist, and keep history, figures and jargon where they belong
+# (tools/docs-check.py); the suite catalogue matches the test sources; the
+# kernel-doc comments of include/ndk/ and ndk/ parse without a kernel-doc
+# warning, and every symbol ndk exports has such a comment.
 set -euo pipefail
 . "$(dirname "$0")/vm/lib.sh"
 
