@@ -1489,7 +1489,9 @@ static void ndk_conn_foreign_handler_test(struct kunit *test)
 	ndk_pair_close(test, &s);
 }
 
+/* Connections in a row: all with ndk_kunit.thorough=1, else a few. */
 #define NDK_CYCLES	100
+#define NDK_FEW_CYCLES	20
 
 /* Many full connection lifetimes in a row; kmemleak checks the rest. */
 static void ndk_conn_cycles_test(struct kunit *test)
@@ -1498,10 +1500,10 @@ static void ndk_conn_cycles_test(struct kunit *test)
 	struct sockaddr_in dst;
 	struct ndk_pair p;
 	struct ndk_wait dw;
-	int i;
+	int i, n = ndk_test_rounds(NDK_CYCLES, NDK_FEW_CYCLES);
 
 	ndk_listen_addr(e, &dst);
-	for (i = 0; i < NDK_CYCLES; i++) {
+	for (i = 0; i < n; i++) {
 		ndk_establish(test, e, &p, (struct sockaddr *)&e->addr,
 			      (struct sockaddr *)&dst, sizeof(dst), false);
 		ndk_conn_traffic(test, e, p.aqp, p.pqp);

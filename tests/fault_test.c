@@ -442,16 +442,20 @@ static NTSTATUS ndk_fi_connect(struct kunit *test, struct ndk_cenv *e,
 			in = NULL;
 		}
 	}
+	/*
+	 * A request refused inline is rejected by closing it, before the
+	 * wait: the connect ends only on that reject (or, much later, on
+	 * the transport's own timeout).
+	 */
+	if (!in && l->in[0]) {
+		ndk_close_all(test, l->in[0], NULL);
+		l->in[0] = NULL;
+	}
 	ndk_fi_wait_either(&cw.done, in ? &aw.done : NULL);
 	if (in && completion_done(&aw.done) && aw.status) {
 		ndk_close_all(test, in, NULL);
 		l->in[0] = NULL;
 		in = NULL;
-	}
-	/* A request refused inline is rejected by closing it. */
-	if (!in && l->in[0]) {
-		ndk_close_all(test, l->in[0], NULL);
-		l->in[0] = NULL;
 	}
 	st = ndk_wait_for(&cw) ? cw.status : STATUS_IO_TIMEOUT;
 	if (!st) {

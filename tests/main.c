@@ -23,6 +23,20 @@ MODULE_PARM_DESC(provoke,
 
 static void *ndk_kunit_leak;
 
+/*
+ * The cases that repeat one scenario many times, to meet a race more
+ * often, run a few rounds in `make check` and all of them in `make
+ * matrix` (thorough=1); see ndk_test_rounds().
+ */
+static bool thorough;
+module_param(thorough, bool, 0444);
+MODULE_PARM_DESC(thorough, "run every round of the repeating cases");
+
+int ndk_test_rounds(int all, int few)
+{
+	return thorough ? all : few;
+}
+
 /* provoke=open: an adapter the module never closes, as a failed case's. */
 NDK_ADAPTER *ndk_kunit_kept;
 

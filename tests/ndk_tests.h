@@ -198,6 +198,7 @@ void ndk_test_loopback_free(struct ndk_test_lqp *l);
 /* A spinlock the tests hold to call NDK functions from atomic context. */
 extern spinlock_t ndk_test_lock;
 bool ndk_test_iwarp(void);
+int ndk_test_rounds(int all, int few);
 int ndk_rw_file(const char *path, char *buf, size_t len, bool write);
 unsigned int ndk_test_other_cpu(struct kunit *test);
 

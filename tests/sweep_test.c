@@ -58,11 +58,13 @@ static void ndk_sweep_desc(const struct ndk_sweep_case *c, char *desc)
 KUNIT_ARRAY_PARAM(ndk_sweep, ndk_sweep_cases_p, ndk_sweep_desc);
 
 #define NDK_SWEEP_DEPTH		16
+/* Rounds of each case: all with ndk_kunit.thorough=1, else a few. */
 #define NDK_SWEEP_ROUNDS	50
+#define NDK_SWEEP_FEW_ROUNDS	10
 #define NDK_SWEEP_CTX		0x50000
 /* Requests per round: active initiator, active receive, passive receive. */
 #define NDK_SWEEP_N		(3 * NDK_SWEEP_DEPTH)
-/* The sweep's wait while flushes are lost, short for fifty rounds. */
+/* The sweep's wait while flushes are lost, short for many rounds. */
 #define NDK_SWEEP_LOST_MS	20
 
 /**
@@ -347,15 +349,16 @@ static bool ndk_sweep_round(struct kunit *test, struct ndk_sweep_env *se,
 
 /*
  * Every request of a connection torn down the case's way comes back
- * once, with its own context and QP, fifty rounds in a row; with the
- * device's flushes dropped, ndk's sweep reports them as cancelled.
+ * once, with its own context and QP, round after round (fifty with
+ * ndk_kunit.thorough=1, ten in `make check`); with the device's flushes
+ * dropped, ndk's sweep reports them as cancelled.
  */
 static void ndk_sweep_teardown_test(struct kunit *test)
 {
 	const struct ndk_sweep_case *c = test->param_value;
 	struct ndk_sweep_env *se = kunit_kzalloc(test, sizeof(*se), GFP_KERNEL);
 	struct ndk_sweep_lost *lost = NULL;
-	int round;
+	int round, rounds;
 
 	KUNIT_ASSERT_NOT_NULL(test, se);
 	se->e = test->priv;
@@ -367,7 +370,8 @@ static void ndk_sweep_teardown_test(struct kunit *test)
 					   NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
 	if (c->lose)
 		lost = ndk_sweep_lose(test);
-	for (round = 0; round < NDK_SWEEP_ROUNDS; round++)
+	rounds = ndk_test_rounds(NDK_SWEEP_ROUNDS, NDK_SWEEP_FEW_ROUNDS);
+	for (round = 0; round < rounds; round++)
 		if (!ndk_sweep_round(test, se, c, round))
 			break;
 	ndk_sweep_found(test, lost);

@@ -66,7 +66,7 @@ run docs-check 6.1
 run deb 6.1
 for k in $NDK_KERNELS; do
 	run lint "$k"
-	run check "$k"
+	run check "$k" NDK_CHECK_THOROUGH=1
 	run check-cross "$k"
 	run check-selftest "$k"
 	run selftest-loop "$k" NDK_TRANSPORT=rxe

@@ -6,12 +6,14 @@
 # judge the console log. Ends with "N passed, N failed[, N skipped]".
 #
 # Environment: NDK_KERNEL (6.1, 6.12 or 7.3), NDK_QEMU_ACCEL (tcg), NDK_CHECK_TIMEOUT (seconds, 1500),
-# NDK_CHECK_PROVOKE=warn|leak|sleep makes the test module provoke that
+# NDK_CHECK_PROVOKE=warn|leak|sleep|open makes the test module provoke that
 # splat, to prove the detection turns the run red (`make check-selftest`),
 # NDK_CHECK_TRANSPORTS=rxe,siw (the default) picks the soft devices,
 # NDK_CHECK_FILTER=glob runs only the matching suites (kunit.filter_glob;
 # not 6.1, whose KUnit does not filter a module's suites): for work on
-# one object, never for a verdict.
+# one object, never for a verdict. NDK_CHECK_THOROUGH=1 runs every round
+# of the cases that repeat a scenario (`make matrix` does), where `make
+# check` runs a few (tests/main.c, ndk_test_rounds()).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -32,6 +34,7 @@ append="console=ttyS0 panic=-1 kasan.fault=report"
 [ -n "${NDK_CHECK_TRANSPORTS:-}" ] &&
 	append+=" ndk_check.transports=$NDK_CHECK_TRANSPORTS"
 [ -n "${NDK_CHECK_FILTER:-}" ] && append+=" kunit.filter_glob=$NDK_CHECK_FILTER"
+[ "${NDK_CHECK_THOROUGH:-0}" = 1 ] && append+=" ndk_check.thorough=1"
 
 log "booting the test VM (${NDK_QEMU_ACCEL:-tcg})"
 # The results as the guest prints them (follow.py); judge.py decides.

@@ -33,12 +33,11 @@ class Progress:
         self.suite = [0, 0, 0]
 
     def line(self, line):
-        text = line.rstrip("\n")
+        text = line.rstrip("\r\n")
         for marker in MARKERS:
             at = text.find(marker)
             if at >= 0:
                 say(text[at:])
-                return
         if SPLAT_RE.search(text):
             say("splat: " + text.strip())
         ev = self.reader.feed(text)

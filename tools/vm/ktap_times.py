@@ -42,8 +42,8 @@ class Reader:
     """Feed console lines in order; results come out as Events.
 
     Nesting is read from the indentation, as kunit.py reads it: a
-    "# Subtest:" header opens a level, the result line at the header's
-    indentation closes it.
+    "# Subtest:" header opens a level, whose results share its
+    indentation; the level's own result, one step out, closes it.
     """
 
     def __init__(self):
@@ -52,18 +52,18 @@ class Reader:
 
     def feed(self, line):
         """The Event a console line completes, or None."""
-        match = STAMP.match(line)
-        if not match:
-            return None
-        now = float(match.group(1))
-        text = line[match.end():]
-        begin = BEGIN.search(text)
+        line = line.rstrip("\r\n")
+        # init.sh's own lines carry no stamp.
+        begin = BEGIN.search(line)
         if begin:
             self.transport = begin.group(1)
             self.stack = []
             return None
-        if self.transport is None:
+        match = STAMP.match(line)
+        if not match or self.transport is None:
             return None
+        now = float(match.group(1))
+        text = line[match.end():]
         match = SUBTEST.match(text)
         if match:
             indent = len(match.group(1))
@@ -76,9 +76,9 @@ class Reader:
             return None
         indent = len(match.group(1))
         name = match.group(3).strip()
-        # The result of a level opened by a header: the whole suite or
-        # parameterised case.
-        if self.stack and self.stack[-1][0] == indent and \
+        # KTAP indents a level's header and results one step (4 spaces)
+        # deeper than the line giving the level's own result.
+        if self.stack and self.stack[-1][0] > indent and \
                 self.stack[-1][1] == name:
             _, _, start, _ = self.stack.pop()
             path = [s[1] for s in self.stack] + [name]
@@ -86,7 +86,7 @@ class Reader:
                 self.stack[-1][3] = now
             return Event(self.transport, path, match.group(2),
                          match.group(4), now - start, parent=True)
-        if not self.stack:
+        if not self.stack or self.stack[-1][0] != indent:
             return None
         parent = self.stack[-1]
         seconds = now - parent[3]
