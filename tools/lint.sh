@@ -8,6 +8,11 @@
 # between ndk/'s files in each build (tools/seams.py), and the WDK layer's
 # build-time refusals (tools/wdk-refusals.sh).  Any finding fails; every
 # step runs, so one run reports them all.  Logs in build/lint/.
+#
+# NDK_LINT_KERNELS="6.1 6.12 7.3" lints every series named in one pass:
+# checkpatch and the documentation once (with NDK_KERNEL's checkpatch),
+# the builds against each series' trees and headers.  Logs of a series'
+# builds in build/lint/<series>/ then.
 set -euo pipefail
 . "$(dirname "$0")/vm/lib.sh"
 
@@ -18,6 +23,11 @@ install_missing perl
 [ -z "$NDK_KHDR_PKG" ] || install_missing "$NDK_KHDR_PKG"
 cd "$NDK_TOP"
 out=build/lint
+# A series' builds, run by the pass over NDK_LINT_KERNELS.
+builds_only=${NDK_LINT_BUILDS_ONLY:-}
+if [ -n "$builds_only" ]; then
+	out=build/lint/$NDK_KERNEL
+fi
 rm -rf "$out"
 mkdir -p "$out"
 fail=0
@@ -101,26 +111,42 @@ build_in_root() {
 # annotations and WDK arguments with no Linux meaning (pool priorities,
 # wait reasons, lookaside depths) are dropped by design; FORCEINLINE is
 # MSVC's storage class and inline keyword in one, two tokens.
-log "checkpatch"
-scripts=$(kernel_scripts)
-mapfile -d '' spec < <(tracked 'include/ndk/*.[ch]' ':!include/ndk/wdk/*')
-mapfile -d '' wdk < <(tracked 'include/ndk/wdk/*.[ch]' 'samples/wdk_rdma/*.[ch]')
-mapfile -d '' trace < <(tracked 'ndk/trace.h')
-mapfile -d '' rest < <(tracked '*.[ch]' ':!include/ndk/*' ':!ndk/trace.h' \
-	':!samples/wdk_rdma/*')
-checkpatch CAMELCASE,NEW_TYPEDEFS "${spec[@]}"
-checkpatch_opts=(--typedefsfile tools/wdk-typedefs)
-checkpatch CAMELCASE,NEW_TYPEDEFS,MACRO_ARG_REUSE,MACRO_ARG_UNUSED,COMPLEX_MACRO "${wdk[@]}"
-checkpatch_opts=()
-checkpatch CAMELCASE,OPEN_ENDED_LINE,PARENTHESIS_ALIGNMENT "${trace[@]}"
-checkpatch CAMELCASE "${rest[@]}"
-if [ -s "$out/checkpatch.log" ]; then
-	cat "$out/checkpatch.log" >&2
-	fail=1
-fi
+sources_checks() {
+	log "checkpatch"
+	scripts=$(kernel_scripts)
+	mapfile -d '' spec < <(tracked 'include/ndk/*.[ch]' ':!include/ndk/wdk/*')
+	mapfile -d '' wdk < <(tracked 'include/ndk/wdk/*.[ch]' 'samples/wdk_rdma/*.[ch]')
+	mapfile -d '' trace < <(tracked 'ndk/trace.h')
+	mapfile -d '' rest < <(tracked '*.[ch]' ':!include/ndk/*' ':!ndk/trace.h' \
+		':!samples/wdk_rdma/*')
+	checkpatch CAMELCASE,NEW_TYPEDEFS "${spec[@]}"
+	checkpatch_opts=(--typedefsfile tools/wdk-typedefs)
+	checkpatch CAMELCASE,NEW_TYPEDEFS,MACRO_ARG_REUSE,MACRO_ARG_UNUSED,COMPLEX_MACRO "${wdk[@]}"
+	checkpatch_opts=()
+	checkpatch CAMELCASE,OPEN_ENDED_LINE,PARENTHESIS_ALIGNMENT "${trace[@]}"
+	checkpatch CAMELCASE "${rest[@]}"
+	if [ -s "$out/checkpatch.log" ]; then
+		cat "$out/checkpatch.log" >&2
+		fail=1
+	fi
 
-log "docs-check"
-tools/docs-check.sh || fail=1
+	log "docs-check"
+	tools/docs-check.sh || fail=1
+}
+
+if [ -z "$builds_only" ]; then
+	sources_checks
+	if [ -n "${NDK_LINT_KERNELS:-}" ]; then
+		for k in $NDK_LINT_KERNELS; do
+			log "lint: the builds of $k"
+			NDK_KERNEL=$k NDK_LINT_BUILDS_ONLY=1 NDK_LINT_KERNELS= \
+				bash "$0" || fail=1
+		done
+		[ "$fail" = 0 ] || die "lint found problems"
+		log "lint clean on $NDK_LINT_KERNELS"
+		exit 0
+	fi
+fi
 
 nosparse=()
 ktree=$(kernel_tree debug)
