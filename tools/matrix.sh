@@ -24,14 +24,16 @@ only=${NDK_MATRIX_ONLY:-}
 status=0
 rows=()
 
-# Run `make $1` on series $2 with the environment "${@:3}", whose values
-# name the row's variant (an image, a transport).
+# Run `make $1` on series $2 with the environment "${@:3}"; an image or a
+# transport in it names the row's variant.
 run() {
 	local target=$1 series=$2 name log start rc line v variant
 	shift 2
 	name="$target $series"
 	for v in "$@"; do
-		name+=" ${v#*=}"
+		case $v in
+		NDK_DISTRO=* | NDK_TRANSPORT=*) name+=" ${v#*=}" ;;
+		esac
 	done
 	if [ -n "$only" ] && ! grep -Eq "$only" <<<"$name"; then
 		return
