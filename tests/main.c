@@ -37,16 +37,26 @@ int ndk_test_rounds(int all, int few)
 	return thorough ? all : few;
 }
 
-/* provoke=open: an adapter the module never closes, as a failed case's. */
-NDK_ADAPTER *ndk_kunit_kept;
+/*
+ * provoke=open: an adapter the module never closes, as a failed case's;
+ * the harness must then keep the module loaded.
+ */
+static bool ndk_kunit_kept;
+
+bool ndk_test_kept_open(void)
+{
+	return ndk_kunit_kept;
+}
 
 static void ndk_kunit_keep_open(void)
 {
 	NDK_VERSION v = { .Major = 1, .Minor = 2 };
 	struct ndk_adapter_desc desc;
+	NDK_ADAPTER *a;
 
-	if (ndk_enum_adapters(&desc, 1) < 1 ||
-	    ndk_open_adapter(desc.ifindex, v, &ndk_kunit_kept))
+	ndk_kunit_kept = ndk_enum_adapters(&desc, 1) >= 1 &&
+			 ndk_open_adapter(desc.ifindex, v, &a) == STATUS_SUCCESS;
+	if (!ndk_kunit_kept)
 		pr_err("ndk_kunit: provoke=open: no adapter to keep open\n");
 }
 

@@ -94,7 +94,7 @@ static int ndk_removal_init(struct kunit *test)
 	struct ndk_rm *rm;
 
 	/* The device could not go while the kept adapter holds it. */
-	if (ndk_kunit_kept)
+	if (ndk_test_kept_open())
 		kunit_skip(test, "an adapter is kept open (provoke=open)");
 	rm = kzalloc(sizeof(*rm), GFP_KERNEL);
 	if (!rm)

@@ -15,9 +15,6 @@
 #include "ndk_priv.h"
 #include "compat.h"
 
-/* main.c's provoke=open: the adapter the harness must find open. */
-extern NDK_ADAPTER *ndk_kunit_kept;
-
 /*
  * One suite per file: tests/<stem>_test.c holds ndk_<stem>, which tests
  * ndk/<stem>.c (ndkpi_test.c the public header, wdk_test.c the WDK layer).
@@ -199,6 +196,8 @@ void ndk_test_loopback_free(struct ndk_test_lqp *l);
 extern spinlock_t ndk_test_lock;
 bool ndk_test_iwarp(void);
 int ndk_test_rounds(int all, int few);
+/* main.c's provoke=open keeps an adapter open for the harness to find. */
+bool ndk_test_kept_open(void);
 int ndk_rw_file(const char *path, char *buf, size_t len, bool write);
 unsigned int ndk_test_other_cpu(struct kunit *test);
 
