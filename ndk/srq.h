@@ -68,4 +68,9 @@ NTSTATUS ndk_create_srq(NDK_PD *pNdkPd, ULONG SrqDepth,
 void ndk_srq_consumed(struct ndk_srq *srq, u32 slot);
 PVOID ndk_srq_qp_context(struct ndk_srq *srq, struct ib_qp *ibqp);
 
+/* The ndk_srq suite's hook into a modify's completion (srq.c). */
+#if IS_ENABLED(CONFIG_KUNIT)
+void ndk_srq_set_modify_hook(void (*hook)(NDK_SRQ *srq));
+#endif
+
 #endif /* _NDK_PRIV_SRQ_H */

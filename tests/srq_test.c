@@ -63,9 +63,13 @@ static NTSTATUS ndk_senv_srq(struct ndk_cenv *e, struct ndk_senv *s,
 	return st;
 }
 
-/* An SRQ with @threshold, a QP on it, and 8 receive slots mapped. */
-static struct ndk_senv *ndk_senv_new(struct kunit *test, struct ndk_cenv *e,
-				     ULONG threshold)
+/*
+ * An SRQ with @threshold, a QP on it whose results go to @cq, and 8
+ * receive slots mapped.
+ */
+static struct ndk_senv *ndk_senv_new_on(struct kunit *test,
+					struct ndk_cenv *e, NDK_CQ *cq,
+					ULONG threshold)
 {
 	struct ndk_senv *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
 	struct ib_device *dev;
@@ -83,7 +87,7 @@ static struct ndk_senv *ndk_senv_new(struct kunit *test, struct ndk_cenv *e,
 			      NDK_SRQ, Header);
 	ndk_wait_init(&w);
 	spin_lock_irqsave(&ndk_test_lock, flags);
-	st = e->pd->Dispatch->NdkCreateQpWithSrq(e->pd, e->cq, e->cq, s->srq,
+	st = e->pd->Dispatch->NdkCreateQpWithSrq(e->pd, cq, cq, s->srq,
 						 (void *)0x5151, 8, 1, 0,
 						 ndk_test_create_cb, &w,
 						 &unused);
@@ -97,6 +101,12 @@ static struct ndk_senv *ndk_senv_new(struct kunit *test, struct ndk_cenv *e,
 	KUNIT_ASSERT_FALSE(test, ib_dma_mapping_error(dev, s->dma));
 	e->pd->Dispatch->NdkGetPrivilegedMemoryRegionToken(e->pd, &s->tok);
 	return s;
+}
+
+static struct ndk_senv *ndk_senv_new(struct kunit *test, struct ndk_cenv *e,
+				     ULONG threshold)
+{
+	return ndk_senv_new_on(test, e, e->cq, threshold);
 }
 
 static void ndk_senv_free(struct kunit *test, struct ndk_cenv *e,
@@ -479,6 +489,57 @@ static void ndk_srq_modify_test(struct kunit *test)
 	ndk_senv_free(test, e, s);
 }
 
+/* The second modify, which the hook issues inside the first's completion. */
+static struct {
+	struct ndk_wait w;
+	NTSTATUS st;
+} ndk_srq_gap;
+
+static void ndk_srq_gap_hook(NDK_SRQ *srq)
+{
+	/* Once: the second modify's completion comes this way too. */
+	ndk_srq_set_modify_hook(NULL);
+	ndk_srq_gap.st = srq->Dispatch->NdkModifySrq(srq, 32, 0,
+						     ndk_test_request_cb,
+						     &ndk_srq_gap.w);
+}
+
+/*
+ * A modify's completion lets the SRQ take the next NdkModifySrq before it
+ * calls back. One issued right then is a request of its own: each
+ * completion reports its own context, once, with its own status (the new
+ * depth is one siw cannot take).
+ */
+static void ndk_srq_modify_gap_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_senv *s = ndk_senv_new(test, e, 0);
+	struct ndk_wait w;
+	NTSTATUS st;
+
+	ndk_wait_init(&w);
+	ndk_wait_init(&ndk_srq_gap.w);
+	ndk_srq_gap.st = STATUS_UNSUCCESSFUL;
+	ndk_srq_set_modify_hook(ndk_srq_gap_hook);
+	st = s->srq->Dispatch->NdkModifySrq(s->srq, 0, 2, ndk_test_request_cb,
+					    &w);
+	KUNIT_EXPECT_EQ(test, st, STATUS_PENDING);
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&w));
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&ndk_srq_gap.w));
+	ndk_srq_set_modify_hook(NULL);
+	/* Time for a callback reported twice to come twice. */
+	msleep(100);
+	KUNIT_EXPECT_EQ(test, ndk_srq_gap.st, STATUS_PENDING);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 1);
+	KUNIT_EXPECT_EQ(test, w.status, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ndk_srq_gap.w.calls), 1);
+	KUNIT_EXPECT_EQ(test, ndk_srq_gap.w.status,
+			ndk_test_iwarp() ? STATUS_NOT_SUPPORTED :
+					   STATUS_SUCCESS);
+	ndk_test_close(test, &s->qp->Header, s->qp->Dispatch->NdkCloseQp);
+	ndk_senv_free(test, e, s);
+}
+
 static struct kunit_case ndk_srq_cases[] = {
 	KUNIT_CASE(ndk_srq_contexts_test),
 	KUNIT_CASE(ndk_srq_limits_test),
@@ -487,6 +548,7 @@ static struct kunit_case ndk_srq_cases[] = {
 	KUNIT_CASE(ndk_srq_close_first_test),
 	KUNIT_CASE(ndk_srq_shared_test),
 	KUNIT_CASE(ndk_srq_modify_test),
+	KUNIT_CASE(ndk_srq_modify_gap_test),
 	{}
 };
 
