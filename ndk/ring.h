@@ -90,6 +90,7 @@ int ndk_ring_init(struct ndk_wr_ring *ring, u32 depth);
 void ndk_ring_free(struct ndk_wr_ring *ring);
 int ndk_wr_owner_add(struct ndk_obj *obj);
 void ndk_wr_owner_del(struct ndk_obj *obj);
+void ndk_wr_owner_set_next(u32 id);
 extern struct xarray ndk_wr_owners;
 
 /* The tag of @obj's queue of kind @kind (NDK_WR_SQ, _RQ or _SRQ). */
