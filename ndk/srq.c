@@ -241,10 +241,17 @@ static inline void ndk_srq_modify_gap(struct ndk_srq *srq)
 }
 #endif
 
+/*
+ * The modify's request, cb and ctx included, is taken before busy is
+ * released: from then on a new NdkModifySrq may replace it, and queue
+ * this work again to run after this one.
+ */
 static void ndk_srq_modify_work(struct work_struct *work)
 {
 	struct ndk_srq *srq = container_of(work, struct ndk_srq, modify_work);
 	NDK_FN_REQUEST_COMPLETION cb = srq->modify_cb;
+	void *ctx = srq->modify_ctx;
+	NTSTATUS status;
 	struct ib_srq_attr attr = {
 		.max_wr = srq->new_depth,
 		.srq_limit = srq->new_threshold,
@@ -270,11 +277,13 @@ static void ndk_srq_modify_work(struct work_struct *work)
 		attr.srq_limit = 0;
 		below = !ib_modify_srq(srq->ibsrq, &attr, IB_SRQ_LIMIT);
 	}
-	atomic_set(&srq->busy, 0);
+	status = ndk_status_from_errno(err);
+	/* Every read of the request above comes before the release. */
+	atomic_set_release(&srq->busy, 0);
 	ndk_srq_modify_gap(srq);
 	trace_ndk_callback(NDK_CB_REQUEST, NdkObjectTypeSrq, srq->obj.id,
-			   ndk_status_from_errno(err));
-	cb(srq->modify_ctx, ndk_status_from_errno(err));
+			   status);
+	cb(ctx, status);
 	if (below)
 		ndk_srq_notify(srq, STATUS_SUCCESS);
 	ndk_obj_put(&srq->obj);

@@ -20,7 +20,8 @@
  * @notify_ctx: its context
  * @event_work: runs the notification of a device event on ndk_wq
  * @event_status: the status of that event
- * @busy: an NdkModifySrq is pending
+ * @busy: an NdkModifySrq is pending, until its work has read the fields
+ *	below; the next may fill them from then on
  * @modify_work: runs it
  * @new_depth: its depth, 0 to keep
  * @new_threshold: its threshold, 0 to leave the notification as it is
