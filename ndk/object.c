@@ -34,19 +34,6 @@ static void ndk_obj_work(struct work_struct *work);
 static atomic_t ndk_obj_last_id = ATOMIC_INIT(0);
 
 /**
- * ndk_wr_owner_set_next() - make the next owner id @id, as after a wrap
- * @id: an owner id as wr_ids carry it (NDK_WR_ID_MASK)
- *
- * For the ndk_srq suite: the next object created gets an id that its
- * wr_ids carry as @id, as if that many objects had come and gone.
- */
-void ndk_wr_owner_set_next(u32 id)
-{
-	atomic_set(&ndk_obj_last_id, id + NDK_WR_ID_MASK);
-}
-EXPORT_SYMBOL_NDK_TEST(ndk_wr_owner_set_next);
-
-/**
  * ndk_obj_init() - prepare the common part of a new object
  * @obj: the object's lifetime state
  * @hdr: its public header
@@ -62,6 +49,7 @@ void ndk_obj_init(struct ndk_obj *obj, NDK_OBJECT_HEADER *hdr,
 {
 	obj->hdr = hdr;
 	obj->id = atomic_inc_return(&ndk_obj_last_id);
+	obj->owner_id = 0;
 	obj->ops = ops;
 	obj->parent = parent;
 	memset(obj->extra, 0, sizeof(obj->extra));
