@@ -4,7 +4,8 @@
  * an SRQ carrying data over a loopback connection, the notification when
  * the queue falls below its threshold (from the device, and at once from
  * NdkModifySrq), the SRQ as an antecedent of its QPs, several QPs on one
- * SRQ, and NdkModifySrq's checks and resizing.
+ * SRQ, NdkModifySrq's checks and resizing, a modify issued while the last
+ * one completes, and owner ids that come round to an SRQ's.
  */
 #include <linux/delay.h>
 #include "ndk_tests.h"
