@@ -285,22 +285,28 @@ static NDK_OPERATION_TYPE ndk_wc_type(const struct ib_wc *wc)
 /**
  * ndk_wr_owner() - the live QP or SRQ that posted a request
  * @wr_id: the request's wr_id, of a kind ndk posts
+ * @kind: its kind, NDK_WR_SQ, _RQ or _SRQ
  *
  * Call under rcu_read_lock(), which the poll path holds already, so the
  * lookup does without xa_load()'s own; the owner stays valid until it is
- * dropped.
+ * dropped. An owner of the other type holds the id of a closed owner
+ * (ring.c): the request's owner is gone as well.
  *
  * Return: the owner's object, or NULL once it is destroyed.
  */
-static __always_inline struct ndk_obj *ndk_wr_owner(u64 wr_id)
+static __always_inline struct ndk_obj *ndk_wr_owner(u64 wr_id, u64 kind)
 {
 	XA_STATE(xas, &ndk_wr_owners,
 		 (wr_id >> NDK_WR_ID_SHIFT) & NDK_WR_ID_MASK);
-	void *entry;
+	NDK_OBJECT_TYPE type = kind == NDK_WR_SRQ ? NdkObjectTypeSrq :
+						     NdkObjectTypeQp;
+	struct ndk_obj *entry;
 
 	do
 		entry = xas_load(&xas);
 	while (xas_retry(&xas, entry));
+	if (entry && entry->hdr->ObjectType != type)
+		return NULL;
 	return entry;
 }
 
@@ -329,7 +335,7 @@ void ndk_cq_forget_owner(struct ndk_cq *cq, struct ndk_obj *owner)
 static noinline struct ndk_obj *ndk_cq_owner_lookup(struct ndk_cq *cq,
 						    u64 wr_id, u64 kind)
 {
-	struct ndk_obj *owner = ndk_wr_owner(wr_id);
+	struct ndk_obj *owner = ndk_wr_owner(wr_id, kind);
 
 	/* A closed QP stays an owner until swept, but never a hint. */
 	if (!owner || kind == NDK_WR_SRQ ||
@@ -338,7 +344,7 @@ static noinline struct ndk_obj *ndk_cq_owner_lookup(struct ndk_cq *cq,
 	WRITE_ONCE(cq->owner, owner);
 	/* Pairs with the barrier in ndk_cq_forget_owner(). */
 	smp_mb();
-	if (ndk_wr_owner(wr_id) != owner ||
+	if (ndk_wr_owner(wr_id, kind) != owner ||
 	    READ_ONCE(owner->state) == NDK_OBJ_CLOSING)
 		cmpxchg(&cq->owner, owner, NULL);
 	return owner;
@@ -347,16 +353,18 @@ static noinline struct ndk_obj *ndk_cq_owner_lookup(struct ndk_cq *cq,
 /*
  * The live QP or SRQ that posted the request of @wr_id, under
  * rcu_read_lock(): the hint of the CQ if it names the object, else
- * ndk_wr_owner(). Object ids are not reused while the object is in
- * ndk_wr_owners, which the hint's is until it is forgotten.
+ * ndk_wr_owner(). Owner ids are not reused while the object is in
+ * ndk_wr_owners, which the hint's is until it is forgotten; the hint is
+ * a QP, so an SRQ's request never takes it.
  */
 static __always_inline struct ndk_obj *ndk_cq_owner(struct ndk_cq *cq,
 						    u64 wr_id, u64 kind)
 {
 	struct ndk_obj *owner = READ_ONCE(cq->owner);
 
-	if (likely(owner && (owner->id & NDK_WR_ID_MASK) ==
-			    ((wr_id >> NDK_WR_ID_SHIFT) & NDK_WR_ID_MASK)))
+	if (likely(owner && kind != NDK_WR_SRQ &&
+		   owner->owner_id ==
+		   ((wr_id >> NDK_WR_ID_SHIFT) & NDK_WR_ID_MASK)))
 		return owner;
 	return ndk_cq_owner_lookup(cq, wr_id, kind);
 }

@@ -49,6 +49,7 @@ void ndk_obj_init(struct ndk_obj *obj, NDK_OBJECT_HEADER *hdr,
 {
 	obj->hdr = hdr;
 	obj->id = atomic_inc_return(&ndk_obj_last_id);
+	obj->owner_id = 0;
 	obj->ops = ops;
 	obj->parent = parent;
 	memset(obj->extra, 0, sizeof(obj->extra));

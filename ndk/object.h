@@ -113,6 +113,8 @@ enum ndk_obj_state {
  * @hdr: the public object header inside the containing structure
  * @id: small number naming the object in traces and debugfs, which never
  *	show kernel pointers
+ * @owner_id: a QP's or SRQ's index in ndk_wr_owners, which its wr_ids
+ *	carry (ring.h); 0 for other types
  * @ops: type operations
  * @adapter: the adapter the object descends from (NULL for an adapter)
  * @parent: antecedent holding a reference for this object, or NULL
@@ -129,6 +131,7 @@ enum ndk_obj_state {
 struct ndk_obj {
 	NDK_OBJECT_HEADER *hdr;
 	u32 id;
+	u32 owner_id;
 	const struct ndk_obj_ops *ops;
 	struct ndk_adapter *adapter;
 	struct ndk_obj *parent;

@@ -8,28 +8,44 @@
 #include "ndk_priv.h"
 
 /*
- * The QPs and SRQs whose requests may still sit in a CQ, by object id.
+ * The QPs and SRQs whose requests may still sit in a CQ, by owner id.
  * Polling looks up the owner a wr_id names here (under rcu_read_lock()),
  * never through wc->qp: once the consumer has closed a QP it is
  * destroyed, and completions of it still in a CQ then find nothing and
  * are dropped, much as mlx5 cleans a destroyed kernel QP's completions
  * out of its CQ. Owners are freed only after a grace period.
+ *
+ * An owner's index is its owner_id, handed out in turn over all that a
+ * wr_id has room for: a live owner's id is never handed out again, and a
+ * closed one's only after all the others. A result left in a CQ after
+ * its owner closed meets a new owner under its id only if 2^30 QPs and
+ * SRQs were created meanwhile; the poller then drops it if that owner
+ * is of the other type (cq.c), and only a QP's result meeting a new QP
+ * (or an SRQ's an SRQ) may pass for a request of the new owner's.
  */
-DEFINE_XARRAY(ndk_wr_owners);
+DEFINE_XARRAY_ALLOC1(ndk_wr_owners);
+
+/* Where xa_alloc_cyclic() looks for the next owner id; under the xa_lock. */
+static u32 ndk_wr_owner_next;
 
 /**
  * ndk_wr_owner_add() - let completions of @obj's queues find it
- * @obj: a QP or an SRQ, being created; its rings' tags name it
- *	(ndk_wr_tag())
+ * @obj: a QP or an SRQ, being created; sets its owner_id, which its
+ *	rings' tags then name (ndk_wr_tag())
  *
  * Process context.
  *
- * Return: 0 or a negative errno.
+ * Return: 0 or a negative errno (-EBUSY with 2^30 - 1 owners alive).
  */
 int ndk_wr_owner_add(struct ndk_obj *obj)
 {
-	return NDK_FI_ERR(xa_insert(&ndk_wr_owners, obj->id & NDK_WR_ID_MASK,
-				    obj, GFP_KERNEL));
+	int err;
+
+	err = NDK_FI_ERR(xa_alloc_cyclic(&ndk_wr_owners, &obj->owner_id, obj,
+					 XA_LIMIT(1, NDK_WR_ID_MASK),
+					 &ndk_wr_owner_next, GFP_KERNEL));
+	/* 1: the ids came round, which is no failure. */
+	return err < 0 ? err : 0;
 }
 
 /**
@@ -38,8 +54,24 @@ int ndk_wr_owner_add(struct ndk_obj *obj)
  */
 void ndk_wr_owner_del(struct ndk_obj *obj)
 {
-	xa_cmpxchg(&ndk_wr_owners, obj->id & NDK_WR_ID_MASK, obj, NULL, 0);
+	xa_cmpxchg(&ndk_wr_owners, obj->owner_id, obj, NULL, 0);
 }
+
+/**
+ * ndk_wr_owner_set_next() - make the ids come round to @id
+ * @id: an owner id, 1 up to NDK_WR_ID_MASK
+ *
+ * For the ndk_srq suite, as if that many QPs and SRQs had come and gone:
+ * the next one created takes @id, or the next id after it that no live
+ * owner holds.
+ */
+void ndk_wr_owner_set_next(u32 id)
+{
+	xa_lock(&ndk_wr_owners);
+	ndk_wr_owner_next = id;
+	xa_unlock(&ndk_wr_owners);
+}
+EXPORT_SYMBOL_NDK_TEST(ndk_wr_owner_set_next);
 
 /**
  * ndk_ring_init() - allocate the slots of a work queue

@@ -28,7 +28,7 @@
  * @scan: every request before this sequence number is polled or a
  *	silent one retired; poller only (QP queues)
  * @sweep_next: the next sequence number the sweep looks at; poller only
- * @tag: the queue's kind and the owner's object id, placed as in a wr_id
+ * @tag: the queue's kind and the owner's owner_id, placed as in a wr_id
  * @sweep: entry in the list of its CQ's queues to sweep (cq.c), empty
  *	while on none; under that CQ's @sweep_lock (QP queues)
  *
@@ -76,7 +76,7 @@ struct ndk_wr_ring {
 
 /*
  * A wr_id: the queue's kind in the top two bits (0 for a request ndk did
- * not post), the owning QP's or SRQ's object id below, the sequence
+ * not post), the owning QP's or SRQ's owner_id below, the sequence
  * number in the low 32 bits. @tag of a ring holds the id part.
  */
 #define NDK_WR_SQ		1ULL
@@ -90,13 +90,13 @@ int ndk_ring_init(struct ndk_wr_ring *ring, u32 depth);
 void ndk_ring_free(struct ndk_wr_ring *ring);
 int ndk_wr_owner_add(struct ndk_obj *obj);
 void ndk_wr_owner_del(struct ndk_obj *obj);
+void ndk_wr_owner_set_next(u32 id);
 extern struct xarray ndk_wr_owners;
 
 /* The tag of @obj's queue of kind @kind (NDK_WR_SQ, _RQ or _SRQ). */
 static inline u64 ndk_wr_tag(const struct ndk_obj *obj, u64 kind)
 {
-	return kind << NDK_WR_KIND_SHIFT |
-	       (u64)(obj->id & NDK_WR_ID_MASK) << NDK_WR_ID_SHIFT;
+	return kind << NDK_WR_KIND_SHIFT | (u64)obj->owner_id << NDK_WR_ID_SHIFT;
 }
 
 /*

@@ -210,10 +210,48 @@ static NTSTATUS ndk_srq_receive(NDK_SRQ *pNdkSrq, PVOID RequestContext,
 	return STATUS_SUCCESS;
 }
 
+#if IS_ENABLED(CONFIG_KUNIT)
+static void (*ndk_srq_modify_hook)(NDK_SRQ *srq);
+
+/**
+ * ndk_srq_set_modify_hook() - call @hook inside each modify's completion
+ * @hook: called with the SRQ once the SRQ takes the next NdkModifySrq,
+ *	before the completion calls back; NULL for none
+ *
+ * The ndk_srq suite's way into that moment: it issues the next modify
+ * there.
+ */
+void ndk_srq_set_modify_hook(void (*hook)(NDK_SRQ *srq))
+{
+	WRITE_ONCE(ndk_srq_modify_hook, hook);
+}
+EXPORT_SYMBOL_NDK_TEST(ndk_srq_set_modify_hook);
+
+static void ndk_srq_modify_gap(struct ndk_srq *srq)
+{
+	void (*hook)(NDK_SRQ *srq) = READ_ONCE(ndk_srq_modify_hook);
+
+	if (hook)
+		hook(&srq->ndk);
+}
+#else
+/* Without KUnit there is no hook. */
+static inline void ndk_srq_modify_gap(struct ndk_srq *srq)
+{
+}
+#endif
+
+/*
+ * The modify's request, cb and ctx included, is taken before busy is
+ * released: from then on a new NdkModifySrq may replace it, and queue
+ * this work again to run after this one.
+ */
 static void ndk_srq_modify_work(struct work_struct *work)
 {
 	struct ndk_srq *srq = container_of(work, struct ndk_srq, modify_work);
 	NDK_FN_REQUEST_COMPLETION cb = srq->modify_cb;
+	void *ctx = srq->modify_ctx;
+	NTSTATUS status;
 	struct ib_srq_attr attr = {
 		.max_wr = srq->new_depth,
 		.srq_limit = srq->new_threshold,
@@ -239,10 +277,13 @@ static void ndk_srq_modify_work(struct work_struct *work)
 		attr.srq_limit = 0;
 		below = !ib_modify_srq(srq->ibsrq, &attr, IB_SRQ_LIMIT);
 	}
-	atomic_set(&srq->busy, 0);
+	status = ndk_status_from_errno(err);
+	/* Every read of the request above comes before the release. */
+	atomic_set_release(&srq->busy, 0);
+	ndk_srq_modify_gap(srq);
 	trace_ndk_callback(NDK_CB_REQUEST, NdkObjectTypeSrq, srq->obj.id,
-			   ndk_status_from_errno(err));
-	cb(srq->modify_ctx, ndk_status_from_errno(err));
+			   status);
+	cb(ctx, status);
 	if (below)
 		ndk_srq_notify(srq, STATUS_SUCCESS);
 	ndk_obj_put(&srq->obj);

@@ -20,7 +20,8 @@
  * @notify_ctx: its context
  * @event_work: runs the notification of a device event on ndk_wq
  * @event_status: the status of that event
- * @busy: an NdkModifySrq is pending
+ * @busy: an NdkModifySrq is pending, until its work has read the fields
+ *	below; the next may fill them from then on
  * @modify_work: runs it
  * @new_depth: its depth, 0 to keep
  * @new_threshold: its threshold, 0 to leave the notification as it is
@@ -67,5 +68,10 @@ NTSTATUS ndk_create_srq(NDK_PD *pNdkPd, ULONG SrqDepth,
 			PVOID RequestContext, NDK_SRQ **ppNdkSrq);
 void ndk_srq_consumed(struct ndk_srq *srq, u32 slot);
 PVOID ndk_srq_qp_context(struct ndk_srq *srq, struct ib_qp *ibqp);
+
+/* The ndk_srq suite's hook into a modify's completion (srq.c). */
+#if IS_ENABLED(CONFIG_KUNIT)
+void ndk_srq_set_modify_hook(void (*hook)(NDK_SRQ *srq));
+#endif
 
 #endif /* _NDK_PRIV_SRQ_H */

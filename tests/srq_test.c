@@ -4,7 +4,8 @@
  * an SRQ carrying data over a loopback connection, the notification when
  * the queue falls below its threshold (from the device, and at once from
  * NdkModifySrq), the SRQ as an antecedent of its QPs, several QPs on one
- * SRQ, and NdkModifySrq's checks and resizing.
+ * SRQ, NdkModifySrq's checks and resizing, a modify issued while the last
+ * one completes, and owner ids that come round to an SRQ's.
  */
 #include <linux/delay.h>
 #include "ndk_tests.h"
@@ -63,9 +64,13 @@ static NTSTATUS ndk_senv_srq(struct ndk_cenv *e, struct ndk_senv *s,
 	return st;
 }
 
-/* An SRQ with @threshold, a QP on it, and 8 receive slots mapped. */
-static struct ndk_senv *ndk_senv_new(struct kunit *test, struct ndk_cenv *e,
-				     ULONG threshold)
+/*
+ * An SRQ with @threshold, a QP on it whose results go to @cq, and 8
+ * receive slots mapped.
+ */
+static struct ndk_senv *ndk_senv_new_on(struct kunit *test,
+					struct ndk_cenv *e, NDK_CQ *cq,
+					ULONG threshold)
 {
 	struct ndk_senv *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
 	struct ib_device *dev;
@@ -83,7 +88,7 @@ static struct ndk_senv *ndk_senv_new(struct kunit *test, struct ndk_cenv *e,
 			      NDK_SRQ, Header);
 	ndk_wait_init(&w);
 	spin_lock_irqsave(&ndk_test_lock, flags);
-	st = e->pd->Dispatch->NdkCreateQpWithSrq(e->pd, e->cq, e->cq, s->srq,
+	st = e->pd->Dispatch->NdkCreateQpWithSrq(e->pd, cq, cq, s->srq,
 						 (void *)0x5151, 8, 1, 0,
 						 ndk_test_create_cb, &w,
 						 &unused);
@@ -97,6 +102,12 @@ static struct ndk_senv *ndk_senv_new(struct kunit *test, struct ndk_cenv *e,
 	KUNIT_ASSERT_FALSE(test, ib_dma_mapping_error(dev, s->dma));
 	e->pd->Dispatch->NdkGetPrivilegedMemoryRegionToken(e->pd, &s->tok);
 	return s;
+}
+
+static struct ndk_senv *ndk_senv_new(struct kunit *test, struct ndk_cenv *e,
+				     ULONG threshold)
+{
+	return ndk_senv_new_on(test, e, e->cq, threshold);
 }
 
 static void ndk_senv_free(struct kunit *test, struct ndk_cenv *e,
@@ -479,6 +490,153 @@ static void ndk_srq_modify_test(struct kunit *test)
 	ndk_senv_free(test, e, s);
 }
 
+/* The second modify, which the hook issues inside the first's completion. */
+static struct {
+	struct ndk_wait w;
+	NTSTATUS st;
+} ndk_srq_gap;
+
+static void ndk_srq_gap_hook(NDK_SRQ *srq)
+{
+	/* Once: the second modify's completion comes this way too. */
+	ndk_srq_set_modify_hook(NULL);
+	ndk_srq_gap.st = srq->Dispatch->NdkModifySrq(srq, 32, 0,
+						     ndk_test_request_cb,
+						     &ndk_srq_gap.w);
+}
+
+/*
+ * A modify's completion lets the SRQ take the next NdkModifySrq before it
+ * calls back. One issued right then is a request of its own: each
+ * completion reports its own context, once, with its own status (the new
+ * depth is one siw cannot take).
+ */
+static void ndk_srq_modify_gap_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_senv *s = ndk_senv_new(test, e, 0);
+	struct ndk_wait w;
+	NTSTATUS st;
+
+	ndk_wait_init(&w);
+	ndk_wait_init(&ndk_srq_gap.w);
+	ndk_srq_gap.st = STATUS_UNSUCCESSFUL;
+	ndk_srq_set_modify_hook(ndk_srq_gap_hook);
+	st = s->srq->Dispatch->NdkModifySrq(s->srq, 0, 2, ndk_test_request_cb,
+					    &w);
+	KUNIT_EXPECT_EQ(test, st, STATUS_PENDING);
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&w));
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&ndk_srq_gap.w));
+	ndk_srq_set_modify_hook(NULL);
+	/* Time for a callback reported twice to come twice. */
+	msleep(100);
+	KUNIT_EXPECT_EQ(test, ndk_srq_gap.st, STATUS_PENDING);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 1);
+	KUNIT_EXPECT_EQ(test, w.status, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ndk_srq_gap.w.calls), 1);
+	KUNIT_EXPECT_EQ(test, ndk_srq_gap.w.status,
+			ndk_test_iwarp() ? STATUS_NOT_SUPPORTED :
+					   STATUS_SUCCESS);
+	ndk_test_close(test, &s->qp->Header, s->qp->Dispatch->NdkCloseQp);
+	ndk_senv_free(test, e, s);
+}
+
+/* The owner id that @srq's receives carry in their wr_ids. */
+static u32 ndk_srq_owner(NDK_SRQ *srq)
+{
+	return (container_of(srq, struct ndk_srq, ndk)->ring.tag >>
+		NDK_WR_ID_SHIFT) & NDK_WR_ID_MASK;
+}
+
+/*
+ * Owner ids come round again, past a live SRQ's (a long-lived one's, once
+ * enough objects came and went): the SRQ created then is created all the
+ * same, under an id of its own.
+ */
+static void ndk_srq_id_wrap_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_senv *s = ndk_senv_new(test, e, 0);
+	NDK_SRQ *srq = NULL;
+	struct ndk_wait w;
+	NTSTATUS st;
+
+	ndk_wr_owner_set_next(ndk_srq_owner(s->srq));
+	ndk_wait_init(&w);
+	st = e->pd->Dispatch->NdkCreateSrq(e->pd, 16, 1, 0, NULL, NULL, NULL,
+					   ndk_test_create_cb, &w, &srq);
+	srq = container_of(ndk_created(test, st, &w, srq), NDK_SRQ, Header);
+	KUNIT_EXPECT_NE(test, ndk_srq_owner(srq), ndk_srq_owner(s->srq));
+	ndk_test_close(test, &srq->Header, srq->Dispatch->NdkCloseSrq);
+	ndk_test_close(test, &s->qp->Header, s->qp->Dispatch->NdkCloseQp);
+	ndk_senv_free(test, e, s);
+}
+
+/*
+ * A receive's result left in a CQ after its SRQ is closed names an owner
+ * id that a QP created later may take. Polled then, it is dropped as the
+ * result of a closed SRQ (counted as polled, once), never read as the
+ * QP's.
+ */
+static void ndk_srq_stale_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_SGE sge = { .Length = 15 };
+	struct ndk_wait w, notified;
+	struct sockaddr_in dst;
+	char *before, *after;
+	struct ndk_senv *s;
+	NDK_QP *qp = NULL;
+	NDK_CQ *cq = NULL;
+	struct ndk_pair p;
+	NDK_RESULT r[4];
+	NTSTATUS st;
+	u32 id;
+
+	ndk_wait_init(&w);
+	ndk_wait_init(&notified);
+	st = e->a->Dispatch->NdkCreateCq(e->a, 16, ndk_test_request_cb,
+					 &notified, NULL, ndk_test_create_cb,
+					 &w, &cq);
+	cq = container_of(ndk_created(test, st, &w, cq), NDK_CQ, Header);
+	s = ndk_senv_new_on(test, e, cq, 0);
+	ndk_senv_post(test, s, 1);
+	p.c = ndk_cenv_connector(test, e);
+	p.aqp = ndk_cenv_qp(test, e);
+	p.pqp = s->qp;
+	ndk_listen_addr(e, &dst);
+	ndk_establish_pair(test, e, &p, (struct sockaddr *)&e->addr,
+			   (struct sockaddr *)&dst, sizeof(dst), false);
+	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
+	sge.LogicalAddress = s->dma + 8 * NDK_SRQ_SLOT;
+	sge.MemoryRegionToken = s->tok;
+	KUNIT_ASSERT_EQ(test, p.aqp->Dispatch->NdkSend(p.aqp, (void *)0x10,
+						       &sge, 1, 0),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, ndk_poll_results(e->cq, r, 1), 1U);
+	/* The receive's result is in @cq, unpolled. */
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&notified));
+	id = ndk_srq_owner(s->srq);
+	ndk_pair_close(test, &p);
+	ndk_senv_free(test, e, s);
+
+	ndk_wr_owner_set_next(id);
+	ndk_wait_init(&w);
+	st = e->pd->Dispatch->NdkCreateQp(e->pd, cq, cq, (void *)0x5353, 8, 8,
+					  1, 1, 0, ndk_test_create_cb, &w,
+					  &qp);
+	qp = container_of(ndk_created(test, st, &w, qp), NDK_QP, Header);
+	before = ndk_obs_read(test, e, "stats");
+	KUNIT_EXPECT_EQ(test, cq->Dispatch->NdkGetCqResults(cq, r,
+							    ARRAY_SIZE(r)),
+			0U);
+	after = ndk_obs_read(test, e, "stats");
+	KUNIT_EXPECT_EQ(test, ndk_obs_stat(test, after, "requests_completed"),
+			ndk_obs_stat(test, before, "requests_completed") + 1);
+	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
+	ndk_test_close(test, &cq->Header, cq->Dispatch->NdkCloseCq);
+}
+
 static struct kunit_case ndk_srq_cases[] = {
 	KUNIT_CASE(ndk_srq_contexts_test),
 	KUNIT_CASE(ndk_srq_limits_test),
@@ -487,6 +645,9 @@ static struct kunit_case ndk_srq_cases[] = {
 	KUNIT_CASE(ndk_srq_close_first_test),
 	KUNIT_CASE(ndk_srq_shared_test),
 	KUNIT_CASE(ndk_srq_modify_test),
+	KUNIT_CASE(ndk_srq_modify_gap_test),
+	KUNIT_CASE(ndk_srq_id_wrap_test),
+	KUNIT_CASE(ndk_srq_stale_test),
 	{}
 };
 
