@@ -121,7 +121,8 @@ clean:
 	if [ -d $(KDIR) ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
 	find ndk wdk tests samples compat \
 		\( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' \
-		-o -name '.*.cmd' -o -name modules.order \) -delete
+		-o -name '.*.cmd' -o -name modules.order -o -name '*.gcno' \) \
+		-delete
 	rm -f compat/ndk_compat_config.h
 	rm -rf build Module.symvers modules.order .tmp_versions
 
