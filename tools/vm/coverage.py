@@ -66,8 +66,9 @@ def uncovered(path, out):
                 blocks.append([no, no])
         partial = [l["line_number"] for l in code if l["count"] > 0 and
                    any(b["count"] == 0 for b in l["branches"])]
+        plural = "" if len(blocks) == 1 else "s"
         out.write(f"\n{entry['file']}: {len(missed)} of {len(code)} lines "
-                  f"uncovered in {len(blocks)} blocks\n")
+                  f"uncovered in {len(blocks)} block{plural}\n")
         for first, last in blocks:
             where = str(first) if first == last else f"{first}-{last}"
             out.write(f"  {where} in "

@@ -33,10 +33,20 @@ obj=$data/${NDK_TOP#/}/ndk
 compgen -G "$obj/*.gcda" >/dev/null ||
 	die "the gcov dump in $out/console.log holds no counters of ndk"
 cp "$NDK_TOP"/ndk/*.gcno "$obj/"
+# gcov runs where gcc ran, in the kernel tree, for the kernel headers that
+# ndk's objects name relative to it: gcovr drops an object whose sources
+# it cannot all open. A directory of links to the tree's entries stands in
+# for it, so that gcov's files are not written into the cached tree.
+ktree=$(kernel_dir coverage)
+wd=$out/wd
+rm -rf "$wd"
+mkdir -p "$wd"
+ln -s "$ktree"/* "$wd/"
 
 # Branches on lines without code are the compiler's, not ndk's.
 cd "$NDK_TOP"
 gcovr --root "$NDK_TOP" --filter ndk/ --exclude-unreachable-branches \
+	--object-directory "$wd" \
 	--html-details "$out/html/index.html" \
 	--html-title "ndk coverage, Linux $NDK_KERNEL" \
 	--json "$out/coverage.json" --json-summary "$out/summary.json" \
