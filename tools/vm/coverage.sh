@@ -20,8 +20,9 @@ rc=0
 NDK_COVERAGE=1 bash "$NDK_VM_DIR/check.sh" || rc=$?
 
 # The guest's tar holds the counters under the path of ndk's objects on
-# this host (gcc names them so); gcov wants them beside the notes (.gcno)
-# that gcc wrote at build time, copied here so that the tree stays clean.
+# this host, as make saw it (gcc names them so); gcov wants them beside
+# the notes (.gcno) that gcc wrote at build time, copied here so that the
+# tree stays clean.
 data=$out/data
 rm -rf "$data" "$out/html"
 mkdir -p "$data" "$out/html"
@@ -29,8 +30,8 @@ tr -d '\r' <"$out/console.log" |
 	sed -n '/^NDK-GCOV: begin$/,/^NDK-GCOV: end$/{/^NDK-GCOV: /!p}' |
 	base64 -d | tar -C "$data" -xzf - ||
 	die "no intact gcov dump in $out/console.log (run's status $rc)"
-obj=$data/${NDK_TOP#/}/ndk
-compgen -G "$obj/*.gcda" >/dev/null ||
+obj=$(find "$data" -path '*/ndk/main.gcda' -printf '%h\n')
+[ -n "$obj" ] ||
 	die "the gcov dump in $out/console.log holds no counters of ndk"
 cp "$NDK_TOP"/ndk/*.gcno "$obj/"
 # gcov runs where gcc ran, in the kernel tree, for the kernel headers that
@@ -52,9 +53,16 @@ gcovr --root "$NDK_TOP" --filter ndk/ --exclude-unreachable-branches \
 	--json "$out/coverage.json" --json-summary "$out/summary.json" \
 	"$obj" >"$out/gcovr.log" 2>&1 ||
 	{ cat "$out/gcovr.log" >&2; die "gcovr failed"; }
+# gcovr only warns when it leaves an object out, which would understate
+# the coverage: anything it says fails the run.
+if [ -s "$out/gcovr.log" ]; then
+	cat "$out/gcovr.log" >&2
+	die "gcovr reported problems ($out/gcovr.log)"
+fi
 python3 "$NDK_VM_DIR/coverage.py" "$out/coverage.json" "$out/summary.json" \
 	"$out/uncovered.txt" >"$out/summary.txt"
-[ "$rc" = 0 ] || log "the run failed (status $rc): this is the coverage of a red run"
+[ "$rc" = 0 ] ||
+	log "the run failed (status $rc): this is the coverage of a red run"
 log "HTML: $out/html/index.html; uncovered lines: $out/uncovered.txt"
 cat "$out/summary.txt"
 exit "$rc"
