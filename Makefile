@@ -7,6 +7,9 @@
 #   make NDK_PACKAGE=1   build what DKMS installs: ndk.ko, the WDK layer and
 #                        the self-test
 #   make check           build the test kernel, run every suite in QEMU
+#   make coverage        make check on a kernel with gcov, ndk built with it:
+#                        line and branch coverage of each file of ndk/, HTML
+#                        and the uncovered lines under build/coverage/
 #   make check-selftest  prove that a kernel splat turns `make check` red
 #   make selftest-loop   boot one test VM and load tests/selftest in loopback
 #                        NDK_LOOPS times over NDK_TRANSPORT (rxe or siw), each
@@ -74,6 +77,9 @@ tools_install:
 check:
 	bash tools/vm/check.sh
 
+coverage:
+	bash tools/vm/coverage.sh
+
 check-selftest:
 	bash tools/vm/check-selftest.sh
 
@@ -121,11 +127,12 @@ clean:
 	if [ -d $(KDIR) ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
 	find ndk wdk tests samples compat \
 		\( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' \
-		-o -name '.*.cmd' -o -name modules.order \) -delete
+		-o -name '.*.cmd' -o -name modules.order -o -name '*.gcno' \) \
+		-delete
 	rm -f compat/ndk_compat_config.h
 	rm -rf build Module.symvers modules.order .tmp_versions
 
 .PHONY: all modules modules_install install headers_install symvers_install \
-	tools_install check check-selftest selftest-loop check-cross demo bench \
-	bench-repeat bench-gate stress lint docs-check dkms-check distro-check deb \
-	matrix clean
+	tools_install check coverage check-selftest selftest-loop check-cross \
+	demo bench bench-repeat bench-gate stress lint docs-check dkms-check \
+	distro-check deb matrix clean

@@ -13,14 +13,19 @@
 # not 6.1, whose KUnit does not filter a module's suites): for work on
 # one object, never for a verdict. NDK_CHECK_THOROUGH=1 runs every round
 # of the cases that repeat a scenario (`make matrix` does), where `make
-# check` runs a few (tests/main.c, ndk_test_rounds()).
+# check` runs a few (tests/main.c, ndk_test_rounds()). NDK_COVERAGE=1
+# (`make coverage`, coverage.sh) boots the coverage kernel instead, with
+# ndk built with gcov, in build/coverage/; the guest dumps the counters.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-outdir=$NDK_TOP/build/check
+flavour=debug outdir=$NDK_TOP/build/check
+if [ "${NDK_COVERAGE:-0}" = 1 ]; then
+	flavour=coverage outdir=$NDK_TOP/build/coverage
+fi
 mkdir -p "$outdir"
 
-ktree=$(build_for_vm "$outdir")
+ktree=$(build_for_vm "$outdir" "$flavour")
 
 "$NDK_VM_DIR/mkinitramfs.sh" "$ktree" "$outdir/initramfs.cpio.gz" \
 	"$NDK_VM_DIR/init.sh" "$NDK_TOP/ndk/ndk.ko" "$NDK_TOP/tests/ndk_kunit.ko" \
@@ -35,6 +40,7 @@ append="console=ttyS0 panic=-1 kasan.fault=report"
 	append+=" ndk_check.transports=$NDK_CHECK_TRANSPORTS"
 [ -n "${NDK_CHECK_FILTER:-}" ] && append+=" kunit.filter_glob=$NDK_CHECK_FILTER"
 [ "${NDK_CHECK_THOROUGH:-0}" = 1 ] && append+=" ndk_check.thorough=1"
+[ "${NDK_COVERAGE:-0}" = 1 ] && append+=" ndk_check.coverage=1"
 
 log "booting the test VM (${NDK_QEMU_ACCEL:-tcg})"
 # The results as the guest prints them (follow.py); judge.py decides.

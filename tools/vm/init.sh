@@ -264,6 +264,27 @@ open_objects() {
 		awk '/^open_/ && $2 > 0 { printf "%s%s %s", sep, $1, $2; sep = ", " }'
 }
 
+# make coverage (ndk_check.coverage=1): ndk's gcov counters, which the
+# kernel keeps after rmmod (gcov_persist), out through the console, the
+# VM's only way out: a gzipped tar in base64 between marker lines. debugfs
+# gives these files a size of 0, which tar would take, hence the copies;
+# kernel messages are held back so that none breaks into the data.
+coverage_dump() {
+	[ "$(arg coverage)" = 1 ] || return 0
+	g=/sys/kernel/debug/gcov
+	mkdir -p /tmp/gcov
+	(cd $g && find . -name '*.gcda') | while read -r f; do
+		mkdir -p /tmp/gcov/${f%/*}
+		cat $g/$f >/tmp/gcov/$f
+	done
+	level=$(cut -f1 /proc/sys/kernel/printk)
+	echo 1 >/proc/sys/kernel/printk
+	echo "NDK-GCOV: begin"
+	tar -C /tmp/gcov -cf - . | gzip | base64
+	echo "NDK-GCOV: end"
+	echo $level >/proc/sys/kernel/printk
+}
+
 # One full run per transport: Soft-RoCE (RoCEv2), then Soft-iWARP. Each
 # device alone sits on eth0 so that addresses resolve to it. ndk stays
 # loaded across both, so the switch also exercises device removal and
@@ -314,4 +335,5 @@ if [ -z "$kept" ]; then
 	rmmod ndk || echo "NDK-CHECK: rmmod ndk failed"
 fi
 
+coverage_dump
 guest_finish "NDK-CHECK: done"

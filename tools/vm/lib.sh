@@ -135,8 +135,10 @@ tracked() {
 # build-kernel.sh then insists on those only, and the series without
 # overrides keep their fragments, and so their cached kernels.
 kernel_frags() {
-	local f files=() out
-	for f in kernel.config "kernel-$1.config" "kernel-$NDK_KERNEL.config"; do
+	local f files=() out base=kernel.config
+	# The coverage kernel is the debug kernel with gcov.
+	[ "$1" = coverage ] && base+=" kernel-debug.config"
+	for f in $base "kernel-$1.config" "kernel-$NDK_KERNEL.config"; do
 		[ -f "$NDK_VM_DIR/$f" ] && files+=("$NDK_VM_DIR/$f")
 	done
 	if ! sed -n 's/^\(CONFIG_[A-Za-z0-9_]*\)=.*/\1/p' "${files[@]}" |
