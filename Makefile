@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # ndk: NDKPI provider for Linux RDMA.
-#   make                 build ndk/ndk.ko (and the KUnit module if KDIR has KUnit)
+#   make                 build ndk/ndk.ko, the WDK layer, the self-test, the
+#                        samples and the test modules (the KUnit one if KDIR
+#                        has KUnit)
 #   make KDIR=<tree>     build against another kernel tree or headers
 #   make NDK_ONLY=1      build ndk.ko alone: no KUnit module, no sample
 #   make NDK_PACKAGE=1   build what DKMS installs: ndk.ko, the WDK layer and
