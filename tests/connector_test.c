@@ -1489,7 +1489,7 @@ static void ndk_conn_foreign_handler_test(struct kunit *test)
 	ndk_pair_close(test, &s);
 }
 
-/* Connections in a row: all with ndk_kunit.thorough=1, else a few. */
+/* Connections in a row: all with ndk_check.thorough=1, else a few. */
 #define NDK_CYCLES	100
 #define NDK_FEW_CYCLES	20
 

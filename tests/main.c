@@ -26,15 +26,25 @@ static void *ndk_kunit_leak;
 /*
  * The cases that repeat one scenario many times, to meet a race more
  * often, run a few rounds in `make check` and all of them in `make
- * matrix` (thorough=1); see ndk_test_rounds().
+ * matrix`, whose VM boots with ndk_check.thorough=1. The kernel command
+ * line says so, not a module parameter: 6.1's KUnit runs a module's
+ * suites before the module's parameters are parsed.
  */
-static bool thorough;
-module_param(thorough, bool, 0444);
-MODULE_PARM_DESC(thorough, "run every round of the repeating cases");
-
 int ndk_test_rounds(int all, int few)
 {
-	return thorough ? all : few;
+	static int thorough = -1;
+	char *cmdline;
+	int t = READ_ONCE(thorough);
+
+	if (t < 0) {
+		cmdline = kmalloc(PAGE_SIZE, GFP_KERNEL);
+		t = cmdline && !ndk_rw_file("/proc/cmdline", cmdline, PAGE_SIZE,
+					    false) &&
+		    strstr(cmdline, "ndk_check.thorough=1");
+		kfree(cmdline);
+		WRITE_ONCE(thorough, t);
+	}
+	return t ? all : few;
 }
 
 /*

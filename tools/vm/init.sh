@@ -11,7 +11,6 @@ arg() { tr ' ' '\n' </proc/cmdline | sed -n "s/^ndk_check\.$1=//p"; }
 kunit_args=
 provoke=$(arg provoke)
 [ -n "$provoke" ] && kunit_args="provoke=$provoke"
-[ "$(arg thorough)" = 1 ] && kunit_args="$kunit_args thorough=1"
 transports=$(arg transports | tr , ' ')
 [ -n "$transports" ] || transports="rxe siw"
 
