@@ -17,6 +17,7 @@
 #include <linux/delay.h>
 #include <linux/kthread.h>
 #include "ndk_tests.h"
+#include "sweep.h"
 
 /* The objects' environment, and the adapter's limits in @e->info. */
 static int ndk_qp_init_test(struct kunit *test)
@@ -1589,6 +1590,98 @@ static void ndk_post_refused_test(struct kunit *test)
 	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
 }
 
+/**
+ * struct ndk_post_window - a driver double that answers a send late
+ * @dev: stands in for the device: its operations are the real one's but
+ *	for post_send
+ * @ibqp: stands in for the QP's verbs QP, on @dev; anything but a post
+ *	goes to the real QP through @ibqp.real_qp
+ * @qp: the NDK QP posting through it
+ * @cq: its CQ
+ * @r: what the CQ reported while the driver held the send
+ * @got: how many results @r holds
+ */
+struct ndk_post_window {
+	struct ib_device dev;
+	struct ib_qp ibqp;
+	NDK_QP *qp;
+	NDK_CQ *cq;
+	NDK_RESULT_EX r[2];
+	ULONG got;
+};
+
+/*
+ * Refuse the send, but only after the QP failed (NdkFlush) and the CQ
+ * had every chance to report what ndk's sweep holds for it.
+ */
+static int ndk_post_window_send(struct ib_qp *ibqp,
+				const struct ib_send_wr *wr,
+				const struct ib_send_wr **bad)
+{
+	struct ndk_post_window *w = container_of(ibqp, struct ndk_post_window,
+						 ibqp);
+	unsigned long end = jiffies + NDK_TEST_TIMEOUT;
+
+	w->qp->Dispatch->NdkFlush(w->qp);
+	while (!w->got && time_before(jiffies, end)) {
+		w->got = w->cq->Dispatch->NdkGetCqResultsEx(w->cq, w->r,
+							    ARRAY_SIZE(w->r));
+		if (!w->got)
+			usleep_range(1000, 2000);
+	}
+	*bad = wr;
+	return -ENOMEM;
+}
+
+/*
+ * A send that the QP's failure catches between taking its slot and the
+ * driver's refusal still has one outcome: the refusal, or the result the
+ * sweep reported for it meanwhile, never both. The sweep runs at once
+ * (sweep_ms 0) while the driver double holds the send.
+ */
+static void ndk_post_refused_swept_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	NDK_QP *qp = ndk_cenv_qp(test, e);
+	struct ndk_qp *q = container_of(qp, struct ndk_qp, ndk);
+	struct ndk_post_window *w = kzalloc(sizeof(*w), GFP_KERNEL);
+	NDK_SGE sge = { .Length = 0 };
+	struct ib_qp *real = q->ibqp;
+	unsigned int ms;
+	NDK_RESULT_EX r;
+	NTSTATUS st;
+	ULONG later;
+
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	w->dev.ops = real->device->ops;
+	w->dev.ops.post_send = ndk_post_window_send;
+	w->ibqp = *real;
+	w->ibqp.device = &w->dev;
+	w->qp = qp;
+	w->cq = e->cq;
+	ms = ndk_sweep_set_ms(0);
+	q->ibqp = &w->ibqp;
+	WRITE_ONCE(q->connected, true);
+	st = qp->Dispatch->NdkSend(qp, (void *)0x5e4d, &sge, 1, 0);
+	q->ibqp = real;
+	/* The sweep has nothing more to give. */
+	msleep(20);
+	later = e->cq->Dispatch->NdkGetCqResultsEx(e->cq, &r, 1);
+	ndk_sweep_set_ms(ms);
+	KUNIT_EXPECT_EQ(test, later, 0U);
+	KUNIT_EXPECT_LE(test, w->got, 1U);
+	KUNIT_EXPECT_EQ_MSG(test, w->got + (st != STATUS_SUCCESS), 1U,
+			    "post returned %#x, %u results", st, w->got);
+	if (w->got) {
+		KUNIT_EXPECT_PTR_EQ(test, w->r[0].RequestContext,
+				    (void *)0x5e4d);
+		KUNIT_EXPECT_EQ(test, w->r[0].Status, STATUS_CANCELLED);
+	}
+	KUNIT_EXPECT_EQ(test, q->sq.retired, q->sq.head);
+	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
+	kfree(w);
+}
+
 static void ndk_post_queue_full_test(struct kunit *test)
 {
 	struct ndk_cenv *e = ndk_cenv_need(test);
@@ -1899,6 +1992,7 @@ static struct kunit_case ndk_qp_cases[] = {
 	KUNIT_CASE(ndk_post_errors_arm_test),
 	KUNIT_CASE(ndk_post_flush_race_test),
 	KUNIT_CASE(ndk_post_refused_test),
+	KUNIT_CASE(ndk_post_refused_swept_test),
 	KUNIT_CASE(ndk_post_queue_full_test),
 	KUNIT_CASE(nd_send_no_receive),
 	KUNIT_CASE(nd_qp_max),
