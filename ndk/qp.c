@@ -386,13 +386,22 @@ static noinline NTSTATUS ndk_qp_post_slow(struct ndk_qp *qp,
 
 /*
  * The device refused the last request, which ndk_qp_post() counted and
- * gave a slot: take both back.
+ * gave a slot: take both back. The QP may have failed meanwhile, and its
+ * sweep, which sees every slot up to the head, reported the request as
+ * cancelled already; that result is then its only one, and the request
+ * stays taken. The slot decides: whichever of the two frees it first
+ * (the sweep's cmpxchg, or this one) gives the request its outcome.
  */
 static noinline NTSTATUS ndk_qp_post_refused(struct ndk_qp *qp, int err)
 {
-	u32 head = --qp->sq.head;
+	u32 head = qp->sq.head - 1;
+	u8 *state = &qp->sq.state[head & qp->sq.mask];
+	u8 taken = READ_ONCE(*state);
 
-	ndk_ring_untake(&qp->sq, head);
+	if (taken == NDK_SLOT_FREE ||
+	    cmpxchg(state, taken, NDK_SLOT_FREE) != taken)
+		return STATUS_SUCCESS;
+	qp->sq.head = head;
 	ndk_stat_add_to(qp->stats, NDK_STAT_POSTED, -1);
 	return ndk_status_from_errno(err);
 }

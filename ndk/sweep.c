@@ -108,26 +108,37 @@ static ULONG ndk_sweep_ring(struct ndk_wr_ring *ring, void *results,
 	u32 end = READ_ONCE(ring->head);
 	NDK_RESULT_EX *rx;
 	u32 seq, slot;
+	void *ctx;
+	u8 state, type;
 
-	for (; ring->sweep_next != end && done < n; ring->sweep_next++) {
+	/* The head may step back past the cursor (ndk_qp_post_refused()). */
+	for (; (s32)(end - ring->sweep_next) > 0 && done < n;
+	     ring->sweep_next++) {
 		seq = ring->sweep_next;
 		slot = seq & ring->mask;
 		/* Pairs with the poster's store: the slot is filled. */
-		if (smp_load_acquire(&ring->state[slot]) == NDK_SLOT_FREE ||
-		    ring->seq[slot] != seq)
+		state = smp_load_acquire(&ring->state[slot]);
+		if (state == NDK_SLOT_FREE || ring->seq[slot] != seq)
+			continue;
+		ctx = ring->ctx[slot];
+		type = ring->type[slot];
+		/*
+		 * Fully ordered, and so a release that pairs with the
+		 * poster's check that the slot is free; and a request the
+		 * device refuses is the poster's to take back until then.
+		 */
+		if (cmpxchg(&ring->state[slot], state, NDK_SLOT_FREE) != state)
 			continue;
 		rx = results + done * size;
 		rx->Status = STATUS_CANCELLED;
 		rx->BytesTransferred = 0;
 		rx->QPContext = qp->context;
-		rx->RequestContext = ring->ctx[slot];
+		rx->RequestContext = ctx;
 		if (ex) {
-			rx->Type = ring->type[slot];
+			rx->Type = type;
 			rx->ProviderErrorCode = 0;
 			rx->TypeSpecificCompletionOutput = 0;
 		}
-		/* Pairs with the poster's check: the slot was read. */
-		smp_store_release(&ring->state[slot], NDK_SLOT_FREE);
 		WRITE_ONCE(ring->retired, ring->retired + 1);
 		done++;
 	}
@@ -155,7 +166,7 @@ ULONG ndk_sweep_poll(struct ndk_cq *cq, void *results, ULONG n, bool ex)
 	spin_lock_irqsave(&cq->sweep_lock, flags);
 	list_for_each_entry_safe(ring, next, &cq->sweeps, sweep) {
 		done = ndk_sweep_ring(ring, results, done, n, ex);
-		if (ring->sweep_next != READ_ONCE(ring->head))
+		if ((s32)(READ_ONCE(ring->head) - ring->sweep_next) > 0)
 			break;
 		list_del_init(&ring->sweep);
 		/* Not touched again: the release may free it from now on. */
