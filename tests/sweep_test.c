@@ -509,10 +509,127 @@ static void ndk_sweep_stale_test(struct kunit *test)
 	ndk_sweep_env_one_free(test, se);
 }
 
+/**
+ * struct ndk_sweep_double - a driver double that loses every send
+ * @dev: stands in for the device: the real one's operations, but for
+ *	post_send, which takes a request and forgets it, and post_recv,
+ *	which hands it to the real QP
+ * @ibqp: stands in for the QP's verbs QP, on @dev; whatever else ndk
+ *	asks of it goes to the real QP through @ibqp.real_qp
+ * @real: the real verbs QP
+ */
+struct ndk_sweep_double {
+	struct ib_device dev;
+	struct ib_qp ibqp;
+	struct ib_qp *real;
+};
+
+static int ndk_sweep_double_send(struct ib_qp *ibqp,
+				 const struct ib_send_wr *wr,
+				 const struct ib_send_wr **bad)
+{
+	return 0;
+}
+
+static int ndk_sweep_double_recv(struct ib_qp *ibqp,
+				 const struct ib_recv_wr *wr,
+				 const struct ib_recv_wr **bad)
+{
+	struct ndk_sweep_double *d = container_of(ibqp, struct ndk_sweep_double,
+						  ibqp);
+
+	return d->real->device->ops.post_recv(d->real, wr, bad);
+}
+
+/* Put the double between @q and its verbs QP. */
+static struct ndk_sweep_double *ndk_sweep_double(struct kunit *test,
+						 struct ndk_qp *q)
+{
+	struct ndk_sweep_double *d = kunit_kzalloc(test, sizeof(*d),
+						   GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, d);
+	d->real = q->ibqp;
+	d->dev.ops = d->real->device->ops;
+	d->dev.ops.post_send = ndk_sweep_double_send;
+	d->dev.ops.post_recv = ndk_sweep_double_recv;
+	d->ibqp = *d->real;
+	d->ibqp.device = &d->dev;
+	q->ibqp = &d->ibqp;
+	return d;
+}
+
+/* The sweep's wait in the repost case: many reposts fit in it. */
+#define NDK_SWEEP_REPOST_MS	200
+
+/*
+ * A consumer that reposts every receive a failed QP flushes does not put
+ * off the sweep of the initiator queue for good: a send the driver took
+ * and lost comes back cancelled while the reposts go on, within a few of
+ * the sweep's waits; and every repost comes back once.
+ */
+static void ndk_sweep_reposts_test(struct kunit *test)
+{
+	struct ndk_sweep_env *se = ndk_sweep_env_one(test);
+	unsigned long end;
+	struct ndk_sweep_double *d;
+	int sends = 0, reposts = 0, i, n;
+	NDK_RESULT_EX r[8];
+	unsigned int ms;
+	struct ndk_qp *q;
+	NDK_SGE sge;
+	NDK_QP *qp;
+
+	qp = ndk_sweep_qp(test, se, true);
+	q = container_of(qp, struct ndk_qp, ndk);
+	sge = ndk_pmem_sge(se->l, 0, 64);
+	d = ndk_sweep_double(test, q);
+	ms = ndk_sweep_set_ms(NDK_SWEEP_REPOST_MS);
+	WRITE_ONCE(q->connected, true);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkSend(qp, ndk_sweep_ctx(0), &sge,
+						    1, 0),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkReceive(qp, ndk_sweep_ctx(1),
+						       &sge, 1),
+			STATUS_SUCCESS);
+	qp->Dispatch->NdkFlush(qp);
+	end = jiffies + msecs_to_jiffies(15 * NDK_SWEEP_REPOST_MS);
+	while (!sends && time_before(jiffies, end)) {
+		n = se->acq->Dispatch->NdkGetCqResultsEx(se->acq, r,
+							 ARRAY_SIZE(r));
+		for (i = 0; i < n; i++) {
+			if (r[i].RequestContext == ndk_sweep_ctx(0)) {
+				sends++;
+				continue;
+			}
+			KUNIT_EXPECT_EQ(test, r[i].Type,
+					NdkOperationTypeReceive);
+			KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkReceive(qp,
+					ndk_sweep_ctx(1), &sge, 1),
+					STATUS_SUCCESS);
+			reposts++;
+		}
+		usleep_range(1000, 2000);
+	}
+	KUNIT_EXPECT_EQ_MSG(test, sends, 1, "after %d reposts", reposts);
+	KUNIT_EXPECT_GT(test, reposts, 0);
+	/* The last repost comes back, and nothing after it. */
+	KUNIT_EXPECT_TRUE(test, ndk_penv_poll(se->acq, r, 1));
+	KUNIT_EXPECT_PTR_EQ(test, r[0].RequestContext, ndk_sweep_ctx(1));
+	msleep(2 * NDK_SWEEP_REPOST_MS);
+	KUNIT_EXPECT_EQ(test, se->acq->Dispatch->NdkGetCqResultsEx(se->acq, r,
+								   1), 0U);
+	q->ibqp = d->real;
+	ndk_sweep_set_ms(ms);
+	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
+	ndk_sweep_env_one_free(test, se);
+}
+
 static struct kunit_case ndk_sweep_cases[] = {
 	KUNIT_CASE_PARAM(ndk_sweep_teardown_test, ndk_sweep_gen_params),
 	KUNIT_CASE(ndk_sweep_late_receive_test),
 	KUNIT_CASE(ndk_sweep_stale_test),
+	KUNIT_CASE(ndk_sweep_reposts_test),
 	{}
 };
 
