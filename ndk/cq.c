@@ -525,14 +525,34 @@ static noinline ULONG ndk_cq_swept(struct ndk_cq *cq, bool ex)
 	return ndk_sweep_poll(cq, cq->results, cq->nresults, ex);
 }
 
+/*
+ * The device's results, and after them, if it ran out before the
+ * consumer's buffer did, what the sweep holds: a driver that flushes a
+ * reposted receive inside the post (siw) leaves one in the CQ at every
+ * poll of a consumer that reposts each flushed receive, and the sweep
+ * must not wait for a poll that finds the CQ empty.
+ */
+static __always_inline ULONG ndk_cq_results_swept(struct ndk_cq *cq, int n,
+						  bool ex)
+{
+	size_t size = ex ? sizeof(NDK_RESULT_EX) : sizeof(NDK_RESULT);
+	ULONG done = ndk_cq_fill(cq, cq->results, cq->nresults, n, ex);
+
+	/* ndk_cq_fill() stops short of the buffer's end at an empty poll. */
+	if (unlikely(data_race(cq->sweep_due)) && done < cq->nresults)
+		done += ndk_sweep_poll(cq, cq->results + done * size,
+				       cq->nresults - done, ex);
+	return done;
+}
+
 static noinline ULONG ndk_cq_results(struct ndk_cq *cq, int n)
 {
-	return ndk_cq_fill(cq, cq->results, cq->nresults, n, false);
+	return ndk_cq_results_swept(cq, n, false);
 }
 
 static noinline ULONG ndk_cq_results_ex(struct ndk_cq *cq, int n)
 {
-	return ndk_cq_fill(cq, cq->results, cq->nresults, n, true);
+	return ndk_cq_results_swept(cq, n, true);
 }
 
 /*

@@ -487,11 +487,18 @@ slow:
 				max_sge);
 }
 
-/* Sweep the QP once its device has had ndk_sweep_ms from now. */
+/*
+ * Sweep the QP once its device has had ndk_sweep_ms from now; a sweep
+ * due already stays due. Putting it off for each receive posted after
+ * the failure would let a consumer that reposts every flushed receive
+ * keep the initiator queue's lost requests from it for good. A receive
+ * the sweep finds still posted comes back cancelled, as its flush would,
+ * and a flush the device reports after that is dropped.
+ */
 static void ndk_qp_sweep_later(struct ndk_qp *qp)
 {
-	mod_delayed_work(ndk_wq, &qp->sweep_work,
-			 msecs_to_jiffies(READ_ONCE(ndk_sweep_ms)));
+	queue_delayed_work(ndk_wq, &qp->sweep_work,
+			   msecs_to_jiffies(READ_ONCE(ndk_sweep_ms)));
 }
 
 /**
@@ -501,9 +508,9 @@ static void ndk_qp_sweep_later(struct ndk_qp *qp)
  * Requests still held for NDK_OP_FLAG_DEFER go to the device first, so
  * that they complete as well. Outstanding requests complete with the
  * flush status; what the device has not reported ndk_sweep_ms later,
- * the sweep reports (sweep.c); a receive posted later puts the sweep
- * off again (see ndk_receive()). May sleep: some drivers modify QPs by
- * firmware command.
+ * the sweep reports (sweep.c); a receive posted later is swept
+ * ndk_sweep_ms after it at the latest (see ndk_receive()). May sleep:
+ * some drivers modify QPs by firmware command.
  */
 void ndk_qp_set_error(struct ndk_qp *qp)
 {
@@ -671,7 +678,8 @@ static __always_inline bool ndk_receive_ok(struct ndk_qp *qp,
 /*
  * NdkReceive: allowed before the QP is connected, and after it failed,
  * as on Windows: the device flushes such a receive at once, and the
- * sweep, put off for it, reports it if the device does not. The checks
+ * sweep, due at most ndk_sweep_ms later, reports it if the device does
+ * not. The checks
  * take one pass unless one fails, as in ndk_qp_post().
  */
 static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,

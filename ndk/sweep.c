@@ -12,7 +12,8 @@
  * once, since a destroyed verbs QP reports nothing more. The poller of
  * the queue's CQ then reports each request that is still in its ring as
  * STATUS_CANCELLED, in the order it was posted, at a poll that finds
- * the device's CQ empty: whatever the device did report comes first.
+ * the device's CQ empty, after the results the device still had: what
+ * the device did report comes first.
  * A result the device reports later finds the request gone from its
  * slot (ndk_wc_to_result() checks the slot's sequence number) and is
  * dropped.
