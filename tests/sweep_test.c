@@ -625,11 +625,58 @@ static void ndk_sweep_reposts_test(struct kunit *test)
 	ndk_sweep_env_one_free(test, se);
 }
 
+/*
+ * A QP the device moves to the error state by itself (a fatal error
+ * event, as a CQ overflow or a protocol error raises) needs no call of
+ * the consumer's: a send the driver took and lost comes back cancelled,
+ * and the initiator calls are refused from then on. The event comes
+ * from the test, as the device would raise it.
+ */
+static void ndk_sweep_qp_fatal_test(struct kunit *test)
+{
+	struct ndk_sweep_env *se = ndk_sweep_env_one(test);
+	struct ndk_sweep_lost *lost = ndk_sweep_lose(test);
+	struct ndk_sweep_double *d;
+	struct ib_event ev;
+	NDK_RESULT_EX r[2];
+	struct ndk_qp *q;
+	NDK_SGE sge;
+	NDK_QP *qp;
+
+	qp = ndk_sweep_qp(test, se, true);
+	q = container_of(qp, struct ndk_qp, ndk);
+	sge = ndk_pmem_sge(se->l, 0, 64);
+	d = ndk_sweep_double(test, q);
+	WRITE_ONCE(q->connected, true);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkSend(qp, ndk_sweep_ctx(0), &sge,
+						    1, 0),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_NOT_NULL(test, d->real->event_handler);
+	ev = (struct ib_event){ .device = d->real->device,
+				.element.qp = d->real,
+				.event = IB_EVENT_QP_FATAL };
+	d->real->event_handler(&ev, d->real->qp_context);
+	KUNIT_EXPECT_TRUE(test, ndk_penv_poll(se->acq, r, 1));
+	KUNIT_EXPECT_PTR_EQ(test, r[0].RequestContext, ndk_sweep_ctx(0));
+	KUNIT_EXPECT_EQ(test, r[0].Status, STATUS_CANCELLED);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkSend(qp, ndk_sweep_ctx(1), &sge,
+						    1, 0),
+			STATUS_CONNECTION_INVALID);
+	msleep(2 * NDK_SWEEP_LOST_MS);
+	KUNIT_EXPECT_EQ(test, se->acq->Dispatch->NdkGetCqResultsEx(se->acq, r,
+								   2), 0U);
+	q->ibqp = d->real;
+	ndk_sweep_found(test, lost);
+	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
+	ndk_sweep_env_one_free(test, se);
+}
+
 static struct kunit_case ndk_sweep_cases[] = {
 	KUNIT_CASE_PARAM(ndk_sweep_teardown_test, ndk_sweep_gen_params),
 	KUNIT_CASE(ndk_sweep_late_receive_test),
 	KUNIT_CASE(ndk_sweep_stale_test),
 	KUNIT_CASE(ndk_sweep_reposts_test),
+	KUNIT_CASE(ndk_sweep_qp_fatal_test),
 	{}
 };
 
