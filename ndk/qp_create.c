@@ -52,8 +52,8 @@ static int ndk_qp_alloc_held(struct ndk_qp *qp)
 }
 
 /*
- * The device moved the QP to the error state by itself: a fatal error,
- * which a CQ overflow raises as well. Its requests are flushed, and what
+ * The device moved the QP to the error state by itself, on a fatal
+ * error of the QP or of its work. Its requests are flushed, and what
  * the device does not report the sweep does, as after NdkFlush; the
  * initiator calls are refused from then on. From the device's event
  * context: the error move may sleep, so NdkFlush's work makes it.
