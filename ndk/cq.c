@@ -390,6 +390,7 @@ static __always_inline bool ndk_wc_to_result(struct ndk_cq *cq,
 	struct ndk_obj *owner;
 	bool quiet;
 	u32 slot;
+	u8 state;
 
 	if (!kind) {
 		r->RequestContext = (void *)(uintptr_t)wc->wr_id;
@@ -410,18 +411,25 @@ static __always_inline bool ndk_wc_to_result(struct ndk_cq *cq,
 		}
 		slot = wc->wr_id & ring->mask;
 		/*
-		 * The request has left its slot: ndk swept it, or the driver
-		 * reports it twice. It has had its result.
+		 * The state before the rest, acquired: it pairs with the
+		 * poster's release (ndk_ring_take(), ndk_qp_post()), so a
+		 * slot refilled since the request left it shows the new
+		 * sequence number with the new state, never the old number.
 		 */
-		if (unlikely(ring->seq[slot] != (u32)wc->wr_id ||
-			     ring->state[slot] == NDK_SLOT_FREE)) {
+		state = smp_load_acquire(&ring->state[slot]);
+		/*
+		 * The request has left its slot: ndk swept it, or the driver
+		 * reports it late or twice. It has had its result.
+		 */
+		if (unlikely(state == NDK_SLOT_FREE ||
+			     ring->seq[slot] != (u32)wc->wr_id)) {
 			/* Counted once already, as polled or swept. */
 			ndk_stat_add_to(cq->stats, NDK_STAT_COMPLETED, -1);
 			return false;
 		}
 		r->RequestContext = ring->ctx[slot];
 		*type = ring->type[slot];
-		quiet = ring->state[slot] == NDK_SLOT_QUIET;
+		quiet = state == NDK_SLOT_QUIET;
 		if (kind == NDK_WR_SRQ)
 			ndk_srq_consumed(srq, slot);
 		else

@@ -470,7 +470,8 @@ static __always_inline NTSTATUS ndk_qp_post(struct ndk_qp *qp,
 	ctx[slot] = (void *)(uintptr_t)wr->wr_id;
 	sq->seq[slot] = head;
 	types[slot] = type;
-	WRITE_ONCE(*state, ndk_slot_state(Flags, type));
+	/* As in ndk_ring_take(): pairs with the poller's and sweep's acquire. */
+	smp_store_release(state, ndk_slot_state(Flags, type));
 	wr->wr_id = sq->tag | head;
 	wr->sg_list = ndk_ib_sges(pSgl);
 	wr->num_sge = nSge;
