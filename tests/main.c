@@ -19,37 +19,47 @@ MODULE_IMPORT_NS(NDK_KUNIT_NS);
 static char *provoke = "";
 module_param(provoke, charp, 0444);
 MODULE_PARM_DESC(provoke,
-		 "warn, leak or sleep: provoke a splat at load; open: keep an adapter open");
+		 "warn, leak or sleep: provoke a splat at load (ndk_check.provoke=open on the kernel command line keeps an adapter open)");
 
 static void *ndk_kunit_leak;
 
 /*
+ * Whether the kernel command line holds @arg. The harness's settings
+ * that the suites read come from there, not from module parameters:
+ * 6.1's KUnit runs a module's suites before the module's parameters are
+ * parsed, and before its init.
+ */
+static bool ndk_test_cmdline(const char *arg)
+{
+	char *cmdline = kmalloc(PAGE_SIZE, GFP_KERNEL);
+	bool found;
+
+	found = cmdline && !ndk_rw_file("/proc/cmdline", cmdline, PAGE_SIZE,
+					false) && strstr(cmdline, arg);
+	kfree(cmdline);
+	return found;
+}
+
+/*
  * The cases that repeat one scenario many times, to meet a race more
  * often, run a few rounds in `make check` and all of them in `make
- * matrix`, whose VM boots with ndk_check.thorough=1. The kernel command
- * line says so, not a module parameter: 6.1's KUnit runs a module's
- * suites before the module's parameters are parsed.
+ * matrix`, whose VM boots with ndk_check.thorough=1.
  */
 int ndk_test_rounds(int all, int few)
 {
 	static int thorough = -1;
-	char *cmdline;
 	int t = READ_ONCE(thorough);
 
 	if (t < 0) {
-		cmdline = kmalloc(PAGE_SIZE, GFP_KERNEL);
-		t = cmdline && !ndk_rw_file("/proc/cmdline", cmdline, PAGE_SIZE,
-					    false) &&
-		    strstr(cmdline, "ndk_check.thorough=1");
-		kfree(cmdline);
+		t = ndk_test_cmdline("ndk_check.thorough=1");
 		WRITE_ONCE(thorough, t);
 	}
 	return t ? all : few;
 }
 
 /*
- * provoke=open: an adapter the module never closes, as a failed case's;
- * the harness must then keep the module loaded.
+ * ndk_check.provoke=open: an adapter the module never closes, as a
+ * failed case's; the harness must then keep the module loaded.
  */
 static bool ndk_kunit_kept;
 
@@ -70,6 +80,18 @@ static void ndk_kunit_keep_open(void)
 		pr_err("ndk_kunit: provoke=open: no adapter to keep open\n");
 }
 
+/*
+ * Opened before the suites, whichever of the module's init and its
+ * suites comes first: after them the device is gone (ndk_main removes
+ * it).
+ */
+int ndk_test_first_suite(struct kunit_suite *suite)
+{
+	if (ndk_test_cmdline("ndk_check.provoke=open"))
+		ndk_kunit_keep_open();
+	return 0;
+}
+
 static int __init ndk_kunit_init(void)
 {
 	if (!strcmp(provoke, "warn")) {
@@ -81,8 +103,6 @@ static int __init ndk_kunit_init(void)
 		spin_lock(&ndk_test_lock);
 		msleep(20);
 		spin_unlock(&ndk_test_lock);
-	} else if (!strcmp(provoke, "open")) {
-		ndk_kunit_keep_open();
 	}
 	return 0;
 }

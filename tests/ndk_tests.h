@@ -44,19 +44,26 @@ extern struct kunit_suite ndk_wdk_suite;
 /*
  * The suite of tests/<stem>_test.c: ndk_<stem>, running the cases of
  * ndk_<stem>_cases[] between @init_fn and @exit_fn, which may be NULL;
- * ndk_test_exit() runs @exit_fn.
+ * ndk_test_exit() runs @exit_fn. @start_fn, if not NULL, runs once
+ * before the suite's first case.
  */
-#define NDK_SUITE(stem, init_fn, exit_fn)				\
+#define NDK_SUITE_START(stem, start_fn, init_fn, exit_fn)		\
 	static void ndk_##stem##_suite_exit(struct kunit *test)		\
 	{								\
 		ndk_test_exit(test, exit_fn);				\
 	}								\
 	struct kunit_suite ndk_##stem##_suite = {			\
 		.name = "ndk_" #stem,					\
+		.suite_init = start_fn,					\
 		.init = init_fn,					\
 		.exit = ndk_##stem##_suite_exit,			\
 		.test_cases = ndk_##stem##_cases,			\
 	}
+#define NDK_SUITE(stem, init_fn, exit_fn)				\
+	NDK_SUITE_START(stem, NULL, init_fn, exit_fn)
+
+/* The start of the first suite (ndk_ndkpi): see tests/main.c. */
+int ndk_test_first_suite(struct kunit_suite *suite);
 
 void ndk_test_exit(struct kunit *test, void (*exit_fn)(struct kunit *test));
 

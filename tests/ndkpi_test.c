@@ -491,4 +491,4 @@ static struct kunit_case ndk_ndkpi_cases[] = {
 	{}
 };
 
-NDK_SUITE(ndkpi, NULL, NULL);
+NDK_SUITE_START(ndkpi, ndk_test_first_suite, NULL, NULL);
