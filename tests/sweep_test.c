@@ -671,12 +671,79 @@ static void ndk_sweep_qp_fatal_test(struct kunit *test)
 	ndk_sweep_env_one_free(test, se);
 }
 
+/* What the sweep has reported on @cq so far. */
+static u64 ndk_sweep_swept(NDK_CQ *cq)
+{
+	struct ndk_cq *c = container_of(cq, struct ndk_cq, ndk);
+	u64 n = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		n += per_cpu_ptr(c->stats, cpu)->v[NDK_STAT_CQ_SWEPT];
+	return n;
+}
+
+/*
+ * Silent requests the device executed have no result, also at the tail
+ * of a queue that fails with nothing posted after them: the sweep must
+ * not report a request that succeeded as cancelled. The peer's receives
+ * show that the sends arrived; any result of them must then be the
+ * device's own (a send whose acknowledgement the failure overtook),
+ * never the sweep's.
+ */
+static void ndk_sweep_silent_tail_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	NDK_CQ *acq = ndk_sweep_cq(test, e), *pcq = ndk_sweep_cq(test, e);
+	struct ndk_qpspec q = { .depth = 8, .sge = { 1, 1 }, .acq = acq,
+				.pcq = pcq };
+	struct ndk_penv *pe = ndk_penv_new_spec(test, e, true, &q);
+	NDK_QP *aqp = pe->p.aqp, *pqp = pe->p.pqp;
+	NDK_RESULT_EX r[8];
+	unsigned int ms;
+	ULONG got;
+	NDK_SGE sge;
+	u64 swept;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		sge = ndk_penv_sge(pe, 64 * i, 16);
+		KUNIT_EXPECT_EQ(test, pqp->Dispatch->NdkReceive(pqp,
+				ndk_sweep_ctx(NDK_SWEEP_DEPTH + i), &sge, 1),
+				STATUS_SUCCESS);
+	}
+	for (i = 0; i < 4; i++) {
+		sge = ndk_penv_sge(pe, 1024 + 64 * i, 16);
+		KUNIT_EXPECT_EQ(test, aqp->Dispatch->NdkSend(aqp,
+				ndk_sweep_ctx(i), &sge, 1,
+				NDK_OP_FLAG_SILENT_SUCCESS),
+				STATUS_SUCCESS);
+	}
+	KUNIT_ASSERT_TRUE(test, ndk_penv_poll(pcq, r, 4));
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_EQ(test, r[i].Status, STATUS_SUCCESS);
+	swept = ndk_sweep_swept(acq);
+	ms = ndk_sweep_set_ms(NDK_SWEEP_LOST_MS);
+	aqp->Dispatch->NdkFlush(aqp);
+	msleep(5 * NDK_SWEEP_LOST_MS);
+	got = acq->Dispatch->NdkGetCqResultsEx(acq, r, ARRAY_SIZE(r));
+	ndk_sweep_set_ms(ms);
+	KUNIT_EXPECT_EQ_MSG(test, ndk_sweep_swept(acq) - swept, 0ULL,
+			    "%u results", got);
+	for (i = 0; i < got; i++)
+		KUNIT_EXPECT_EQ(test, r[i].Status, STATUS_CANCELLED);
+	ndk_penv_free(test, pe);
+	ndk_test_close(test, &acq->Header, acq->Dispatch->NdkCloseCq);
+	ndk_test_close(test, &pcq->Header, pcq->Dispatch->NdkCloseCq);
+}
+
 static struct kunit_case ndk_sweep_cases[] = {
 	KUNIT_CASE_PARAM(ndk_sweep_teardown_test, ndk_sweep_gen_params),
 	KUNIT_CASE(ndk_sweep_late_receive_test),
 	KUNIT_CASE(ndk_sweep_stale_test),
 	KUNIT_CASE(ndk_sweep_reposts_test),
 	KUNIT_CASE(ndk_sweep_qp_fatal_test),
+	KUNIT_CASE(ndk_sweep_silent_tail_test),
 	{}
 };
 
