@@ -210,57 +210,15 @@ void ndk_cq_sweep_kick(struct ndk_cq *cq)
 }
 
 /*
- * The poller's side of the ring (ring.h): static here, beside the poll
- * path that alone calls it, because in another file the noinline
- * ndk_ring_retire_gap() would change the poll path's register allocation
- * (the caller would no longer know which registers it leaves alone).
+ * The poller's side of the ring (ring.h): free a slot the poller is done
+ * with; the poster may refill it then. Called with the CQ's polling
+ * serialized, by the consumer.
  */
-
-/* Free a slot the poller is done with; the poster may refill it then. */
 static __always_inline void ndk_ring_free_slot(struct ndk_wr_ring *ring, u32 slot)
 {
 	/* Pairs with ndk_ring_room(): the slot was read before this. */
 	smp_store_release(&ring->state[slot], NDK_SLOT_FREE);
 	WRITE_ONCE(ring->retired, ring->retired + 1);
-}
-
-/*
- * ndk_ring_retire() for a result that does not come next in order: free
- * the silent requests before it too. A queue completes its requests in
- * order, and the only ones a driver completes later (siw's reads) are
- * never silent to the device. Each request before @seq is looked at
- * once, so the cost is constant on average.
- */
-static noinline void ndk_ring_retire_gap(struct ndk_wr_ring *ring, u32 seq)
-{
-	for (; (s32)(seq - ring->scan) > 0; ring->scan++)
-		if (ring->state[ring->scan & ring->mask] == NDK_SLOT_SILENT)
-			ndk_ring_free_slot(ring, ring->scan & ring->mask);
-	/* A late read leaves @scan where later results have moved it. */
-	if (seq == ring->scan)
-		ring->scan++;
-}
-
-/*
- * ndk_ring_retire() - the result of request @seq of a QP's queue is polled
- * @ring: the queue's ring, after its slot has been read
- * @seq: the request's sequence number
- *
- * Frees its slot, and those of the silent requests before it (see
- * ndk_ring_retire_gap()); the next result in order needs no scan.
- * Called with the CQ's polling serialized, by the consumer.
- */
-static __always_inline void ndk_ring_retire(struct ndk_wr_ring *ring, u32 seq)
-{
-	u32 slot = seq & ring->mask;
-
-	if (likely(seq == ring->scan))
-		ring->scan = seq + 1;
-	else
-		ndk_ring_retire_gap(ring, seq);
-	/* Not twice, should a driver report a silent one after a later one. */
-	if (ring->state[slot] != NDK_SLOT_FREE)
-		ndk_ring_free_slot(ring, slot);
 }
 
 /* Requests ndk did not post (tests' raw QPs) carry their own opcode. */
@@ -376,7 +334,7 @@ static __always_inline struct ndk_obj *ndk_cq_owner(struct ndk_cq *cq,
  *
  * Return: false, leaving @r alone, when that QP or SRQ is gone, when the
  * request has had its result already, or for the success of a silent
- * read: the completion is dropped.
+ * request: the completion is dropped.
  */
 static __always_inline bool ndk_wc_to_result(struct ndk_cq *cq,
 					     const struct ib_wc *wc,
@@ -433,7 +391,7 @@ static __always_inline bool ndk_wc_to_result(struct ndk_cq *cq,
 		if (kind == NDK_WR_SRQ)
 			ndk_srq_consumed(srq, slot);
 		else
-			ndk_ring_retire(ring, (u32)wc->wr_id);
+			ndk_ring_free_slot(ring, slot);
 		if (quiet && wc->status == IB_WC_SUCCESS)
 			return false;
 	}

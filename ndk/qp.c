@@ -19,7 +19,7 @@ static __always_inline bool ndk_ring_room(const struct ndk_wr_ring *ring,
 {
 	if (head - READ_ONCE(ring->retired) >= ring->depth)
 		return false;
-	/* Pairs with ndk_ring_retire(): the poller is done with the slot. */
+	/* Pairs with ndk_ring_free_slot(): the poller is done with the slot. */
 	return smp_load_acquire(&ring->state[head & ring->mask]) ==
 	       NDK_SLOT_FREE;
 }
@@ -67,46 +67,34 @@ static size_t ndk_wr_size(const struct ib_send_wr *wr)
 }
 
 /*
- * ib_send_flags of NDK_OP_FLAG_SILENT_SUCCESS (bit 0), _READ_FENCE (bit
- * 1) and _SEND_AND_SOLICIT_EVENT (bit 2), by those three bits: one load
- * instead of a test for each. A read is always signaled, silent or not
- * (see NDK_SLOT_QUIET).
+ * ib_send_flags by the low three bits of a request's flags: one load
+ * instead of a test for each of NDK_OP_FLAG_READ_FENCE (bit 1) and
+ * _SEND_AND_SOLICIT_EVENT (bit 2). Bit 0, NDK_OP_FLAG_SILENT_SUCCESS,
+ * changes nothing here: every request is signaled (see NDK_SLOT_QUIET).
  */
-static const u8 ndk_ib_flags[2][8] = {
-	{
-		IB_SEND_SIGNALED, 0,
-		IB_SEND_SIGNALED | IB_SEND_FENCE, IB_SEND_FENCE,
-		IB_SEND_SIGNALED | IB_SEND_SOLICITED, IB_SEND_SOLICITED,
-		IB_SEND_SIGNALED | IB_SEND_FENCE | IB_SEND_SOLICITED,
-		IB_SEND_FENCE | IB_SEND_SOLICITED,
-	}, {
-		IB_SEND_SIGNALED, IB_SEND_SIGNALED,
-		IB_SEND_SIGNALED | IB_SEND_FENCE,
-		IB_SEND_SIGNALED | IB_SEND_FENCE,
-		IB_SEND_SIGNALED | IB_SEND_SOLICITED,
-		IB_SEND_SIGNALED | IB_SEND_SOLICITED,
-		IB_SEND_SIGNALED | IB_SEND_FENCE | IB_SEND_SOLICITED,
-		IB_SEND_SIGNALED | IB_SEND_FENCE | IB_SEND_SOLICITED,
-	},
+static const u8 ndk_ib_flags[8] = {
+	IB_SEND_SIGNALED, IB_SEND_SIGNALED,
+	IB_SEND_SIGNALED | IB_SEND_FENCE, IB_SEND_SIGNALED | IB_SEND_FENCE,
+	IB_SEND_SIGNALED | IB_SEND_SOLICITED,
+	IB_SEND_SIGNALED | IB_SEND_SOLICITED,
+	IB_SEND_SIGNALED | IB_SEND_FENCE | IB_SEND_SOLICITED,
+	IB_SEND_SIGNALED | IB_SEND_FENCE | IB_SEND_SOLICITED,
 };
 
-static __always_inline unsigned int ndk_send_flags(ULONG Flags,
-						   NDK_OPERATION_TYPE type)
+static __always_inline unsigned int ndk_send_flags(ULONG Flags)
 {
 	BUILD_BUG_ON((NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE |
 		      NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT) != 7);
-	return ndk_ib_flags[type == NdkOperationTypeRead][Flags & 7] |
+	return ndk_ib_flags[Flags & 7] |
 	       (Flags & NDK_OP_FLAG_INLINE ? IB_SEND_INLINE : 0);
 }
 
-/* The slot state of a request: silent (a read: QUIET) or not. */
-static __always_inline u8 ndk_slot_state(ULONG Flags, NDK_OPERATION_TYPE type)
+/* The slot state of a request: silent (QUIET) or not. */
+static __always_inline u8 ndk_slot_state(ULONG Flags)
 {
-	u8 silent = type == NdkOperationTypeRead ? NDK_SLOT_QUIET :
-						   NDK_SLOT_SILENT;
-
 	return NDK_SLOT_BUSY +
-	       (Flags & NDK_OP_FLAG_SILENT_SUCCESS) * (silent - NDK_SLOT_BUSY);
+	       (Flags & NDK_OP_FLAG_SILENT_SUCCESS) *
+	       (NDK_SLOT_QUIET - NDK_SLOT_BUSY);
 }
 
 /*
@@ -120,10 +108,10 @@ static __always_inline void ndk_qp_prepare(struct ndk_qp *qp,
 					   struct ib_send_wr *wr, ULONG Flags,
 					   NDK_OPERATION_TYPE type)
 {
-	wr->send_flags |= ndk_send_flags(Flags, type);
+	wr->send_flags |= ndk_send_flags(Flags);
 	wr->wr_id = ndk_ring_take(&qp->sq, qp->sq.head,
 				  (void *)(uintptr_t)wr->wr_id, type,
-				  ndk_slot_state(Flags, type));
+				  ndk_slot_state(Flags));
 }
 
 /* The driver of @qp's device is being unloaded: see ndk_driver_going(). */
@@ -463,7 +451,7 @@ static __always_inline NTSTATUS ndk_qp_post(struct ndk_qp *qp,
 	state = sq->state + slot;
 	if (unlikely(head - READ_ONCE(sq->retired) >= sq->depth))
 		goto slow;
-	/* Pairs with ndk_ring_retire(): the poller is done with the slot. */
+	/* Pairs with ndk_ring_free_slot(): the poller is done with the slot. */
 	if (unlikely(smp_load_acquire(state) != NDK_SLOT_FREE ||
 		     ndk_qp_driver_going(qp)))
 		goto slow;
@@ -471,12 +459,11 @@ static __always_inline NTSTATUS ndk_qp_post(struct ndk_qp *qp,
 	sq->seq[slot] = head;
 	types[slot] = type;
 	/* As in ndk_ring_take(): pairs with the poller's and sweep's acquire. */
-	smp_store_release(state, ndk_slot_state(Flags, type));
+	smp_store_release(state, ndk_slot_state(Flags));
 	wr->wr_id = sq->tag | head;
 	wr->sg_list = ndk_ib_sges(pSgl);
 	wr->num_sge = nSge;
-	wr->send_flags = send_flags | ndk_ib_flags[type == NdkOperationTypeRead]
-						      [Flags & 7];
+	wr->send_flags = send_flags | ndk_ib_flags[Flags & 7];
 	sq->head = head + 1;
 	ndk_stat_add_to(qp->stats, NDK_STAT_POSTED, 1);
 	err = ib_post_send(qp->ibqp, wr, NULL);

@@ -25,8 +25,6 @@
  *	depth is its own @depth, which may change)
  * @head: sequence number of the next request; poster only
  * @retired: requests the poller has retired; poller only (QP queues)
- * @scan: every request before this sequence number is polled or a
- *	silent one retired; poller only (QP queues)
  * @sweep_next: the next sequence number the sweep looks at; poller only
  * @tag: the queue's kind and the owner's owner_id, placed as in a wr_id
  * @sweep: entry in the list of its CQ's queues to sweep (cq.c), empty
@@ -41,8 +39,7 @@
  * requests; and it finds them without wc->qp, which dangles once the QP
  * is destroyed.
  *
- * The 32-bit fields pair up before @tag, leaving no hole: a QP holds
- * two rings.
+ * The five 32-bit fields leave a 4-byte hole before @tag.
  *
  * A slot's @state orders it between the poster on one CPU and the poller
  * (or the sweep, which runs inside a poll) on another; four pairs:
@@ -74,7 +71,6 @@ struct ndk_wr_ring {
 	u32 depth;
 	u32 head;
 	u32 retired;
-	u32 scan;
 	u32 sweep_next;
 	u64 tag;
 	struct list_head sweep;
@@ -84,16 +80,16 @@ struct ndk_wr_ring {
 #define NDK_RING_SLOT_BYTES	(sizeof(void *) + sizeof(u32) + 2 * sizeof(u8))
 
 /*
- * Slot states. A silent request has no result of its own to retire it;
- * a result polled after it does, since a queue completes its requests in
- * order. Reads are the exception (siw completes one after the requests
- * behind it), so ndk always signals them and drops the success of a
- * silent one (QUIET) when it is polled.
+ * Slot states. ndk signals every request to the device, and drops the
+ * success of a silent one (QUIET) when it is polled. Unsignaled, a
+ * silent request at the tail of a queue that fails would have nothing
+ * to tell whether the device executed it or lost its flush, and the
+ * sweep would report a request that succeeded as cancelled; and reads
+ * complete out of order on siw, so no later result vouches for them.
  */
 #define NDK_SLOT_FREE		0
 #define NDK_SLOT_BUSY		1
-#define NDK_SLOT_SILENT		2
-#define NDK_SLOT_QUIET		3
+#define NDK_SLOT_QUIET		2
 
 /*
  * A wr_id: the queue's kind in the top two bits (0 for a request ndk did

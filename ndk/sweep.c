@@ -143,7 +143,6 @@ static ULONG ndk_sweep_ring(struct ndk_wr_ring *ring, void *results,
 		WRITE_ONCE(ring->retired, ring->retired + 1);
 		done++;
 	}
-	ring->scan = ring->sweep_next;
 	return done;
 }
 
