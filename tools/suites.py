@@ -71,7 +71,7 @@ def suite_file(stem):
     path = 'tests/%s_test.c' % stem
     with open(os.path.join(TOP, path), encoding='utf-8') as f:
         src = f.read()
-    if not re.search(r'^NDK_SUITE\(%s,' % stem, src, re.M):
+    if not re.search(r'^NDK_SUITE(_START)?\(%s,' % stem, src, re.M):
         sys.exit('%s: no NDK_SUITE(%s, ...)' % (path, stem))
     return path, src
 
