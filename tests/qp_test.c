@@ -707,6 +707,43 @@ static void ndk_post_defer_chain_test(struct kunit *test)
 }
 
 /*
+ * A request posted while the QP's failure hands the held requests to the
+ * device (ndk_qp_set_error() owns them, which the test plays by holding
+ * the claim) never passes them: it is refused, as the connection is
+ * going, or it queues behind them. Each request has one outcome.
+ */
+static void ndk_post_defer_teardown_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_penv *pe = ndk_penv_new_qp(test, e, true, 16, 0, e->cq);
+	struct ndk_qp *q = ndk_post_priv(pe->p.aqp);
+	NDK_RESULT_EX r[8];
+	NTSTATUS st;
+	int i, want;
+
+	ndk_penv_fill(pe);
+	ndk_penv_receives(test, pe, pe->p.pqp, 0x100, 4);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x200, i, 2048,
+						    NDK_OP_FLAG_DEFER),
+				STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, q->nheld, 3U);
+	atomic_set(&q->held_owner, 1);
+	st = ndk_penv_send(pe, 0x200, 3, 2048, 0);
+	KUNIT_EXPECT_TRUE_MSG(test, st != STATUS_SUCCESS || q->nheld == 4,
+			      "posted past %u held requests", q->nheld);
+	atomic_set(&q->held_owner, 0);
+	want = 3 + (st == STATUS_SUCCESS);
+	pe->p.aqp->Dispatch->NdkFlush(pe->p.aqp);
+	KUNIT_EXPECT_TRUE(test, ndk_penv_poll(e->cq, r, want));
+	for (i = 0; i < want; i++)
+		KUNIT_EXPECT_EQ(test, (uintptr_t)r[i].RequestContext,
+				0x200UL + i);
+	ndk_penv_free(test, pe);
+	ndk_penv_expect_none(test, e, NdkOperationTypeSend);
+}
+
+/*
  * A request that fails inline first sends what was deferred before it:
  * those complete, the failed one never does. Failures of the SGE check,
  * of the flag check and of NdkInvalidate's own checks.
@@ -1978,6 +2015,7 @@ static struct kunit_case ndk_qp_cases[] = {
 	KUNIT_CASE(ndk_post_gather_scatter_test),
 	KUNIT_CASE(ndk_post_not_connected_test),
 	KUNIT_CASE(ndk_post_defer_chain_test),
+	KUNIT_CASE(ndk_post_defer_teardown_test),
 	KUNIT_CASE(ndk_post_defer_fail_test),
 	KUNIT_CASE(ndk_post_defer_full_test),
 	KUNIT_CASE(ndk_post_defer_shallow_test),
