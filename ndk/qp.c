@@ -210,8 +210,10 @@ static bool ndk_qp_none_held(struct ndk_qp *qp)
 
 /*
  * The poster owns the held requests, except while ndk_qp_set_error()
- * hands them to the device from another CPU. Not a lock: the side that
- * finds the other one inside goes on without the held requests.
+ * hands them to the device from another CPU. Not a lock: the failure
+ * that finds the poster inside leaves them to the poster's release
+ * (ndk_qp_release()), and the poster that finds the failure inside
+ * refuses its request (ndk_qp_post_held_too()).
  */
 static bool ndk_qp_claim(struct ndk_qp *qp)
 {
@@ -294,8 +296,10 @@ static NTSTATUS ndk_qp_submit(struct ndk_qp *qp, struct ib_send_wr *wr,
 
 /*
  * ndk_qp_post_checked() for a request that defers or finds requests
- * held. While ndk_qp_set_error() hands the held ones to the device, the
- * request goes out alone.
+ * held. While ndk_qp_set_error() hands the held ones to the device (the
+ * poster, which the consumer serializes, never finds them claimed
+ * otherwise), the connection is going: the request is refused, as it
+ * would be a moment later, rather than pass the held ones.
  */
 static noinline NTSTATUS ndk_qp_post_held_too(struct ndk_qp *qp,
 					      struct ib_send_wr *wr,
@@ -304,7 +308,7 @@ static noinline NTSTATUS ndk_qp_post_held_too(struct ndk_qp *qp,
 					      NTSTATUS status)
 {
 	if (!ndk_qp_claim(qp))
-		return status ?: ndk_qp_post_wr(qp, wr, Flags, type);
+		return status ?: STATUS_CONNECTION_INVALID;
 	status = ndk_qp_submit(qp, wr, Flags, type, status);
 	ndk_qp_release(qp);
 	return status;
