@@ -707,6 +707,59 @@ static void ndk_post_defer_chain_test(struct kunit *test)
 }
 
 /*
+ * NdkFlush of a full initiator queue of page-sized writes and sends,
+ * right after posting them: each comes back once, executed or cancelled,
+ * never with a failure of the connection, in two rounds; the request the
+ * device was working on is cancelled too.
+ */
+static void ndk_post_flush_busy_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	NDK_CQ *pcq = container_of(ndk_test_create_cq(test, e->a, 64), NDK_CQ,
+				   Header);
+	struct ndk_pmem *rm = ndk_pmem_new(test, e,
+					   NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+	NDK_RESULT_EX r[16];
+	struct ndk_penv *pe;
+	NDK_SGE sge;
+	NTSTATUS st;
+	int round, i;
+
+	for (round = 0; round < 2; round++) {
+		pe = ndk_penv_new_qp(test, e, true, 16, 0, pcq);
+		ndk_penv_receives(test, pe, pe->p.pqp, 0x100, 8);
+		for (i = 0; i < 16; i++) {
+			sge = ndk_penv_sge(pe, 0, i % 2 ? 16 : PAGE_SIZE);
+			if (i % 2)
+				st = pe->p.aqp->Dispatch->NdkSend(pe->p.aqp,
+						(void *)(0x200UL + i), &sge, 1,
+						0);
+			else
+				st = pe->p.aqp->Dispatch->NdkWrite(pe->p.aqp,
+						(void *)(0x200UL + i), &sge, 1,
+						ndk_pmem_va(rm, PAGE_SIZE *
+							    (i % 4)),
+						ndk_pmem_rtok(rm), 0);
+			KUNIT_EXPECT_EQ(test, st, STATUS_SUCCESS);
+		}
+		pe->p.aqp->Dispatch->NdkFlush(pe->p.aqp);
+		KUNIT_EXPECT_TRUE(test, ndk_penv_poll(e->cq, r, 16));
+		for (i = 0; i < 16; i++)
+			KUNIT_EXPECT_TRUE_MSG(test,
+					      r[i].Status == STATUS_SUCCESS ||
+					      r[i].Status == STATUS_CANCELLED,
+					      "round %d, request %#lx: %#x",
+					      round,
+					      (uintptr_t)r[i].RequestContext,
+					      r[i].Status);
+		ndk_penv_free(test, pe);
+		ndk_penv_expect_none(test, e, NdkOperationTypeSend);
+	}
+	ndk_pmem_free(test, rm);
+	ndk_test_close(test, &pcq->Header, pcq->Dispatch->NdkCloseCq);
+}
+
+/*
  * A request posted while the QP's failure hands the held requests to the
  * device (ndk_qp_set_error() owns them, which the test plays by holding
  * the claim) never passes them: it is refused, as the connection is
@@ -2011,6 +2064,7 @@ static struct kunit_case ndk_qp_cases[] = {
 	/* Posting: these complete the connection environment. */
 	KUNIT_CASE(nd_receive_flush_qp),
 	KUNIT_CASE(ndk_post_flush_sends_test),
+	KUNIT_CASE(ndk_post_flush_busy_test),
 	KUNIT_CASE(nd_receive_conn_closed),
 	KUNIT_CASE(ndk_post_gather_scatter_test),
 	KUNIT_CASE(ndk_post_not_connected_test),
