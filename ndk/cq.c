@@ -328,6 +328,22 @@ static __always_inline struct ndk_obj *ndk_cq_owner(struct ndk_cq *cq,
 }
 
 /*
+ * The status of a failed completion of @qp's request (@qp NULL for an
+ * SRQ's or a request ndk did not post). NDKPI cancels what NdkFlush or
+ * NdkDisconnect finds outstanding; siw fails the request it is sending
+ * when the QP leaves RTS under it as a local QP error, which is then
+ * the consumer's cancellation, not a failure of the connection.
+ */
+static noinline NTSTATUS ndk_wc_status(const struct ib_wc *wc,
+				       const struct ndk_qp *qp)
+{
+	if (wc->status == IB_WC_LOC_QP_OP_ERR && qp &&
+	    READ_ONCE(qp->cancelling))
+		return STATUS_CANCELLED;
+	return ndk_status_from_wc(wc->status);
+}
+
+/*
  * Fill @r from @wc and set *@type, under rcu_read_lock(). The QP or SRQ
  * that posted the request is found from the wr_id (see ndk_cq_owner()),
  * and the request leaves its queue.
@@ -344,7 +360,7 @@ static __always_inline bool ndk_wc_to_result(struct ndk_cq *cq,
 	u64 kind = wc->wr_id >> NDK_WR_KIND_SHIFT;
 	struct ndk_wr_ring *ring;
 	struct ndk_srq *srq;
-	struct ndk_qp *qp;
+	struct ndk_qp *qp = NULL;
 	struct ndk_obj *owner;
 	bool quiet;
 	u32 slot;
@@ -397,7 +413,7 @@ static __always_inline bool ndk_wc_to_result(struct ndk_cq *cq,
 	}
 	r->BytesTransferred = 0;
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
-		r->Status = ndk_status_from_wc(wc->status);
+		r->Status = ndk_wc_status(wc, qp);
 		return true;
 	}
 	r->Status = STATUS_SUCCESS;

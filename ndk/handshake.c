@@ -753,8 +753,10 @@ static NTSTATUS ndk_conn_step(struct ndk_connector *conn, bool in_caller,
 		 * No send starts once the consumer asked to disconnect: on IB
 		 * and RoCE the QP stays usable until the DISCONNECTED event.
 		 */
-		if (conn->qp)
+		if (conn->qp) {
+			WRITE_ONCE(conn->qp->cancelling, true);
 			WRITE_ONCE(conn->qp->connected, false);
+		}
 		if (!rdma_disconnect(conn->id))
 			return STATUS_PENDING;
 		/* Nothing left to disconnect: the disconnect is over. */

@@ -577,6 +577,7 @@ static void ndk_flush(NDK_QP *pNdkQp)
 {
 	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
 
+	WRITE_ONCE(qp->cancelling, true);
 	ndk_obj_get(&qp->obj);
 	if (!queue_work(ndk_wq, &qp->flush_work))
 		ndk_obj_put(&qp->obj);

@@ -37,6 +37,9 @@ union ndk_held_wr {
  * @conn: the connector using the QP, if any
  * @connected: the connection is established; sends may be posted
  * @in_error: ndk_qp_set_error() moved the QP to the error state
+ * @cancelling: the consumer asked for the QP's requests to end (NdkFlush,
+ *	NdkDisconnect); a request the device fails from then on as a local
+ *	QP error was aborted by it (see ndk_wc_status())
  * @max_rsge: SGEs per receive, as the consumer asked (the adapter's
  *	MaxReceiveRequestSge bounds it to 16 bits)
  * @max_isge: SGEs per initiator request, as the consumer asked (16 bits,
@@ -78,6 +81,7 @@ struct ndk_qp {
 	struct ndk_connector *conn;
 	bool connected;
 	bool in_error;
+	bool cancelling;
 	u16 inline_size;
 	u16 max_rsge;
 	u16 max_isge;
