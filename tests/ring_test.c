@@ -6,6 +6,7 @@
  * never, for the initiator queue, the receive queue and an SRQ.
  */
 #include <linux/delay.h>
+#include <linux/kthread.h>
 #include "ndk_tests.h"
 
 /* The queues ndk_post_ring_test() fills. */
@@ -299,7 +300,7 @@ static void ndk_ring_env_free(struct kunit *test, struct ndk_ring_env *re)
  * requests refuses the next one with STATUS_INSUFFICIENT_RESOURCES
  * rather than overwrite what they will report. Every result then comes
  * back once, with its own RequestContext and Type; silent successes
- * never do, and a polled result retires the silent ones before it. For
+ * never do, each retired by its own completion, which the poll drops. For
  * the initiator queue, the receive queue and an SRQ, full at once and in
  * rounds that poll half of what waits.
  */
@@ -351,8 +352,213 @@ out:
 	ndk_ring_env_free(test, re);
 }
 
+/* Requests the ring stress posts: all of them with ndk_check.thorough=1. */
+#define NDK_RING_STRESS		200000
+#define NDK_RING_STRESS_FEW	20000
+/* Completions the double remembers, to replay one late or twice. */
+#define NDK_RING_HISTORY	64
+/* Requests the double's device queue holds: more than a QP may post. */
+#define NDK_RING_DEVQ		64
+
+/**
+ * struct ndk_ring_double - a driver double under an NDK QP and its CQ
+ * @dev: stands in for the device: the real one's operations, but for
+ *	post_send, which queues the request
+ * @ibqp: stands in for the QP's verbs QP, on @dev
+ * @real: the real verbs QP, which completions name
+ * @lock: serializes the poster's CPU and the poller's in the double
+ * @queue: wr_ids posted and not completed yet, in order
+ * @head: where the next posted wr_id goes in @queue
+ * @tail: the next to complete
+ * @done: wr_ids completed lately, in a circle
+ * @ndone: how many were ever completed
+ * @polls: calls of the poll double
+ * @replays: completions replayed late or twice
+ */
+struct ndk_ring_double {
+	struct ib_device dev;
+	struct ib_qp ibqp;
+	struct ib_qp *real;
+	spinlock_t lock;
+	u64 queue[NDK_RING_DEVQ];
+	u32 head, tail;
+	u64 done[NDK_RING_HISTORY];
+	u32 ndone, polls, replays;
+};
+
+/* The double of the running case: the poll double has only the ib_cq. */
+static struct ndk_ring_double *ndk_ring_dbl;
+
+static int ndk_ring_double_send(struct ib_qp *ibqp,
+				const struct ib_send_wr *wr,
+				const struct ib_send_wr **bad)
+{
+	struct ndk_ring_double *d = container_of(ibqp, struct ndk_ring_double,
+						 ibqp);
+	unsigned long flags;
+	int err = 0;
+
+	spin_lock_irqsave(&d->lock, flags);
+	if (d->head - d->tail == NDK_RING_DEVQ) {
+		*bad = wr;
+		err = -ENOMEM;
+	} else {
+		d->queue[d->head++ % NDK_RING_DEVQ] = wr->wr_id;
+	}
+	spin_unlock_irqrestore(&d->lock, flags);
+	return err;
+}
+
+static void ndk_ring_double_wc(struct ndk_ring_double *d, struct ib_wc *wc,
+			       u64 wr_id, enum ib_wc_status status)
+{
+	*wc = (struct ib_wc){ .wr_id = wr_id, .status = status,
+			      .opcode = IB_WC_SEND, .qp = d->real };
+}
+
+/*
+ * Complete what was posted, in order; every third poll also replays one
+ * of the last completions, now a success and now a flush, as a driver
+ * that reports a request late or twice would.
+ */
+static int ndk_ring_double_poll(struct ib_cq *ibcq, int n, struct ib_wc *wc)
+{
+	struct ndk_ring_double *d = ndk_ring_dbl;
+	unsigned long flags;
+	u64 wr_id;
+	int i = 0;
+
+	spin_lock_irqsave(&d->lock, flags);
+	while (i < n && d->tail != d->head) {
+		wr_id = d->queue[d->tail++ % NDK_RING_DEVQ];
+		d->done[d->ndone++ % NDK_RING_HISTORY] = wr_id;
+		ndk_ring_double_wc(d, &wc[i++], wr_id, IB_WC_SUCCESS);
+	}
+	if (i < n && d->ndone && ++d->polls % 3 == 0) {
+		wr_id = d->done[(d->ndone - 1 - d->polls % 17) %
+				min_t(u32, d->ndone, NDK_RING_HISTORY)];
+		ndk_ring_double_wc(d, &wc[i++], wr_id, d->polls % 2 ?
+				   IB_WC_SUCCESS : IB_WC_WR_FLUSH_ERR);
+		d->replays++;
+	}
+	spin_unlock_irqrestore(&d->lock, flags);
+	return i;
+}
+
+/**
+ * struct ndk_ring_stress - the poster's side of the ring stress
+ * @qp: the QP it posts to
+ * @n: requests to post
+ * @failed: a post failed otherwise than with a full queue
+ * @done: the poster is finished
+ */
+struct ndk_ring_stress {
+	NDK_QP *qp;
+	int n;
+	NTSTATUS failed;
+	struct completion done;
+};
+
+/* Every fifth request is silent; contexts count from 1. */
+static int ndk_ring_stress_poster(void *arg)
+{
+	struct ndk_ring_stress *rs = arg;
+	NDK_SGE sge = { .Length = 0 };
+	NTSTATUS st;
+	int i;
+
+	for (i = 0; i < rs->n && !rs->failed; i++) {
+		while ((st = rs->qp->Dispatch->NdkSend(rs->qp,
+				(void *)(uintptr_t)(i + 1), &sge, 1,
+				i % 5 == 4 ? NDK_OP_FLAG_SILENT_SUCCESS : 0)) ==
+		       STATUS_INSUFFICIENT_RESOURCES)
+			cond_resched();
+		if (st)
+			rs->failed = st;
+	}
+	complete(&rs->done);
+	return 0;
+}
+
+/*
+ * The ring's memory ordering under load: a poster on one CPU and the
+ * poller on another share an 8-deep initiator queue (16 slots, each
+ * refilled every 16 requests), over a driver double that completes in
+ * order and replays lately completed requests, late or twice, as a
+ * success or a flush. Every signaled request comes back once, in order,
+ * with its own context; no silent success, no replay, no foreign result
+ * (ndk_check.thorough=1 posts ten times as many).
+ */
+static void ndk_ring_stress_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_QP *qp = ndk_cenv_qp(test, e);
+	struct ndk_qp *q = container_of(qp, struct ndk_qp, ndk);
+	struct ndk_cq *cq = container_of(e->cq, struct ndk_cq, ndk);
+	int (*poll)(struct ib_cq *ibcq, int n, struct ib_wc *wc);
+	struct ndk_ring_double *d = kzalloc(sizeof(*d), GFP_KERNEL);
+	struct ndk_ring_stress rs = { .qp = qp };
+	unsigned long end = jiffies + 10 * NDK_TEST_TIMEOUT;
+	int want, got = 0, last = 0, idx, i, k;
+	struct task_struct *t;
+	NDK_RESULT_EX r[4];
+
+	KUNIT_ASSERT_NOT_NULL(test, d);
+	rs.n = ndk_test_rounds(NDK_RING_STRESS, NDK_RING_STRESS_FEW);
+	want = rs.n - rs.n / 5;
+	init_completion(&rs.done);
+	spin_lock_init(&d->lock);
+	d->real = q->ibqp;
+	d->dev.ops = d->real->device->ops;
+	d->dev.ops.post_send = ndk_ring_double_send;
+	d->ibqp = *d->real;
+	d->ibqp.device = &d->dev;
+	ndk_ring_dbl = d;
+	poll = cq->poll_cq;
+	cq->poll_cq = ndk_ring_double_poll;
+	q->ibqp = &d->ibqp;
+	WRITE_ONCE(q->connected, true);
+	t = kthread_create(ndk_ring_stress_poster, &rs, "ndk_ring_stress");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	kthread_bind(t, ndk_test_other_cpu(test));
+	wake_up_process(t);
+	while (got < want && time_before(jiffies, end)) {
+		k = e->cq->Dispatch->NdkGetCqResultsEx(e->cq, r, ARRAY_SIZE(r));
+		for (i = 0; i < k; i++, got++) {
+			idx = (uintptr_t)r[i].RequestContext;
+			if (idx <= last || idx > rs.n || idx % 5 == 0 ||
+			    r[i].Status != STATUS_SUCCESS) {
+				KUNIT_FAIL(test, "result %d: context %d after %d, status %#x",
+					   got, idx, last, r[i].Status);
+				goto out;
+			}
+			last = idx;
+		}
+		if (!k)
+			cond_resched();
+	}
+out:
+	KUNIT_EXPECT_NE(test, wait_for_completion_timeout(&rs.done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	KUNIT_EXPECT_EQ(test, rs.failed, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, got, want);
+	KUNIT_EXPECT_EQ(test, e->cq->Dispatch->NdkGetCqResultsEx(e->cq, r, 1),
+			0U);
+	KUNIT_EXPECT_GT(test, d->replays, 0U);
+	KUNIT_EXPECT_EQ(test, q->sq.retired, q->sq.head);
+	kunit_info(test, "%d results, %u replays dropped\n", got, d->replays);
+	WRITE_ONCE(q->connected, false);
+	q->ibqp = d->real;
+	cq->poll_cq = poll;
+	ndk_ring_dbl = NULL;
+	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
+	kfree(d);
+}
+
 static struct kunit_case ndk_ring_cases[] = {
 	KUNIT_CASE_PARAM(ndk_post_ring_test, ndk_ring_gen_params),
+	KUNIT_CASE(ndk_ring_stress_test),
 	{}
 };
 
