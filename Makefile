@@ -9,6 +9,8 @@
 #   make NDK_PACKAGE=1   build what DKMS installs: ndk.ko, the WDK layer and
 #                        the self-test
 #   make check           build the test kernel, run every suite in QEMU
+#                        (NDK_SANITIZER=kcsan: on the data-race detector's
+#                        kernel instead of KASAN's)
 #   make coverage        make check on a kernel with gcov, ndk built with it:
 #                        line and branch coverage of each file of ndk/, HTML
 #                        and the uncovered lines under build/coverage/

@@ -16,10 +16,19 @@
 # check` runs a few (tests/main.c, ndk_test_rounds()). NDK_COVERAGE=1
 # (`make coverage`, coverage.sh) boots the coverage kernel instead, with
 # ndk built with gcov, in build/coverage/; the guest dumps the counters.
+# NDK_SANITIZER=kcsan boots the KCSAN kernel (kernel-kcsan.config) in
+# place of the debug kernel's KASAN and kmemleak, output in
+# build/check-kcsan/: a data race KCSAN reports in ndk's code fails the
+# run, one between other code only is listed (splats.py).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 flavour=debug outdir=$NDK_TOP/build/check
+case ${NDK_SANITIZER:-} in
+'') ;;
+kcsan) flavour=kcsan outdir=$NDK_TOP/build/check-kcsan ;;
+*) die "NDK_SANITIZER=$NDK_SANITIZER: only kcsan is known" ;;
+esac
 if [ "${NDK_COVERAGE:-0}" = 1 ]; then
 	flavour=coverage outdir=$NDK_TOP/build/coverage
 fi

@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 from ktap_times import report
-from splats import SPLAT_RE, cpu_problem, end_problems
+from splats import SPLAT_RE, cpu_problem, end_problems, kcsan_outside
 
 TS = r"^(?:\[[^\]]*\] )?"
 SUITE_RESULT = re.compile(TS + r"(?:not )?ok \d+ ")
@@ -201,8 +201,10 @@ def main():
     if boot:
         print("check: note: splat while booting, before ndk was loaded:\n  "
               + "\n  ".join(boot[:5]))
-    splats = [line.strip() for line in lines[setup:]
-              if SPLAT_RE.search(line)]
+    judged, races = kcsan_outside(lines[setup:])
+    for race in sorted(set(races)):
+        print(f"check: note: KCSAN data race outside ndk: {race}")
+    splats = [line.strip() for line in judged if SPLAT_RE.search(line)]
     if splats:
         problems.append("kernel splat:\n  " + "\n  ".join(splats[:20]))
     problems += ["setup: " + line.strip() for line in lines

@@ -30,6 +30,38 @@ SPLATS = [
 ]
 SPLAT_RE = re.compile("|".join(SPLATS))
 
+# A KCSAN report (NDK_SANITIZER=kcsan) runs from its "BUG: KCSAN:" line
+# to the next line of "="; it is ndk's if a stack in it names a function
+# or a module of ndk.
+KCSAN_RE = re.compile(r"\bBUG: KCSAN: (.*)")
+NDK_CODE_RE = re.compile(r"\[ndk\w*\]|\bndk_\w+\+0x")
+
+
+def kcsan_outside(lines):
+    """The console's @lines without the "BUG:" lines of the KCSAN
+    reports that name no code of ndk, and those reports' titles: a data
+    race between other code (a driver, the RDMA core) is listed, not
+    held against ndk."""
+    kept, outside, i = [], [], 0
+    while i < len(lines):
+        match = KCSAN_RE.search(lines[i])
+        if not match:
+            kept.append(lines[i])
+            i += 1
+            continue
+        end = i + 1
+        while end < len(lines) and not lines[end].strip().startswith("===="):
+            end += 1
+        block = lines[i:end]
+        if any(NDK_CODE_RE.search(line) for line in block):
+            kept += block
+        else:
+            outside.append(match.group(1).strip())
+            kept += block[1:]
+        i = end
+    return kept, outside
+
+
 # kmemleak's report: one such line per leaked object.
 LEAK_RE = re.compile(r"unreferenced object 0x")
 
