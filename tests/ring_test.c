@@ -367,6 +367,7 @@ out:
  * @ibqp: stands in for the QP's verbs QP, on @dev
  * @real: the real verbs QP, which completions name
  * @lock: serializes the poster's CPU and the poller's in the double
+ *	(the device's own lock)
  * @queue: wr_ids posted and not completed yet, in order
  * @head: where the next posted wr_id goes in @queue
  * @tail: the next to complete
@@ -379,6 +380,7 @@ struct ndk_ring_double {
 	struct ib_device dev;
 	struct ib_qp ibqp;
 	struct ib_qp *real;
+	/* The device's own: the poster's CPU and the poller's. */
 	spinlock_t lock;
 	u64 queue[NDK_RING_DEVQ];
 	u32 head, tail;
@@ -464,13 +466,15 @@ static int ndk_ring_stress_poster(void *arg)
 {
 	struct ndk_ring_stress *rs = arg;
 	NDK_SGE sge = { .Length = 0 };
+	const NDK_QP_DISPATCH *d = rs->qp->Dispatch;
+	ULONG flags;
 	NTSTATUS st;
 	int i;
 
 	for (i = 0; i < rs->n && !rs->failed; i++) {
-		while ((st = rs->qp->Dispatch->NdkSend(rs->qp,
-				(void *)(uintptr_t)(i + 1), &sge, 1,
-				i % 5 == 4 ? NDK_OP_FLAG_SILENT_SUCCESS : 0)) ==
+		flags = i % 5 == 4 ? NDK_OP_FLAG_SILENT_SUCCESS : 0;
+		while ((st = d->NdkSend(rs->qp, (void *)(uintptr_t)(i + 1),
+					&sge, 1, flags)) ==
 		       STATUS_INSUFFICIENT_RESOURCES)
 			cond_resched();
 		if (st)

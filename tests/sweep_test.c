@@ -574,6 +574,7 @@ static void ndk_sweep_reposts_test(struct kunit *test)
 	unsigned long end;
 	struct ndk_sweep_double *d;
 	int sends = 0, reposts = 0, i, n;
+	NTSTATUS st;
 	NDK_RESULT_EX r[8];
 	unsigned int ms;
 	struct ndk_qp *q;
@@ -604,9 +605,9 @@ static void ndk_sweep_reposts_test(struct kunit *test)
 			}
 			KUNIT_EXPECT_EQ(test, r[i].Type,
 					NdkOperationTypeReceive);
-			KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkReceive(qp,
-					ndk_sweep_ctx(1), &sge, 1),
-					STATUS_SUCCESS);
+			st = qp->Dispatch->NdkReceive(qp, ndk_sweep_ctx(1),
+						      &sge, 1);
+			KUNIT_EXPECT_EQ(test, st, STATUS_SUCCESS);
 			reposts++;
 		}
 		usleep_range(1000, 2000);
@@ -688,7 +689,7 @@ static u64 ndk_sweep_swept(NDK_CQ *cq)
  * of a queue that fails with nothing posted after them: the sweep must
  * not report a request that succeeded as cancelled. The peer's receives
  * show that the sends arrived; any result of them must then be the
- * device's own (a send whose acknowledgement the failure overtook),
+ * device's own (a send whose acknowledgment the failure overtook),
  * never the sweep's.
  */
 static void ndk_sweep_silent_tail_test(struct kunit *test)
@@ -701,6 +702,7 @@ static void ndk_sweep_silent_tail_test(struct kunit *test)
 	NDK_QP *aqp = pe->p.aqp, *pqp = pe->p.pqp;
 	NDK_RESULT_EX r[8];
 	unsigned int ms;
+	NTSTATUS st;
 	ULONG got;
 	NDK_SGE sge;
 	u64 swept;
@@ -708,16 +710,16 @@ static void ndk_sweep_silent_tail_test(struct kunit *test)
 
 	for (i = 0; i < 4; i++) {
 		sge = ndk_penv_sge(pe, 64 * i, 16);
-		KUNIT_EXPECT_EQ(test, pqp->Dispatch->NdkReceive(pqp,
-				ndk_sweep_ctx(NDK_SWEEP_DEPTH + i), &sge, 1),
-				STATUS_SUCCESS);
+		st = pqp->Dispatch->NdkReceive(pqp,
+					       ndk_sweep_ctx(NDK_SWEEP_DEPTH + i),
+					       &sge, 1);
+		KUNIT_EXPECT_EQ(test, st, STATUS_SUCCESS);
 	}
 	for (i = 0; i < 4; i++) {
 		sge = ndk_penv_sge(pe, 1024 + 64 * i, 16);
-		KUNIT_EXPECT_EQ(test, aqp->Dispatch->NdkSend(aqp,
-				ndk_sweep_ctx(i), &sge, 1,
-				NDK_OP_FLAG_SILENT_SUCCESS),
-				STATUS_SUCCESS);
+		st = aqp->Dispatch->NdkSend(aqp, ndk_sweep_ctx(i), &sge, 1,
+					    NDK_OP_FLAG_SILENT_SUCCESS);
+		KUNIT_EXPECT_EQ(test, st, STATUS_SUCCESS);
 	}
 	KUNIT_ASSERT_TRUE(test, ndk_penv_poll(pcq, r, 4));
 	for (i = 0; i < 4; i++)
