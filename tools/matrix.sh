@@ -10,7 +10,8 @@
 # the table, one line per run (its counts, or its exit status where the
 # target prints none, and its minutes), in build/matrix/summary.txt.
 # NDK_MATRIX_ONLY=<extended regex> runs only the rows whose name
-# ("check 6.12", "distro-check 7.3 debian13", "selftest-loop 6.1 siw")
+# ("check 6.12", "check 6.12 kcsan", "distro-check 7.3 debian13",
+# "selftest-loop 6.1 siw")
 # matches.  The exit status is
 # non-zero if any run failed.
 set -uo pipefail
@@ -32,7 +33,7 @@ run() {
 	name="$target $series"
 	for v in "$@"; do
 		case $v in
-		NDK_DISTRO=* | NDK_TRANSPORT=*) name+=" ${v#*=}" ;;
+		NDK_DISTRO=* | NDK_TRANSPORT=* | NDK_SANITIZER=*) name+=" ${v#*=}" ;;
 		esac
 	done
 	if [ -n "$only" ] && ! grep -Eq "$only" <<<"$name"; then
@@ -69,6 +70,7 @@ run deb 6.1
 for k in $NDK_KERNELS; do
 	run lint "$k"
 	run check "$k" NDK_CHECK_THOROUGH=1
+	run check "$k" NDK_SANITIZER=kcsan
 	run check-cross "$k"
 	run check-selftest "$k"
 	run selftest-loop "$k" NDK_TRANSPORT=rxe
