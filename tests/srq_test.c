@@ -335,6 +335,36 @@ static void ndk_srq_notify_test(struct kunit *test)
 	ndk_senv_free(test, e, s);
 }
 
+/*
+ * The SRQ's failure (IB_EVENT_SRQ_ERR, raised by the test as the device
+ * would) reaches the consumer's notification callback as
+ * STATUS_INTERNAL_ERROR, from ndk's workqueue, once; an event of no
+ * concern to an SRQ (a QP's) reaches nothing.
+ */
+static void ndk_srq_error_event_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_senv *s = ndk_senv_new(test, e, 0);
+	struct ib_srq *ibsrq = container_of(s->srq, struct ndk_srq,
+					    ndk)->ibsrq;
+	struct ib_event ev = { .device = ibsrq->device,
+			       .element.srq = ibsrq,
+			       .event = IB_EVENT_QP_FATAL };
+	unsigned long end = jiffies + NDK_TEST_TIMEOUT;
+
+	ibsrq->event_handler(&ev, ibsrq->srq_context);
+	ev.event = IB_EVENT_SRQ_ERR;
+	ibsrq->event_handler(&ev, ibsrq->srq_context);
+	while (!atomic_read(&s->notified) && time_before(jiffies, end))
+		usleep_range(2000, 4000);
+	msleep(50);
+	KUNIT_EXPECT_EQ(test, atomic_read(&s->notified), 1);
+	KUNIT_EXPECT_EQ(test, s->status, STATUS_INTERNAL_ERROR);
+	KUNIT_EXPECT_FALSE(test, s->driver_ctx);
+	ndk_test_close(test, &s->qp->Header, s->qp->Dispatch->NdkCloseQp);
+	ndk_senv_free(test, e, s);
+}
+
 /* Closing the SRQ first pends until its QP is closed. */
 static void ndk_srq_close_first_test(struct kunit *test)
 {
@@ -642,6 +672,7 @@ static struct kunit_case ndk_srq_cases[] = {
 	KUNIT_CASE(ndk_srq_limits_test),
 	KUNIT_CASE(ndk_srq_traffic_test),
 	KUNIT_CASE(ndk_srq_notify_test),
+	KUNIT_CASE(ndk_srq_error_event_test),
 	KUNIT_CASE(ndk_srq_close_first_test),
 	KUNIT_CASE(ndk_srq_shared_test),
 	KUNIT_CASE(ndk_srq_modify_test),
