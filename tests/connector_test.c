@@ -128,6 +128,71 @@ static void ndk_conn_connect_accept_test(struct kunit *test)
 	ndk_close_all(test, c, aqp);
 }
 
+/* A disconnect event with a reason (the Ex callbacks): calls and reason. */
+struct ndk_disc_ex {
+	atomic_t calls;
+	ULONG reason;
+};
+
+static void ndk_disc_ex_cb(PVOID ctx, ULONG ProviderDisconnectReason)
+{
+	struct ndk_disc_ex *d = ctx;
+
+	d->reason = ProviderDisconnectReason;
+	atomic_inc(&d->calls);
+}
+
+/*
+ * The handshake through NdkAcceptEx and NdkCompleteConnectEx: both
+ * complete, data flows, and the passive side's disconnect reaches the
+ * active side's Ex callback once, with a reason, and never the passive
+ * side's own.
+ */
+static void ndk_conn_ex_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_disc_ex *dx = kunit_kcalloc(test, 2, sizeof(*dx),
+					       GFP_KERNEL);
+	struct ndk_wait *w = kunit_kcalloc(test, 4, sizeof(*w), GFP_KERNEL);
+	struct ndk_wait *cw = &w[0], *aw = &w[1], *ccw = &w[2], *dw = &w[3];
+	unsigned long end;
+	struct ndk_pair p;
+	NTSTATUS st;
+
+	KUNIT_ASSERT_NOT_NULL(test, dx);
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	ndk_pair_init(test, e, &p);
+	reinit_completion(&e->incoming_done);
+	ndk_cenv_connect_incoming(test, e, p.c, p.aqp, cw);
+	p.in = e->incoming;
+	ndk_wait_init(aw);
+	st = p.in->Dispatch->NdkAcceptEx(p.in, p.pqp, 4, 4, NULL, 0,
+					 ndk_disc_ex_cb, &dx[1],
+					 ndk_test_request_cb, aw);
+	KUNIT_ASSERT_EQ(test, st, STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(cw));
+	KUNIT_ASSERT_EQ(test, cw->status, STATUS_SUCCESS);
+	ndk_wait_init(ccw);
+	st = p.c->Dispatch->NdkCompleteConnectEx(p.c, ndk_disc_ex_cb, &dx[0],
+						 ndk_test_request_cb, ccw);
+	KUNIT_ASSERT_EQ(test, ndk_test_outcome(test, ccw, st), STATUS_SUCCESS);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(aw));
+	KUNIT_EXPECT_EQ(test, aw->status, STATUS_SUCCESS);
+	ndk_conn_traffic(test, e, p.aqp, p.pqp);
+
+	ndk_wait_init(dw);
+	st = p.in->Dispatch->NdkDisconnect(p.in, ndk_test_request_cb, dw);
+	KUNIT_EXPECT_EQ(test, ndk_test_outcome(test, dw, st), STATUS_SUCCESS);
+	end = jiffies + NDK_TEST_TIMEOUT;
+	while (!atomic_read(&dx[0].calls) && time_before(jiffies, end))
+		usleep_range(2000, 4000);
+	msleep(100);
+	KUNIT_EXPECT_EQ(test, atomic_read(&dx[0].calls), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&dx[1].calls), 0);
+	kunit_info(test, "disconnect reason %u\n", dx[0].reason);
+	ndk_pair_close(test, &p);
+}
+
 /*
  * The tries the reject case gets over iWARP, where siw can lose the
  * reject's private data (deviations.rst): each loss is logged, and one try
@@ -2094,6 +2159,7 @@ static void ndk_tmo_accept_race_test(struct kunit *test)
 
 static struct kunit_case ndk_connector_cases[] = {
 	KUNIT_CASE(ndk_conn_connect_accept_test),
+	KUNIT_CASE(ndk_conn_ex_test),
 	KUNIT_CASE(ndk_conn_other_instance_test),
 	KUNIT_CASE(nd_conn_reject),
 	KUNIT_CASE(ndk_conn_refused_test),
