@@ -525,6 +525,39 @@ void ndk_qp_set_error(struct ndk_qp *qp)
 	ndk_qp_sweep_later(qp);
 }
 
+/**
+ * ndk_qp_event() - the QP's event handler
+ * @event: the device's event
+ * @ctx: the QP
+ *
+ * The device moved the QP to the error state by itself, on a fatal error
+ * of the QP or of its work: it flushes the QP's requests, and what it
+ * does not report the sweep does, ndk_sweep_ms from now; the initiator
+ * calls are refused from then on. The QP is left to the device: a
+ * responder that found an access error may still be sending the NAK that
+ * ends the peer's request, which an error move of ndk's would cut off.
+ * The device's event context; a QP being destroyed (its count at zero)
+ * cancels its sweep work itself.
+ */
+void ndk_qp_event(struct ib_event *event, void *ctx)
+{
+	struct ndk_qp *qp = ctx;
+
+	switch (event->event) {
+	case IB_EVENT_QP_FATAL:
+	case IB_EVENT_QP_REQ_ERR:
+	case IB_EVENT_QP_ACCESS_ERR:
+		break;
+	default:
+		return;
+	}
+	if (!ndk_obj_tryget(&qp->obj))
+		return;
+	WRITE_ONCE(qp->connected, false);
+	ndk_qp_sweep_later(qp);
+	ndk_obj_put(&qp->obj);
+}
+
 /* The CQs of the QP: ndk_qp_new() added the receive CQ, then the other. */
 static struct ndk_cq *ndk_qp_cq_at(struct ndk_qp *qp, int i)
 {

@@ -141,6 +141,7 @@ static __always_inline NTSTATUS ndk_sges(const NDK_SGE *sgl, ULONG n,
 }
 
 void ndk_qp_set_error(struct ndk_qp *qp);
+void ndk_qp_event(struct ib_event *event, void *ctx);
 /* What qp_create.c sets a new QP up with, from qp.c. */
 extern const NDK_QP_DISPATCH ndk_qp_dispatch;
 void ndk_qp_flush_work(struct work_struct *work);

@@ -51,29 +51,6 @@ static int ndk_qp_alloc_held(struct ndk_qp *qp)
 	return qp->held && qp->isge ? 0 : -ENOMEM;
 }
 
-/*
- * The device moved the QP to the error state by itself, on a fatal
- * error of the QP or of its work. Its requests are flushed, and what
- * the device does not report the sweep does, as after NdkFlush; the
- * initiator calls are refused from then on. From the device's event
- * context: the error move may sleep, so NdkFlush's work makes it.
- */
-static void ndk_qp_event(struct ib_event *event, void *ctx)
-{
-	struct ndk_qp *qp = ctx;
-
-	switch (event->event) {
-	case IB_EVENT_QP_FATAL:
-	case IB_EVENT_QP_REQ_ERR:
-	case IB_EVENT_QP_ACCESS_ERR:
-		break;
-	default:
-		return;
-	}
-	if (ndk_obj_tryget(&qp->obj) && !queue_work(ndk_wq, &qp->flush_work))
-		ndk_obj_put(&qp->obj);
-}
-
 static NTSTATUS ndk_qp_create(struct ndk_obj *obj)
 {
 	struct ndk_qp *qp = container_of(obj, struct ndk_qp, obj);
