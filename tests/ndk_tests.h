@@ -208,6 +208,23 @@ bool ndk_test_kept_open(void);
 int ndk_rw_file(const char *path, char *buf, size_t len, bool write);
 unsigned int ndk_test_other_cpu(struct kunit *test);
 
+/**
+ * struct ndk_verbs_double - a driver double under an NDK QP
+ * @dev: stands in for the device: the real one's operations, where the
+ *	case puts its own in place of some (post_send, post_recv)
+ * @ibqp: stands in for the QP's verbs QP, on @dev; whatever else ndk asks
+ *	of it goes to the real QP through @ibqp.real_qp
+ * @real: the real verbs QP
+ */
+struct ndk_verbs_double {
+	struct ib_device dev;
+	struct ib_qp ibqp;
+	struct ib_qp *real;
+};
+
+void ndk_verbs_double_insert(struct ndk_verbs_double *d, struct ndk_qp *q);
+void ndk_verbs_double_remove(struct ndk_verbs_double *d, struct ndk_qp *q);
+
 /* Listener port of the connection environment; suites use it and +1..+4. */
 #define NDK_TEST_PORT	18515
 

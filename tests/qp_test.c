@@ -672,6 +672,17 @@ static void ndk_penv_expect_sends(struct kunit *test, struct ndk_cenv *e,
 	}
 }
 
+/* Post @n deferred 16-byte sends from 2048, contexts 0x200 on; all taken. */
+static void ndk_penv_defer(struct kunit *test, struct ndk_penv *pe, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x200, i, 2048,
+						    NDK_OP_FLAG_DEFER),
+				STATUS_SUCCESS);
+}
+
 /*
  * Deferred sends wait in the QP: nothing reaches the peer or the CQ until
  * a request without NDK_OP_FLAG_DEFER ends the chain; then all complete
@@ -683,15 +694,11 @@ static void ndk_post_defer_chain_test(struct kunit *test)
 	struct ndk_penv *pe = ndk_penv_new_qp(test, e, true, 16, 0, e->cq);
 	unsigned long flags;
 	NDK_RESULT r;
-	int i;
 
 	ndk_penv_fill(pe);
 	ndk_penv_receives(test, pe, pe->p.pqp, 0x100, 4);
 	spin_lock_irqsave(&ndk_test_lock, flags);
-	for (i = 0; i < 3; i++)
-		KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x200, i, 2048,
-						    NDK_OP_FLAG_DEFER),
-				STATUS_SUCCESS);
+	ndk_penv_defer(test, pe, 3);
 	spin_unlock_irqrestore(&ndk_test_lock, flags);
 	KUNIT_EXPECT_EQ(test, ndk_post_priv(pe->p.aqp)->nheld, 3U);
 	msleep(100);
@@ -776,10 +783,7 @@ static void ndk_post_defer_teardown_test(struct kunit *test)
 
 	ndk_penv_fill(pe);
 	ndk_penv_receives(test, pe, pe->p.pqp, 0x100, 4);
-	for (i = 0; i < 3; i++)
-		KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x200, i, 2048,
-						    NDK_OP_FLAG_DEFER),
-				STATUS_SUCCESS);
+	ndk_penv_defer(test, pe, 3);
 	KUNIT_EXPECT_EQ(test, q->nheld, 3U);
 	atomic_set(&q->held_owner, 1);
 	st = ndk_penv_send(pe, 0x200, 3, 2048, 0);
@@ -863,10 +867,7 @@ static void ndk_post_defer_full_test(struct kunit *test)
 
 	ndk_penv_fill(pe);
 	ndk_penv_receives(test, pe, pe->p.pqp, 0x100, NDK_DEFER_MAX + 3);
-	for (i = 0; i < NDK_DEFER_MAX; i++)
-		KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x200, i, 2048,
-						    NDK_OP_FLAG_DEFER),
-				STATUS_SUCCESS);
+	ndk_penv_defer(test, pe, NDK_DEFER_MAX);
 	KUNIT_EXPECT_EQ(test, ndk_post_priv(pe->p.aqp)->nheld, 0U);
 	ndk_penv_expect_sends(test, e, pe, 0x200, NDK_DEFER_MAX, 0, 2048);
 	for (i = 0; i < 2; i++)
@@ -888,14 +889,10 @@ static void ndk_post_defer_shallow_test(struct kunit *test)
 {
 	struct ndk_cenv *e = ndk_cenv_need(test);
 	struct ndk_penv *pe = ndk_penv_new_qp(test, e, true, 4, 0, e->cq);
-	int i;
 
 	ndk_penv_fill(pe);
 	ndk_penv_receives(test, pe, pe->p.pqp, 0x100, 4);
-	for (i = 0; i < 3; i++)
-		KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x200, i, 2048,
-						    NDK_OP_FLAG_DEFER),
-				STATUS_SUCCESS);
+	ndk_penv_defer(test, pe, 3);
 	KUNIT_EXPECT_EQ(test, ndk_post_priv(pe->p.aqp)->nheld, 3U);
 	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x200, 3, 2048,
 					    NDK_OP_FLAG_DEFER),
@@ -1682,18 +1679,14 @@ static void ndk_post_refused_test(struct kunit *test)
 
 /**
  * struct ndk_post_window - a driver double that answers a send late
- * @dev: stands in for the device: its operations are the real one's but
- *	for post_send
- * @ibqp: stands in for the QP's verbs QP, on @dev; anything but a post
- *	goes to the real QP through @ibqp.real_qp
+ * @vd: the double; its post_send is ndk_post_window_send()
  * @qp: the NDK QP posting through it
  * @cq: its CQ
  * @r: what the CQ reported while the driver held the send
  * @got: how many results @r holds
  */
 struct ndk_post_window {
-	struct ib_device dev;
-	struct ib_qp ibqp;
+	struct ndk_verbs_double vd;
 	NDK_QP *qp;
 	NDK_CQ *cq;
 	NDK_RESULT_EX r[2];
@@ -1709,7 +1702,7 @@ static int ndk_post_window_send(struct ib_qp *ibqp,
 				const struct ib_send_wr **bad)
 {
 	struct ndk_post_window *w = container_of(ibqp, struct ndk_post_window,
-						 ibqp);
+						 vd.ibqp);
 	unsigned long end = jiffies + NDK_TEST_TIMEOUT;
 
 	w->qp->Dispatch->NdkFlush(w->qp);
@@ -1736,24 +1729,20 @@ static void ndk_post_refused_swept_test(struct kunit *test)
 	struct ndk_qp *q = container_of(qp, struct ndk_qp, ndk);
 	struct ndk_post_window *w = kzalloc(sizeof(*w), GFP_KERNEL);
 	NDK_SGE sge = { .Length = 0 };
-	struct ib_qp *real = q->ibqp;
 	unsigned int ms;
 	NDK_RESULT_EX r;
 	NTSTATUS st;
 	ULONG later;
 
 	KUNIT_ASSERT_NOT_NULL(test, w);
-	w->dev.ops = real->device->ops;
-	w->dev.ops.post_send = ndk_post_window_send;
-	w->ibqp = *real;
-	w->ibqp.device = &w->dev;
 	w->qp = qp;
 	w->cq = e->cq;
 	ms = ndk_sweep_set_ms(0);
-	q->ibqp = &w->ibqp;
+	ndk_verbs_double_insert(&w->vd, q);
+	w->vd.dev.ops.post_send = ndk_post_window_send;
 	WRITE_ONCE(q->connected, true);
 	st = qp->Dispatch->NdkSend(qp, (void *)0x5e4d, &sge, 1, 0);
-	q->ibqp = real;
+	ndk_verbs_double_remove(&w->vd, q);
 	/* The sweep has nothing more to give. */
 	msleep(20);
 	later = e->cq->Dispatch->NdkGetCqResultsEx(e->cq, &r, 1);

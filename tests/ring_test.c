@@ -362,10 +362,8 @@ out:
 
 /**
  * struct ndk_ring_double - a driver double under an NDK QP and its CQ
- * @dev: stands in for the device: the real one's operations, but for
- *	post_send, which queues the request
- * @ibqp: stands in for the QP's verbs QP, on @dev
- * @real: the real verbs QP, which completions name
+ * @vd: the double; its post_send queues the request, and completions
+ *	name its real QP
  * @lock: serializes the poster's CPU and the poller's in the double
  *	(the device's own lock)
  * @queue: wr_ids posted and not completed yet, in order
@@ -377,9 +375,7 @@ out:
  * @replays: completions replayed late or twice
  */
 struct ndk_ring_double {
-	struct ib_device dev;
-	struct ib_qp ibqp;
-	struct ib_qp *real;
+	struct ndk_verbs_double vd;
 	/* The device's own: the poster's CPU and the poller's. */
 	spinlock_t lock;
 	u64 queue[NDK_RING_DEVQ];
@@ -396,7 +392,7 @@ static int ndk_ring_double_send(struct ib_qp *ibqp,
 				const struct ib_send_wr **bad)
 {
 	struct ndk_ring_double *d = container_of(ibqp, struct ndk_ring_double,
-						 ibqp);
+						 vd.ibqp);
 	unsigned long flags;
 	int err = 0;
 
@@ -415,7 +411,7 @@ static void ndk_ring_double_wc(struct ndk_ring_double *d, struct ib_wc *wc,
 			       u64 wr_id, enum ib_wc_status status)
 {
 	*wc = (struct ib_wc){ .wr_id = wr_id, .status = status,
-			      .opcode = IB_WC_SEND, .qp = d->real };
+			      .opcode = IB_WC_SEND, .qp = d->vd.real };
 }
 
 /*
@@ -512,15 +508,11 @@ static void ndk_ring_stress_test(struct kunit *test)
 	want = rs.n - rs.n / 5;
 	init_completion(&rs.done);
 	spin_lock_init(&d->lock);
-	d->real = q->ibqp;
-	d->dev.ops = d->real->device->ops;
-	d->dev.ops.post_send = ndk_ring_double_send;
-	d->ibqp = *d->real;
-	d->ibqp.device = &d->dev;
+	ndk_verbs_double_insert(&d->vd, q);
+	d->vd.dev.ops.post_send = ndk_ring_double_send;
 	ndk_ring_dbl = d;
 	poll = cq->poll_cq;
 	cq->poll_cq = ndk_ring_double_poll;
-	q->ibqp = &d->ibqp;
 	WRITE_ONCE(q->connected, true);
 	t = kthread_create(ndk_ring_stress_poster, &rs, "ndk_ring_stress");
 	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
@@ -553,7 +545,7 @@ out:
 	KUNIT_EXPECT_EQ(test, q->sq.retired, q->sq.head);
 	kunit_info(test, "%d results, %u replays dropped\n", got, d->replays);
 	WRITE_ONCE(q->connected, false);
-	q->ibqp = d->real;
+	ndk_verbs_double_remove(&d->vd, q);
 	cq->poll_cq = poll;
 	ndk_ring_dbl = NULL;
 	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);

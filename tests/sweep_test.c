@@ -509,21 +509,7 @@ static void ndk_sweep_stale_test(struct kunit *test)
 	ndk_sweep_env_one_free(test, se);
 }
 
-/**
- * struct ndk_sweep_double - a driver double that loses every send
- * @dev: stands in for the device: the real one's operations, but for
- *	post_send, which takes a request and forgets it, and post_recv,
- *	which hands it to the real QP
- * @ibqp: stands in for the QP's verbs QP, on @dev; whatever else ndk
- *	asks of it goes to the real QP through @ibqp.real_qp
- * @real: the real verbs QP
- */
-struct ndk_sweep_double {
-	struct ib_device dev;
-	struct ib_qp ibqp;
-	struct ib_qp *real;
-};
-
+/* A driver double's post_send that takes a request and forgets it. */
 static int ndk_sweep_double_send(struct ib_qp *ibqp,
 				 const struct ib_send_wr *wr,
 				 const struct ib_send_wr **bad)
@@ -531,32 +517,41 @@ static int ndk_sweep_double_send(struct ib_qp *ibqp,
 	return 0;
 }
 
+/* A driver double's post_recv that hands the request to the real QP. */
 static int ndk_sweep_double_recv(struct ib_qp *ibqp,
 				 const struct ib_recv_wr *wr,
 				 const struct ib_recv_wr **bad)
 {
-	struct ndk_sweep_double *d = container_of(ibqp, struct ndk_sweep_double,
+	struct ndk_verbs_double *d = container_of(ibqp, struct ndk_verbs_double,
 						  ibqp);
 
 	return d->real->device->ops.post_recv(d->real, wr, bad);
 }
 
-/* Put the double between @q and its verbs QP. */
-static struct ndk_sweep_double *ndk_sweep_double(struct kunit *test,
-						 struct ndk_qp *q)
+/*
+ * A QP of its own under a driver double that loses every send, marked
+ * connected behind the driver's back, with one send posted and lost.
+ */
+static NDK_QP *ndk_sweep_lost_send(struct kunit *test,
+				   struct ndk_sweep_env *se,
+				   struct ndk_verbs_double **dp)
 {
-	struct ndk_sweep_double *d = kunit_kzalloc(test, sizeof(*d),
+	struct ndk_verbs_double *d = kunit_kzalloc(test, sizeof(*d),
 						   GFP_KERNEL);
+	NDK_QP *qp = ndk_sweep_qp(test, se, true);
+	struct ndk_qp *q = container_of(qp, struct ndk_qp, ndk);
+	NDK_SGE sge = ndk_pmem_sge(se->l, 0, 64);
 
 	KUNIT_ASSERT_NOT_NULL(test, d);
-	d->real = q->ibqp;
-	d->dev.ops = d->real->device->ops;
+	ndk_verbs_double_insert(d, q);
 	d->dev.ops.post_send = ndk_sweep_double_send;
 	d->dev.ops.post_recv = ndk_sweep_double_recv;
-	d->ibqp = *d->real;
-	d->ibqp.device = &d->dev;
-	q->ibqp = &d->ibqp;
-	return d;
+	WRITE_ONCE(q->connected, true);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkSend(qp, ndk_sweep_ctx(0), &sge,
+						    1, 0),
+			STATUS_SUCCESS);
+	*dp = d;
+	return qp;
 }
 
 /* The sweep's wait in the repost case: many reposts fit in it. */
@@ -571,25 +566,17 @@ static struct ndk_sweep_double *ndk_sweep_double(struct kunit *test,
 static void ndk_sweep_reposts_test(struct kunit *test)
 {
 	struct ndk_sweep_env *se = ndk_sweep_env_one(test);
-	unsigned long end;
-	struct ndk_sweep_double *d;
+	NDK_SGE sge = ndk_pmem_sge(se->l, 0, 64);
 	int sends = 0, reposts = 0, i, n;
-	NTSTATUS st;
+	struct ndk_verbs_double *d;
 	NDK_RESULT_EX r[8];
+	unsigned long end;
 	unsigned int ms;
-	struct ndk_qp *q;
-	NDK_SGE sge;
+	NTSTATUS st;
 	NDK_QP *qp;
 
-	qp = ndk_sweep_qp(test, se, true);
-	q = container_of(qp, struct ndk_qp, ndk);
-	sge = ndk_pmem_sge(se->l, 0, 64);
-	d = ndk_sweep_double(test, q);
+	qp = ndk_sweep_lost_send(test, se, &d);
 	ms = ndk_sweep_set_ms(NDK_SWEEP_REPOST_MS);
-	WRITE_ONCE(q->connected, true);
-	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkSend(qp, ndk_sweep_ctx(0), &sge,
-						    1, 0),
-			STATUS_SUCCESS);
 	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkReceive(qp, ndk_sweep_ctx(1),
 						       &sge, 1),
 			STATUS_SUCCESS);
@@ -620,7 +607,7 @@ static void ndk_sweep_reposts_test(struct kunit *test)
 	msleep(2 * NDK_SWEEP_REPOST_MS);
 	KUNIT_EXPECT_EQ(test, se->acq->Dispatch->NdkGetCqResultsEx(se->acq, r,
 								   1), 0U);
-	q->ibqp = d->real;
+	ndk_verbs_double_remove(d, container_of(qp, struct ndk_qp, ndk));
 	ndk_sweep_set_ms(ms);
 	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
 	ndk_sweep_env_one_free(test, se);
@@ -637,21 +624,13 @@ static void ndk_sweep_qp_fatal_test(struct kunit *test)
 {
 	struct ndk_sweep_env *se = ndk_sweep_env_one(test);
 	struct ndk_sweep_lost *lost = ndk_sweep_lose(test);
-	struct ndk_sweep_double *d;
+	NDK_SGE sge = ndk_pmem_sge(se->l, 0, 64);
+	struct ndk_verbs_double *d;
 	struct ib_event ev;
 	NDK_RESULT_EX r[2];
-	struct ndk_qp *q;
-	NDK_SGE sge;
 	NDK_QP *qp;
 
-	qp = ndk_sweep_qp(test, se, true);
-	q = container_of(qp, struct ndk_qp, ndk);
-	sge = ndk_pmem_sge(se->l, 0, 64);
-	d = ndk_sweep_double(test, q);
-	WRITE_ONCE(q->connected, true);
-	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkSend(qp, ndk_sweep_ctx(0), &sge,
-						    1, 0),
-			STATUS_SUCCESS);
+	qp = ndk_sweep_lost_send(test, se, &d);
 	KUNIT_ASSERT_NOT_NULL(test, d->real->event_handler);
 	ev = (struct ib_event){ .device = d->real->device,
 				.element.qp = d->real,
@@ -666,7 +645,7 @@ static void ndk_sweep_qp_fatal_test(struct kunit *test)
 	msleep(2 * NDK_SWEEP_LOST_MS);
 	KUNIT_EXPECT_EQ(test, se->acq->Dispatch->NdkGetCqResultsEx(se->acq, r,
 								   2), 0U);
-	q->ibqp = d->real;
+	ndk_verbs_double_remove(d, container_of(qp, struct ndk_qp, ndk));
 	ndk_sweep_found(test, lost);
 	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
 	ndk_sweep_env_one_free(test, se);

@@ -480,6 +480,22 @@ void ndk_test_loopback_free(struct ndk_test_lqp *l)
  * A CPU other than this one, for cases whose claim is about two CPUs at
  * once; without one the case fails instead of proving nothing.
  */
+/* Put @d between @q and its verbs QP; the case then sets @d's operations. */
+void ndk_verbs_double_insert(struct ndk_verbs_double *d, struct ndk_qp *q)
+{
+	d->real = q->ibqp;
+	d->dev.ops = d->real->device->ops;
+	d->ibqp = *d->real;
+	d->ibqp.device = &d->dev;
+	q->ibqp = &d->ibqp;
+}
+
+/* Give @q its verbs QP back, before it is closed. */
+void ndk_verbs_double_remove(struct ndk_verbs_double *d, struct ndk_qp *q)
+{
+	q->ibqp = d->real;
+}
+
 unsigned int ndk_test_other_cpu(struct kunit *test)
 {
 	unsigned int cpu;
