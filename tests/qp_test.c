@@ -775,7 +775,10 @@ static void ndk_post_flush_busy_test(struct kunit *test)
 static void ndk_post_defer_teardown_test(struct kunit *test)
 {
 	struct ndk_cenv *e = ndk_cenv_need(test);
-	struct ndk_penv *pe = ndk_penv_new_qp(test, e, true, 16, 0, e->cq);
+	/* The peer's receives, flushed when siw's connection goes, apart. */
+	NDK_CQ *pcq = container_of(ndk_test_create_cq(test, e->a, 16), NDK_CQ,
+				   Header);
+	struct ndk_penv *pe = ndk_penv_new_qp(test, e, true, 16, 0, pcq);
 	struct ndk_qp *q = ndk_post_priv(pe->p.aqp);
 	NDK_RESULT_EX r[8];
 	NTSTATUS st;
@@ -798,6 +801,7 @@ static void ndk_post_defer_teardown_test(struct kunit *test)
 				0x200UL + i);
 	ndk_penv_free(test, pe);
 	ndk_penv_expect_none(test, e, NdkOperationTypeSend);
+	ndk_test_close(test, &pcq->Header, pcq->Dispatch->NdkCloseCq);
 }
 
 /*
