@@ -163,6 +163,11 @@ NTSTATUS ndk_create_qp(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,
 		       NDK_FN_CREATE_COMPLETION CreateCompletion,
 		       PVOID RequestContext, NDK_QP **ppNdkQp);
 
+/* The suites' hook into the destruction of a verbs QP (qp_create.c). */
+#if IS_ENABLED(CONFIG_KUNIT)
+void ndk_qp_set_destroy_hook(void (*hook)(struct ib_qp *ibqp));
+#endif
+
 /* The consumer's QPContext of a work completion's QP. */
 static inline PVOID ndk_qp_context(struct ib_qp *ibqp)
 {

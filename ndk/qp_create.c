@@ -103,6 +103,36 @@ static NTSTATUS ndk_qp_create(struct ndk_obj *obj)
 	return ndk_status_from_errno(ndk_qp_to_init(qp));
 }
 
+#if IS_ENABLED(CONFIG_KUNIT)
+static void (*ndk_qp_destroy_hook)(struct ib_qp *ibqp);
+
+/**
+ * ndk_qp_set_destroy_hook() - call @hook before each verbs QP is destroyed
+ * @hook: called with the verbs QP, in process context; NULL for none
+ *
+ * The suites' way to play a driver that deletes a destroyed QP's
+ * completions from its CQs, as mlx5 and mlx4 do.
+ */
+void ndk_qp_set_destroy_hook(void (*hook)(struct ib_qp *ibqp))
+{
+	WRITE_ONCE(ndk_qp_destroy_hook, hook);
+}
+EXPORT_SYMBOL_NDK_TEST(ndk_qp_set_destroy_hook);
+
+static void ndk_qp_destroying(struct ib_qp *ibqp)
+{
+	void (*hook)(struct ib_qp *ibqp) = READ_ONCE(ndk_qp_destroy_hook);
+
+	if (hook)
+		hook(ibqp);
+}
+#else
+/* Without KUnit there is no hook. */
+static inline void ndk_qp_destroying(struct ib_qp *ibqp)
+{
+}
+#endif
+
 /*
  * Requests still outstanding are flushed first, then reported by the
  * sweep once the verbs QP is gone, since nothing reports them after
@@ -124,8 +154,10 @@ static void ndk_qp_destroy(struct ndk_obj *obj)
 		hlist_del_rcu(&qp->srq_node);
 		spin_unlock(&qp->srq->qps_lock);
 	}
-	if (qp->ibqp)
+	if (qp->ibqp) {
+		ndk_qp_destroying(qp->ibqp);
 		ib_destroy_qp(qp->ibqp);
+	}
 	ndk_qp_sweep_now(qp);
 }
 

@@ -225,6 +225,29 @@ struct ndk_verbs_double {
 void ndk_verbs_double_insert(struct ndk_verbs_double *d, struct ndk_qp *q);
 void ndk_verbs_double_remove(struct ndk_verbs_double *d, struct ndk_qp *q);
 
+/**
+ * struct ndk_cleaner - a driver that deletes a destroyed QP's completions
+ *	from its CQs, as mlx5 and mlx4 do, played under up to two CQs
+ * @cq: the CQs whose polls it filters
+ * @poll: their driver's poll_cq
+ * @watch: the verbs QP whose destruction the case waits for
+ * @gone: verbs QPs destroyed since the start; their completions vanish
+ * @ngone: how many
+ * @destroyed: completed when @watch is destroyed
+ */
+struct ndk_cleaner {
+	struct ndk_cq *cq[2];
+	int (*poll)(struct ib_cq *ibcq, int n, struct ib_wc *wc);
+	struct ib_qp *watch;
+	struct ib_qp *gone[8];
+	int ngone;
+	struct completion destroyed;
+};
+
+void ndk_cleaner_start(struct ndk_cleaner *c, NDK_CQ *a, NDK_CQ *b,
+		       NDK_QP *watch);
+void ndk_cleaner_stop(struct ndk_cleaner *c);
+
 /* Listener port of the connection environment; suites use it and +1..+4. */
 #define NDK_TEST_PORT	18515
 

@@ -667,6 +667,91 @@ static void ndk_srq_stale_test(struct kunit *test)
 	ndk_test_close(test, &cq->Header, cq->Dispatch->NdkCloseCq);
 }
 
+/* The closed QP's verbs QP, and whether ndk destroyed it. */
+static struct ib_qp *ndk_srq_watched;
+static bool ndk_srq_watched_gone;
+
+static void ndk_srq_destroying(struct ib_qp *ibqp)
+{
+	if (ibqp == READ_ONCE(ndk_srq_watched))
+		WRITE_ONCE(ndk_srq_watched_gone, true);
+}
+
+/*
+ * A receive a QP took from the SRQ, still in the CQ when the QP closed,
+ * is polled after QPs were created on the SRQ in its place: it names no
+ * QP, never one of them. The driver's completion carries the closed QP's
+ * verbs QP, so ndk keeps that until the CQ is polled: destroyed, its
+ * memory could be the next QP's, and the completion would name that one.
+ */
+static void ndk_srq_closed_qp_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_SGE sge = { .Length = 15 };
+	struct ndk_wait w, notified;
+	struct sockaddr_in dst;
+	struct ndk_senv *s;
+	NDK_QP *qps[4];
+	NDK_CQ *cq = NULL;
+	struct ndk_pair p;
+	NDK_RESULT r[4];
+	NTSTATUS st;
+	int i;
+
+	ndk_wait_init(&w);
+	ndk_wait_init(&notified);
+	st = e->a->Dispatch->NdkCreateCq(e->a, 16, ndk_test_request_cb,
+					 &notified, NULL, ndk_test_create_cb,
+					 &w, &cq);
+	cq = container_of(ndk_created(test, st, &w, cq), NDK_CQ, Header);
+	s = ndk_senv_new_on(test, e, cq, 0);
+	ndk_senv_post(test, s, 2);
+	p.c = ndk_cenv_connector(test, e);
+	p.aqp = ndk_cenv_qp(test, e);
+	p.pqp = s->qp;
+	ndk_listen_addr(e, &dst);
+	ndk_establish_pair(test, e, &p, (struct sockaddr *)&e->addr,
+			   (struct sockaddr *)&dst, sizeof(dst), false);
+	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
+	sge.LogicalAddress = s->dma + 8 * NDK_SRQ_SLOT;
+	sge.MemoryRegionToken = s->tok;
+	KUNIT_ASSERT_EQ(test, p.aqp->Dispatch->NdkSend(p.aqp, (void *)0x10,
+						       &sge, 1, 0),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, ndk_poll_results(e->cq, r, 1), 1U);
+	/* The receive's result is in @cq, unpolled. */
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&notified));
+	WRITE_ONCE(ndk_srq_watched_gone, false);
+	WRITE_ONCE(ndk_srq_watched,
+		   container_of(s->qp, struct ndk_qp, ndk)->ibqp);
+	ndk_qp_set_destroy_hook(ndk_srq_destroying);
+	ndk_pair_close(test, &p);
+
+	for (i = 0; i < ARRAY_SIZE(qps); i++) {
+		ndk_wait_init(&w);
+		qps[i] = NULL;
+		st = e->pd->Dispatch->NdkCreateQpWithSrq(e->pd, cq, cq, s->srq,
+							 (void *)0x5454, 8, 1,
+							 0, ndk_test_create_cb,
+							 &w, &qps[i]);
+		qps[i] = container_of(ndk_created(test, st, &w, qps[i]),
+				      NDK_QP, Header);
+	}
+	KUNIT_EXPECT_FALSE_MSG(test, READ_ONCE(ndk_srq_watched_gone),
+			       "the verbs QP went with its receive unpolled");
+	ndk_qp_set_destroy_hook(NULL);
+	KUNIT_ASSERT_EQ(test, ndk_poll_results(cq, r, 1), 1U);
+	KUNIT_EXPECT_EQ(test, r[0].Status, STATUS_SUCCESS);
+	KUNIT_EXPECT_PTR_EQ(test, r[0].RequestContext, (void *)1);
+	KUNIT_EXPECT_PTR_EQ(test, r[0].QPContext, NULL);
+	KUNIT_EXPECT_EQ(test, cq->Dispatch->NdkGetCqResults(cq, r, 4), 0U);
+	for (i = 0; i < ARRAY_SIZE(qps); i++)
+		ndk_test_close(test, &qps[i]->Header,
+			       qps[i]->Dispatch->NdkCloseQp);
+	ndk_senv_free(test, e, s);
+	ndk_test_close(test, &cq->Header, cq->Dispatch->NdkCloseCq);
+}
+
 static struct kunit_case ndk_srq_cases[] = {
 	KUNIT_CASE(ndk_srq_contexts_test),
 	KUNIT_CASE(ndk_srq_limits_test),
@@ -679,6 +764,7 @@ static struct kunit_case ndk_srq_cases[] = {
 	KUNIT_CASE(ndk_srq_modify_gap_test),
 	KUNIT_CASE(ndk_srq_id_wrap_test),
 	KUNIT_CASE(ndk_srq_stale_test),
+	KUNIT_CASE(ndk_srq_closed_qp_test),
 	{}
 };
 

@@ -718,6 +718,166 @@ static void ndk_sweep_silent_tail_test(struct kunit *test)
 	ndk_test_close(test, &pcq->Header, pcq->Dispatch->NdkCloseCq);
 }
 
+/* The QP a cleaning driver's case closes: one of its own, or on an SRQ. */
+static const bool ndk_sweep_cleaner_p[] = { false, true };
+
+static void ndk_sweep_cleaner_desc(const bool *srq, char *desc)
+{
+	strscpy(desc, *srq ? "QP on an SRQ" : "QP", KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(ndk_sweep_cleaner, ndk_sweep_cleaner_p,
+		  ndk_sweep_cleaner_desc);
+
+/* An armed CQ whose notification signals @w. */
+static noinline NDK_CQ *ndk_sweep_armed_cq(struct kunit *test,
+					   struct ndk_cenv *e,
+					   struct ndk_wait *w)
+{
+	struct ndk_wait cw;
+	NDK_CQ *cq = NULL;
+	NTSTATUS st;
+
+	ndk_wait_init(w);
+	ndk_wait_init(&cw);
+	st = e->a->Dispatch->NdkCreateCq(e->a, 16, ndk_test_request_cb, w,
+					 NULL, ndk_test_create_cb, &cw, &cq);
+	cq = container_of(ndk_created(test, st, &cw, cq), NDK_CQ, Header);
+	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
+	return cq;
+}
+
+/*
+ * Poll @a and @b, which must have no result left, until @done; false if
+ * it does not come.
+ */
+static noinline bool ndk_sweep_poll_until(struct kunit *test, NDK_CQ *a,
+					  NDK_CQ *b, struct completion *done)
+{
+	unsigned long end = jiffies + NDK_TEST_TIMEOUT;
+	NDK_RESULT r[4];
+
+	while (!try_wait_for_completion(done)) {
+		KUNIT_EXPECT_EQ(test, a->Dispatch->NdkGetCqResults(a, r, 4), 0U);
+		KUNIT_EXPECT_EQ(test, b->Dispatch->NdkGetCqResults(b, r, 4), 0U);
+		if (time_after(jiffies, end))
+			return false;
+		usleep_range(5000, 10000);
+	}
+	return true;
+}
+
+/*
+ * A driver that deletes a destroyed QP's completions from its CQs (mlx5,
+ * mlx4; played here by the suites' cleaner) takes no result from the
+ * consumer: a QP closed while its CQs still hold the results of a
+ * receive it took (from its own queue, or from an SRQ) and of a send
+ * the peer got keeps its verbs QP until they are polled. Each comes back
+ * once, as the device reported it, and the verbs QP goes once the CQs
+ * were polled empty.
+ */
+static void ndk_sweep_cleaner_test(struct kunit *test)
+{
+	const bool *on_srq = test->param_value;
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_pmem *m = ndk_pmem_new(test, e,
+					  NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+	void *qpctx = (void *)0x5c5c;
+	struct ndk_wait rw, iw, w;
+	NDK_CQ *rcq = ndk_sweep_armed_cq(test, e, &rw);
+	NDK_CQ *icq = ndk_sweep_armed_cq(test, e, &iw);
+	struct ndk_cleaner *cl = kunit_kzalloc(test, sizeof(*cl), GFP_KERNEL);
+	struct sockaddr_in dst;
+	NDK_SRQ *srq = NULL;
+	NDK_QP *qp = NULL;
+	struct ndk_pair p;
+	NDK_RESULT r[4];
+	NDK_SGE sge;
+	NTSTATUS st;
+	ULONG got;
+
+	KUNIT_ASSERT_NOT_NULL(test, cl);
+	ndk_wait_init(&w);
+	if (*on_srq) {
+		st = e->pd->Dispatch->NdkCreateSrq(e->pd, 8, 1, 0, NULL, NULL,
+						   NULL, ndk_test_create_cb,
+						   &w, &srq);
+		srq = container_of(ndk_created(test, st, &w, srq), NDK_SRQ,
+				   Header);
+		ndk_wait_init(&w);
+		st = e->pd->Dispatch->NdkCreateQpWithSrq(e->pd, rcq, icq, srq,
+							 qpctx, 8, 1, 0,
+							 ndk_test_create_cb,
+							 &w, &qp);
+	} else {
+		st = e->pd->Dispatch->NdkCreateQp(e->pd, rcq, icq, qpctx, 8, 8,
+						  1, 1, 0, ndk_test_create_cb,
+						  &w, &qp);
+	}
+	qp = container_of(ndk_created(test, st, &w, qp), NDK_QP, Header);
+	sge = ndk_pmem_sge(m, 0, 64);
+	st = srq ? srq->Dispatch->NdkSrqReceive(srq, (void *)0x31, &sge, 1) :
+		   qp->Dispatch->NdkReceive(qp, (void *)0x31, &sge, 1);
+	KUNIT_ASSERT_EQ(test, st, STATUS_SUCCESS);
+	p.c = ndk_cenv_connector(test, e);
+	p.aqp = ndk_cenv_qp(test, e);
+	p.pqp = qp;
+	ndk_listen_addr(e, &dst);
+	ndk_establish_pair(test, e, &p, (struct sockaddr *)&e->addr,
+			   (struct sockaddr *)&dst, sizeof(dst), false);
+	memcpy(m->buf + 128, "to the closed QP", 17);
+	memcpy(m->buf + 256, "from the closed QP", 19);
+	sge = ndk_pmem_sge(m, 192, 64);
+	KUNIT_ASSERT_EQ(test, p.aqp->Dispatch->NdkReceive(p.aqp, (void *)0x21,
+							  &sge, 1),
+			STATUS_SUCCESS);
+	sge = ndk_pmem_sge(m, 128, 17);
+	KUNIT_ASSERT_EQ(test, p.aqp->Dispatch->NdkSend(p.aqp, (void *)0x20,
+						       &sge, 1, 0),
+			STATUS_SUCCESS);
+	sge = ndk_pmem_sge(m, 256, 19);
+	KUNIT_ASSERT_EQ(test, qp->Dispatch->NdkSend(qp, (void *)0x30, &sge, 1,
+						    0),
+			STATUS_SUCCESS);
+	/* The peer's results; each notification: the CQ holds its result. */
+	KUNIT_ASSERT_EQ(test, ndk_poll_results(e->cq, r, 2), 2U);
+	KUNIT_ASSERT_EQ(test, r[0].Status, STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, r[1].Status, STATUS_SUCCESS);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&rw));
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&iw));
+	ndk_cleaner_start(cl, rcq, icq, qp);
+	ndk_pair_close(test, &p);
+
+	got = ndk_poll_results(rcq, r, 1);
+	KUNIT_EXPECT_EQ_MSG(test, got, 1U, "the receive the QP took");
+	if (got) {
+		KUNIT_EXPECT_EQ(test, r[0].Status, STATUS_SUCCESS);
+		KUNIT_EXPECT_PTR_EQ(test, r[0].RequestContext, (void *)0x31);
+		KUNIT_EXPECT_EQ(test, r[0].BytesTransferred, 17U);
+		/* An SRQ's receive names a closed QP no more. */
+		KUNIT_EXPECT_PTR_EQ(test, r[0].QPContext, srq ? NULL : qpctx);
+	}
+	got = ndk_poll_results(icq, r, 1);
+	KUNIT_EXPECT_EQ_MSG(test, got, 1U, "the send the peer got");
+	if (got) {
+		KUNIT_EXPECT_EQ(test, r[0].Status, STATUS_SUCCESS);
+		KUNIT_EXPECT_PTR_EQ(test, r[0].RequestContext, (void *)0x30);
+		KUNIT_EXPECT_PTR_EQ(test, r[0].QPContext, qpctx);
+	}
+	KUNIT_EXPECT_TRUE_MSG(test,
+			      ndk_sweep_poll_until(test, rcq, icq,
+						   &cl->destroyed),
+			      "the verbs QP outlived the polls");
+	ndk_cleaner_stop(cl);
+	NDK_EXPECT_MEMEQ(test, m->buf, "to the closed QP", 17);
+	NDK_EXPECT_MEMEQ(test, m->buf + 192, "from the closed QP", 19);
+	if (srq)
+		ndk_test_close(test, &srq->Header, srq->Dispatch->NdkCloseSrq);
+	ndk_test_close(test, &rcq->Header, rcq->Dispatch->NdkCloseCq);
+	ndk_test_close(test, &icq->Header, icq->Dispatch->NdkCloseCq);
+	ndk_pmem_free(test, m);
+}
+
 static struct kunit_case ndk_sweep_cases[] = {
 	KUNIT_CASE_PARAM(ndk_sweep_teardown_test, ndk_sweep_gen_params),
 	KUNIT_CASE(ndk_sweep_late_receive_test),
@@ -725,6 +885,7 @@ static struct kunit_case ndk_sweep_cases[] = {
 	KUNIT_CASE(ndk_sweep_reposts_test),
 	KUNIT_CASE(ndk_sweep_qp_fatal_test),
 	KUNIT_CASE(ndk_sweep_silent_tail_test),
+	KUNIT_CASE_PARAM(ndk_sweep_cleaner_test, ndk_sweep_cleaner_gen_params),
 	{}
 };
 

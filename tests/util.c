@@ -476,10 +476,6 @@ void ndk_test_loopback_free(struct ndk_test_lqp *l)
 	ib_dealloc_pd(l->pd);
 }
 
-/*
- * A CPU other than this one, for cases whose claim is about two CPUs at
- * once; without one the case fails instead of proving nothing.
- */
 /* Put @d between @q and its verbs QP; the case then sets @d's operations. */
 void ndk_verbs_double_insert(struct ndk_verbs_double *d, struct ndk_qp *q)
 {
@@ -496,6 +492,91 @@ void ndk_verbs_double_remove(struct ndk_verbs_double *d, struct ndk_qp *q)
 	q->ibqp = d->real;
 }
 
+/* The cleaner at work; one case at a time plays it. */
+static struct ndk_cleaner *ndk_cleaner;
+
+static void ndk_cleaner_destroying(struct ib_qp *ibqp)
+{
+	struct ndk_cleaner *c = ndk_cleaner;
+
+	if (!c || c->ngone == ARRAY_SIZE(c->gone))
+		return;
+	WRITE_ONCE(c->gone[c->ngone], ibqp);
+	/* The entry before the count: the poll reads them the other way. */
+	smp_store_release(&c->ngone, c->ngone + 1);
+	if (ibqp == c->watch)
+		complete(&c->destroyed);
+}
+
+static bool ndk_cleaner_cleaned(struct ndk_cleaner *c, struct ib_qp *ibqp)
+{
+	int i, n = smp_load_acquire(&c->ngone);
+
+	for (i = 0; i < n; i++)
+		if (READ_ONCE(c->gone[i]) == ibqp)
+			return true;
+	return false;
+}
+
+/*
+ * The driver's poll, without the completions of destroyed QPs: polled on
+ * until the device returns fewer than asked, so that a batch it deleted
+ * never looks like an empty CQ.
+ */
+static int ndk_cleaner_poll(struct ib_cq *ibcq, int n, struct ib_wc *wc)
+{
+	struct ndk_cleaner *c = ndk_cleaner;
+	int kept = 0, got, i;
+
+	for (;;) {
+		got = c->poll(ibcq, n - kept, wc + kept);
+		if (got <= 0)
+			return kept ? kept : got;
+		for (i = kept; i < kept + got; i++)
+			if (!ndk_cleaner_cleaned(c, wc[i].qp))
+				wc[kept++] = wc[i];
+		if (kept == n || got < n - kept)
+			return kept;
+	}
+}
+
+/**
+ * ndk_cleaner_start() - play a cleaning driver under @a and @b
+ * @c: the cleaner, which outlives the case's polls
+ * @a: a CQ
+ * @b: another, or @a again
+ * @watch: the QP whose verbs QP's destruction @c->destroyed reports
+ *
+ * From now on a destroyed QP's completions vanish from @a and @b.
+ */
+void ndk_cleaner_start(struct ndk_cleaner *c, NDK_CQ *a, NDK_CQ *b,
+		       NDK_QP *watch)
+{
+	memset(c, 0, sizeof(*c));
+	init_completion(&c->destroyed);
+	c->cq[0] = container_of(a, struct ndk_cq, ndk);
+	c->cq[1] = container_of(b, struct ndk_cq, ndk);
+	c->poll = c->cq[0]->poll_cq;
+	c->watch = container_of(watch, struct ndk_qp, ndk)->ibqp;
+	ndk_cleaner = c;
+	ndk_qp_set_destroy_hook(ndk_cleaner_destroying);
+	WRITE_ONCE(c->cq[0]->poll_cq, ndk_cleaner_poll);
+	WRITE_ONCE(c->cq[1]->poll_cq, ndk_cleaner_poll);
+}
+
+/* Give the CQs their driver's poll back; the case polls no more. */
+void ndk_cleaner_stop(struct ndk_cleaner *c)
+{
+	ndk_qp_set_destroy_hook(NULL);
+	WRITE_ONCE(c->cq[0]->poll_cq, c->poll);
+	WRITE_ONCE(c->cq[1]->poll_cq, c->poll);
+	ndk_cleaner = NULL;
+}
+
+/*
+ * A CPU other than this one, for cases whose claim is about two CPUs at
+ * once; without one the case fails instead of proving nothing.
+ */
 unsigned int ndk_test_other_cpu(struct kunit *test)
 {
 	unsigned int cpu;
