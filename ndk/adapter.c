@@ -323,6 +323,8 @@ NTSTATUS ndk_open_adapter(int ifindex, NDK_VERSION version,
 	a->ifindex = ifindex;
 	init_completion(&a->released);
 	INIT_WORK(&a->restore_work, ndk_mr_restore_work);
+	spin_lock_init(&a->retire_lock);
+	INIT_LIST_HEAD(&a->retiring);
 	ndk_fill_info(a, max_inline);
 	ndk_obj_track(&a->obj);
 	*adapter = &a->ndk;

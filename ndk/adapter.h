@@ -82,6 +82,9 @@ struct ndk_device {
  * @dev: the ib_client's entry for @ibdev, referenced while open
  * @restore_work: restores the regions a peer invalidated (mr.c), queued
  *	by the polls of the adapter's CQs
+ * @retire_lock: protects @retiring; taken from atomic context too
+ * @retiring: closed QPs whose verbs QPs wait for their CQs to be polled
+ *	(qp_create.c)
  */
 struct ndk_adapter {
 	NDK_ADAPTER ndk;
@@ -93,6 +96,8 @@ struct ndk_adapter {
 	NDK_ADAPTER_INFO info;
 	struct completion released;
 	struct work_struct restore_work;
+	spinlock_t retire_lock; /* see above */
+	struct list_head retiring;
 };
 
 extern struct mutex ndk_devices_lock;

@@ -833,6 +833,7 @@ static void ndk_cq_free(struct ndk_obj *obj)
 }
 
 static const struct ndk_obj_ops ndk_cq_ops = {
+	.close = ndk_qps_retire_now,
 	.create = ndk_cq_create,
 	.destroy = ndk_cq_destroy,
 	.free = ndk_cq_free,
@@ -889,6 +890,7 @@ NTSTATUS ndk_create_cq(NDK_ADAPTER *pNdkAdapter, ULONG CqDepth,
 	spin_lock_init(&cq->notify_lock);
 	spin_lock_init(&cq->sweep_lock);
 	INIT_LIST_HEAD(&cq->sweeps);
+	INIT_LIST_HEAD(&cq->retires);
 	irq_poll_init(&cq->iop, NDK_CQ_NOTIFY_WEIGHT, ndk_cq_notify_poll);
 	init_irq_work(&cq->kick, ndk_cq_kick_work);
 	INIT_WORK(&cq->moderation_work, ndk_cq_moderation_work);

@@ -19,7 +19,7 @@
  *	load it through the device, as ib_poll_cq() does
  * @depth: entries the consumer asked for
  * @comp_vector: completion vector chosen from the affinity
- * @sweep_due: @sweeps holds queues to sweep (sweep.c); a hint for the
+ * @sweep_due: @sweeps or @retires is not empty (sweep.c); a hint for the
  *	poll path, beside @ibcq, which an empty poll reads as well; set and
  *	cleared under @sweep_lock
  * @notify_cb: the consumer's notification callback
@@ -43,10 +43,12 @@
  *	(see ndk_cq_forget_owner())
  * @results: the buffer of the NdkGetCqResults(Ex) call in progress
  * @nresults: and its length
- * @sweep_lock: guards @sweeps, which the poller, the QPs that fail or
- *	close and the CQ's destruction change
+ * @sweep_lock: guards @sweeps and @retires, which the poller, the QPs
+ *	that fail or close and the CQ's destruction change
  * @sweeps: queues of failed or closed QPs whose outstanding requests
  *	this CQ's poller reports
+ * @retires: closed QPs on an SRQ waiting for a poll that finds the CQ
+ *	empty, under @sweep_lock (qp_create.c)
  * @rcu: frees the CQ after a grace period, for a notification
  * @wc: poll buffer; the consumer serializes polling. Last, and not
  *	zeroed at creation: a poll reads only the entries the driver wrote
@@ -77,6 +79,7 @@ struct ndk_cq {
 	ULONG nresults;
 	spinlock_t sweep_lock; /* see above */
 	struct list_head sweeps;
+	struct list_head retires;
 	struct rcu_head rcu;
 	struct ib_wc wc[NDK_CQ_POLL_BATCH];
 };

@@ -479,15 +479,18 @@ slow:
 				max_sge);
 }
 
-/*
- * Sweep the QP once its device has had ndk_sweep_ms from now; a sweep
- * due already stays due. Putting it off for each receive posted after
- * the failure would let a consumer that reposts every flushed receive
- * keep the initiator queue's lost requests from it for good. A receive
- * the sweep finds still posted comes back cancelled, as its flush would,
- * and a flush the device reports after that is dropped.
+/**
+ * ndk_qp_sweep_later() - sweep @qp once its device has had ndk_sweep_ms
+ * @qp: the QP
+ *
+ * Any context. A sweep due already stays due: putting it off for each
+ * receive posted after the failure would let a consumer that reposts
+ * every flushed receive keep the initiator queue's lost requests from it
+ * for good. A receive the sweep finds still posted comes back cancelled,
+ * as its flush would, and a flush the device reports after that is
+ * dropped.
  */
-static void ndk_qp_sweep_later(struct ndk_qp *qp)
+void ndk_qp_sweep_later(struct ndk_qp *qp)
 {
 	queue_delayed_work(ndk_wq, &qp->sweep_work,
 			   msecs_to_jiffies(READ_ONCE(ndk_sweep_ms)));
@@ -511,6 +514,7 @@ void ndk_qp_set_error(struct ndk_qp *qp)
 	/* Ordered before the claim; see ndk_qp_release(). */
 	WRITE_ONCE(qp->connected, false);
 	ndk_qp_drain(qp);
+	WRITE_ONCE(qp->error_at, jiffies);
 	ib_modify_qp(qp->ibqp, &attr, IB_QP_STATE);
 	/*
 	 * Before the claim: a poster that kept the held requests from the
@@ -536,6 +540,8 @@ void ndk_qp_set_error(struct ndk_qp *qp)
  * calls are refused from then on. The QP is left to the device: a
  * responder that found an access error may still be sending the NAK that
  * ends the peer's request, which an error move of ndk's would cut off.
+ * A QP on an SRQ in the error state hears when the device has completed
+ * the receives it took, which its retirement waits for (qp_create.c).
  * The device's event context; a QP being destroyed (its count at zero)
  * cancels its sweep work itself.
  */
@@ -543,6 +549,12 @@ void ndk_qp_event(struct ib_event *event, void *ctx)
 {
 	struct ndk_qp *qp = ctx;
 
+	if (event->event == IB_EVENT_QP_LAST_WQE_REACHED) {
+		/* Its verbs QP, and so the QP, lives until this returns. */
+		WRITE_ONCE(qp->last_wqe, true);
+		ndk_qp_retire_kick(qp);
+		return;
+	}
 	switch (event->event) {
 	case IB_EVENT_QP_FATAL:
 	case IB_EVENT_QP_REQ_ERR:
@@ -584,8 +596,12 @@ void ndk_qp_sweep_now(struct ndk_qp *qp)
 
 void ndk_qp_sweep_work(struct work_struct *work)
 {
-	ndk_qp_sweep_now(container_of(to_delayed_work(work), struct ndk_qp,
-				      sweep_work));
+	struct ndk_qp *qp = container_of(to_delayed_work(work), struct ndk_qp,
+					 sweep_work);
+
+	ndk_qp_sweep_now(qp);
+	/* A closed QP's device has had its time. */
+	ndk_qp_retire_kick(qp);
 }
 
 /* The kill operation (device removal): what is posted completes flushed. */

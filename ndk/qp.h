@@ -66,6 +66,18 @@ union ndk_held_wr {
  * @sweep_refs: the QP's own reference, dropped when it is closed, and
  *	one for each of its queues on a sweep list; the last releases it
  * @release_work: releases the QP once the last reference is gone
+ * @error_at: jiffies of ndk_qp_set_error()'s error move
+ * @last_wqe: the device raised IB_EVENT_QP_LAST_WQE_REACHED: it has
+ *	completed every receive the QP took from its SRQ
+ * @retire: enum ndk_retire, how far the closed QP's verbs QP is on its
+ *	way out (qp_create.c)
+ * @retire_force: one of the QP's antecedents is being closed: the verbs
+ *	QP goes now, without waiting for polls
+ * @retire_polled: the receive CQ was found empty after the device had
+ *	completed the QP's receives
+ * @retire_work: moves the retirement on
+ * @retire_node: entry in the adapter's @retiring
+ * @retire_cq_node: entry in the receive CQ's @retires
  * @srq_node: entry in the SRQ's @qps
  * @rcu: frees the QP after a grace period, for the poll path
  *
@@ -99,6 +111,14 @@ struct ndk_qp {
 	struct delayed_work sweep_work;
 	atomic_t sweep_refs;
 	struct work_struct release_work;
+	unsigned long error_at;
+	bool last_wqe;
+	bool retire_force;
+	bool retire_polled;
+	atomic_t retire;
+	struct work_struct retire_work;
+	struct list_head retire_node;
+	struct list_head retire_cq_node;
 	struct hlist_node srq_node;
 	struct rcu_head rcu;
 };
@@ -140,7 +160,25 @@ static __always_inline NTSTATUS ndk_sges(const NDK_SGE *sgl, ULONG n,
 	return STATUS_SUCCESS;
 }
 
+/**
+ * enum ndk_retire - a closed QP's verbs QP on its way out (qp_create.c)
+ * @NDK_RETIRE_NONE: the QP is not closed, or went at once
+ * @NDK_RETIRE_WAIT: it waits for its queues' results and the SRQ's
+ * @NDK_RETIRE_MARKED: it waits for a poll that finds the receive CQ empty
+ * @NDK_RETIRE_DONE: the verbs QP is destroyed, or being destroyed
+ */
+enum ndk_retire {
+	NDK_RETIRE_NONE,
+	NDK_RETIRE_WAIT,
+	NDK_RETIRE_MARKED,
+	NDK_RETIRE_DONE,
+};
+
 void ndk_qp_set_error(struct ndk_qp *qp);
+void ndk_qp_sweep_later(struct ndk_qp *qp);
+void ndk_qp_retire_kick(struct ndk_qp *qp);
+void ndk_qp_retire_work(struct work_struct *work);
+void ndk_qps_retire_now(struct ndk_obj *ante);
 void ndk_qp_event(struct ib_event *event, void *ctx);
 /* What qp_create.c sets a new QP up with, from qp.c. */
 extern const NDK_QP_DISPATCH ndk_qp_dispatch;

@@ -133,32 +133,244 @@ static inline void ndk_qp_destroying(struct ib_qp *ibqp)
 }
 #endif
 
+/* The CQs of the QP: ndk_qp_new() added the receive CQ, then the other. */
+static struct ndk_cq *ndk_qp_cq_at(struct ndk_qp *qp, int i)
+{
+	return container_of(qp->obj.extra[i], struct ndk_cq, obj);
+}
+
+/* Destroy the verbs QP; the sweep reports what it still held. */
+static void ndk_qp_destroy_now(struct ndk_qp *qp)
+{
+	cancel_delayed_work_sync(&qp->sweep_work);
+	ndk_qp_destroying(qp->ibqp);
+	ib_destroy_qp(qp->ibqp);
+	ndk_qp_sweep_now(qp);
+}
+
 /*
- * Requests still outstanding are flushed first, then reported by the
- * sweep once the verbs QP is gone, since nothing reports them after
- * that; the QP stays an owner of its requests until they are swept.
+ * Retirement: a closed QP keeps its verbs QP until its CQs hold nothing
+ * of it. A driver may delete a destroyed QP's completions from its CQs
+ * (mlx5 and mlx4 do), which would take results from the consumer, or
+ * have the sweep report a request that succeeded as cancelled. And a
+ * completion left behind names its QP by the verbs QP's address, which
+ * is how an SRQ's receive finds its QP (ndk_srq_qp_context()): destroyed,
+ * that memory could be a new QP's.
+ *
+ * Moved to the error state, the QP waits for each request of its own
+ * queues to have had its result (the device's flush, polled, or the
+ * sweep's, ndk_sweep_ms after the error move). A QP on an SRQ also waits
+ * for the device to complete the receives it took, which it says with
+ * IB_EVENT_QP_LAST_WQE_REACHED, or which it has done ndk_sweep_ms after
+ * the error move where it does not say so (siw, rxe before 6.11); then
+ * for a poll that finds the receive CQ empty: those results were polled.
+ * Closing the QP's PD, one of its CQs or its SRQ ends the wait at once,
+ * as nobody polls them any more.
+ *
+ * The QP holds its antecedents and a sweep reference meanwhile; what
+ * moves it on (its sweep, the device's event, the poll, a closing
+ * antecedent) queues @retire_work, which rereads the state.
+ */
+
+static bool ndk_qp_queues_done(struct ndk_qp *qp)
+{
+	return !ndk_ring_outstanding(&qp->sq) &&
+	       (qp->srq || !ndk_ring_outstanding(&qp->rq));
+}
+
+static bool ndk_qp_srq_done(struct ndk_qp *qp)
+{
+	unsigned long ms = READ_ONCE(ndk_sweep_ms);
+
+	return READ_ONCE(qp->last_wqe) ||
+	       time_after_eq(jiffies, READ_ONCE(qp->error_at) +
+				      msecs_to_jiffies(ms));
+}
+
+/* Whether the retiring @qp holds @ante. */
+static bool ndk_qp_holds(struct ndk_qp *qp, struct ndk_obj *ante)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(qp->obj.extra); i++)
+		if (qp->obj.extra[i] == ante)
+			return true;
+	return qp->obj.parent == ante;
+}
+
+static void ndk_qp_put_antecedents(struct ndk_qp *qp)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(qp->obj.extra); i++)
+		if (qp->obj.extra[i])
+			ndk_obj_put(qp->obj.extra[i]);
+	ndk_obj_put(qp->obj.parent);
+}
+
+/* End the retirement of @qp, once; process context. */
+static void ndk_qp_retire_finish(struct ndk_qp *qp)
+{
+	struct ndk_adapter *adapter = qp->obj.adapter;
+	struct ndk_cq *rcq = ndk_qp_cq_at(qp, 0);
+	int state = atomic_read(&qp->retire);
+	unsigned long flags;
+
+	do {
+		if (state != NDK_RETIRE_WAIT && state != NDK_RETIRE_MARKED)
+			return;
+	} while (!atomic_try_cmpxchg(&qp->retire, &state, NDK_RETIRE_DONE));
+	spin_lock_irqsave(&rcq->sweep_lock, flags);
+	list_del_init(&qp->retire_cq_node);
+	spin_unlock_irqrestore(&rcq->sweep_lock, flags);
+	spin_lock_irqsave(&adapter->retire_lock, flags);
+	list_del_init(&qp->retire_node);
+	spin_unlock_irqrestore(&adapter->retire_lock, flags);
+	ndk_qp_destroy_now(qp);
+	ndk_qp_put_antecedents(qp);
+	ndk_sweep_put(qp);
+}
+
+/**
+ * ndk_qp_retire_work() - move a closed QP's retirement on
+ * @work: its @retire_work
+ */
+void ndk_qp_retire_work(struct work_struct *work)
+{
+	struct ndk_qp *qp = container_of(work, struct ndk_qp, retire_work);
+	struct ndk_cq *rcq = ndk_qp_cq_at(qp, 0);
+	unsigned long flags;
+
+	if (atomic_read(&qp->retire) == NDK_RETIRE_DONE)
+		return;
+	if (!READ_ONCE(qp->retire_force)) {
+		if (!ndk_qp_queues_done(qp))
+			return;
+		if (qp->srq && !READ_ONCE(qp->retire_polled)) {
+			if (!ndk_qp_srq_done(qp))
+				return;
+			/* From now on, a poll that finds @rcq empty. */
+			spin_lock_irqsave(&rcq->sweep_lock, flags);
+			if (atomic_cmpxchg(&qp->retire, NDK_RETIRE_WAIT,
+					   NDK_RETIRE_MARKED) == NDK_RETIRE_WAIT) {
+				list_add_tail(&qp->retire_cq_node,
+					      &rcq->retires);
+				WRITE_ONCE(rcq->sweep_due, true);
+			}
+			spin_unlock_irqrestore(&rcq->sweep_lock, flags);
+			return;
+		}
+	}
+	ndk_qp_retire_finish(qp);
+}
+
+/**
+ * ndk_qp_retire_kick() - have a retiring QP look at its state again
+ * @qp: the QP, retiring or not
+ *
+ * Any context; the caller keeps @qp from being released.
+ */
+void ndk_qp_retire_kick(struct ndk_qp *qp)
+{
+	if (atomic_read(&qp->retire) != NDK_RETIRE_NONE)
+		queue_work(ndk_wq, &qp->retire_work);
+}
+
+/* The QP is closed: its verbs QP retires (see above). */
+static void ndk_qp_retire(struct ndk_qp *qp)
+{
+	struct ndk_adapter *adapter = qp->obj.adapter;
+	int i;
+
+	if (!READ_ONCE(qp->in_error))
+		ndk_qp_set_error(qp);
+	for (i = 0; i < ARRAY_SIZE(qp->obj.extra); i++)
+		if (qp->obj.extra[i])
+			ndk_obj_get(qp->obj.extra[i]);
+	ndk_obj_get(qp->obj.parent);
+	atomic_inc(&qp->sweep_refs);
+	spin_lock_irq(&adapter->retire_lock);
+	list_add_tail(&qp->retire_node, &adapter->retiring);
+	atomic_set(&qp->retire, NDK_RETIRE_WAIT);
+	spin_unlock_irq(&adapter->retire_lock);
+	/*
+	 * An antecedent closed before the QP looked for it on the list
+	 * (the lock orders its state before that): it is waited for.
+	 */
+	for (i = 0; i < ARRAY_SIZE(qp->obj.extra); i++)
+		if (qp->obj.extra[i] &&
+		    READ_ONCE(qp->obj.extra[i]->state) == NDK_OBJ_CLOSING)
+			WRITE_ONCE(qp->retire_force, true);
+	if (READ_ONCE(qp->obj.parent->state) == NDK_OBJ_CLOSING)
+		WRITE_ONCE(qp->retire_force, true);
+	/* Due already, or the device has had its time since the error. */
+	ndk_qp_sweep_later(qp);
+	queue_work(ndk_wq, &qp->retire_work);
+}
+
+/**
+ * ndk_qps_retire_now() - @ante is being closed: its QPs' verbs QPs go
+ * @ante: a PD, CQ or SRQ, from its close operation
+ *
+ * Nothing polls @ante's CQs for the retiring QPs that hold it any more.
+ * Where the caller may sleep they go before this returns, so that the
+ * close may complete inline; else on ndk_wq, and the close pends.
+ */
+void ndk_qps_retire_now(struct ndk_obj *ante)
+{
+	struct ndk_adapter *adapter = ante->adapter;
+	bool may_sleep = ndk_caller_may_sleep();
+	struct ndk_qp *qp, *found;
+	unsigned long flags;
+
+	do {
+		found = NULL;
+		spin_lock_irqsave(&adapter->retire_lock, flags);
+		list_for_each_entry(qp, &adapter->retiring, retire_node) {
+			if (READ_ONCE(qp->retire_force) ||
+			    !ndk_qp_holds(qp, ante))
+				continue;
+			WRITE_ONCE(qp->retire_force, true);
+			if (!may_sleep) {
+				queue_work(ndk_wq, &qp->retire_work);
+				continue;
+			}
+			atomic_inc(&qp->sweep_refs);
+			found = qp;
+			break;
+		}
+		spin_unlock_irqrestore(&adapter->retire_lock, flags);
+		if (found) {
+			ndk_qp_retire_finish(found);
+			ndk_sweep_put(found);
+		}
+	} while (found);
+}
+
+/*
+ * A QP that never went live, or whose queues have had every result
+ * (and which has no SRQ), has nothing in its CQs: its verbs QP goes at
+ * once. Any other retires.
  */
 static void ndk_qp_destroy(struct ndk_obj *obj)
 {
 	struct ndk_qp *qp = container_of(obj, struct ndk_qp, obj);
 
-	if (qp->ibqp && !READ_ONCE(qp->in_error) &&
-	    (ndk_ring_outstanding(&qp->sq) || ndk_ring_outstanding(&qp->rq)))
-		ndk_qp_set_error(qp);
-	cancel_delayed_work_sync(&qp->sweep_work);
-	/* ndk_qp_new() added the receive CQ, then the initiator CQ. */
-	ndk_cq_forget_owner(container_of(obj->extra[0], struct ndk_cq, obj), obj);
-	ndk_cq_forget_owner(container_of(obj->extra[1], struct ndk_cq, obj), obj);
+	ndk_cq_forget_owner(ndk_qp_cq_at(qp, 0), obj);
+	ndk_cq_forget_owner(ndk_qp_cq_at(qp, 1), obj);
+	/* The SRQ's receives it took name it no more. */
 	if (!hlist_unhashed(&qp->srq_node)) {
 		spin_lock(&qp->srq->qps_lock);
 		hlist_del_rcu(&qp->srq_node);
 		spin_unlock(&qp->srq->qps_lock);
 	}
-	if (qp->ibqp) {
-		ndk_qp_destroying(qp->ibqp);
-		ib_destroy_qp(qp->ibqp);
-	}
-	ndk_qp_sweep_now(qp);
+	if (!qp->ibqp)
+		return;
+	if (READ_ONCE(obj->state) == NDK_OBJ_CLOSING &&
+	    (qp->srq || !ndk_qp_queues_done(qp)))
+		ndk_qp_retire(qp);
+	else
+		ndk_qp_destroy_now(qp);
 }
 
 /* kvfree() defers a vmalloc()ed block itself from softirq context. */
@@ -180,6 +392,8 @@ static void ndk_qp_free_rcu(struct rcu_head *rcu)
  */
 static void ndk_qp_release(struct ndk_qp *qp)
 {
+	/* A retirement's last look, queued late, finds it done. */
+	cancel_work_sync(&qp->retire_work);
 	ndk_wr_owner_del(&qp->obj);
 	call_rcu(&qp->rcu, ndk_qp_free_rcu);
 }
@@ -271,6 +485,9 @@ static NTSTATUS ndk_qp_new(struct ndk_pd *pd, NDK_CQ *pReceiveCq,
 	INIT_WORK(&qp->flush_work, ndk_qp_flush_work);
 	INIT_DELAYED_WORK(&qp->sweep_work, ndk_qp_sweep_work);
 	INIT_WORK(&qp->release_work, ndk_qp_release_work);
+	INIT_WORK(&qp->retire_work, ndk_qp_retire_work);
+	INIT_LIST_HEAD(&qp->retire_node);
+	INIT_LIST_HEAD(&qp->retire_cq_node);
 	atomic_set(&qp->sweep_refs, 1);
 	INIT_LIST_HEAD(&qp->sq.sweep);
 	INIT_LIST_HEAD(&qp->rq.sweep);

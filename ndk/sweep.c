@@ -21,6 +21,9 @@
  * A queue on a sweep list holds a reference on its QP, which stays in
  * ndk_wr_owners, with its rings and QPContext, until the last of its
  * queues is swept, or dropped with the CQ.
+ *
+ * The same poll, one that finds the device's CQ empty, lets a closed QP
+ * on an SRQ go once the device has completed what it took (qp_create.c).
  */
 #include "ndk_priv.h"
 #include "sweep.h"
@@ -160,19 +163,31 @@ static ULONG ndk_sweep_ring(struct ndk_wr_ring *ring, void *results,
 ULONG ndk_sweep_poll(struct ndk_cq *cq, void *results, ULONG n, bool ex)
 {
 	struct ndk_wr_ring *ring, *next;
+	struct ndk_qp *qp, *nqp;
 	unsigned long flags;
 	ULONG done = 0;
 
 	spin_lock_irqsave(&cq->sweep_lock, flags);
+	/* Asked for results, the device had none: retiring QPs may go. */
+	list_for_each_entry_safe(qp, nqp, &cq->retires, retire_cq_node) {
+		if (!n)
+			break;
+		list_del_init(&qp->retire_cq_node);
+		WRITE_ONCE(qp->retire_polled, true);
+		ndk_qp_retire_kick(qp);
+	}
 	list_for_each_entry_safe(ring, next, &cq->sweeps, sweep) {
 		done = ndk_sweep_ring(ring, results, done, n, ex);
 		if ((s32)(READ_ONCE(ring->head) - ring->sweep_next) > 0)
 			break;
 		list_del_init(&ring->sweep);
+		qp = ndk_sweep_qp(ring);
+		/* A closed QP waits for its queues to be done. */
+		ndk_qp_retire_kick(qp);
 		/* Not touched again: the release may free it from now on. */
-		ndk_sweep_put(ndk_sweep_qp(ring));
+		ndk_sweep_put(qp);
 	}
-	if (list_empty(&cq->sweeps))
+	if (list_empty(&cq->sweeps) && list_empty(&cq->retires))
 		WRITE_ONCE(cq->sweep_due, false);
 	spin_unlock_irqrestore(&cq->sweep_lock, flags);
 	ndk_stat_add_to(cq->stats, NDK_STAT_CQ_SWEPT, done);

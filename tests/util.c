@@ -510,6 +510,7 @@ static void ndk_cleaner_destroying(struct ib_qp *ibqp)
 
 static bool ndk_cleaner_cleaned(struct ndk_cleaner *c, struct ib_qp *ibqp)
 {
+	/* Pairs with ndk_cleaner_destroying(): entries below are written. */
 	int i, n = smp_load_acquire(&c->ngone);
 
 	for (i = 0; i < n; i++)
@@ -526,16 +527,17 @@ static bool ndk_cleaner_cleaned(struct ndk_cleaner *c, struct ib_qp *ibqp)
 static int ndk_cleaner_poll(struct ib_cq *ibcq, int n, struct ib_wc *wc)
 {
 	struct ndk_cleaner *c = ndk_cleaner;
-	int kept = 0, got, i;
+	int kept = 0, ask, got, i;
 
 	for (;;) {
-		got = c->poll(ibcq, n - kept, wc + kept);
+		ask = n - kept;
+		got = c->poll(ibcq, ask, wc + kept);
 		if (got <= 0)
 			return kept ? kept : got;
-		for (i = kept; i < kept + got; i++)
-			if (!ndk_cleaner_cleaned(c, wc[i].qp))
-				wc[kept++] = wc[i];
-		if (kept == n || got < n - kept)
+		for (i = 0; i < got; i++)
+			if (!ndk_cleaner_cleaned(c, wc[n - ask + i].qp))
+				wc[kept++] = wc[n - ask + i];
+		if (kept == n || got < ask)
 			return kept;
 	}
 }
