@@ -41,6 +41,8 @@
  * @owner: a hint, the QP the poll path last found as the owner of a
  *	request; it names a QP that is live, or closed since but not freed
  *	(see ndk_cq_forget_owner())
+ * @held: results wait behind a receive that invalidated a registered
+ *	region, until it is restored
  * @results: the buffer of the NdkGetCqResults(Ex) call in progress
  * @nresults: and its length
  * @sweep_lock: guards @sweeps and @retires, which the poller, the QPs
@@ -75,6 +77,7 @@ struct ndk_cq {
 	struct work_struct moderation_work;
 	struct ndk_stats __percpu *stats;
 	struct ndk_obj *owner;
+	bool held;
 	void *results;
 	ULONG nresults;
 	spinlock_t sweep_lock; /* see above */

@@ -1002,7 +1002,10 @@ static NTSTATUS ndk_mr_post_one(NDK_QP *qp, bool recv, void *ctx, u64 va,
 /*
  * The peer (active side) sends with invalidate naming @named, a token of
  * the passive side's registered region @mr over @t, into a receive on
- * that region. The receive reports the token; ndk restores the region.
+ * that region. The receive reports the token, and only once ndk has
+ * restored the region: while the restoring cannot run (the case holds
+ * the region's lock), the CQ keeps the receive's result back, and once
+ * it is polled the region works at once.
  */
 static void ndk_mr_peer_invalidates(struct kunit *test, struct ndk_cenv *e,
 				    struct ndk_menv *me, struct ndk_mem *t,
@@ -1010,6 +1013,10 @@ static void ndk_mr_peer_invalidates(struct kunit *test, struct ndk_cenv *e,
 {
 	u32 lkey = mr->Dispatch->NdkGetLocalTokenFromMr(mr);
 	u32 ptok = me->lmr->Dispatch->NdkGetLocalTokenFromMr(me->lmr);
+	struct ndk_cq *cq = container_of(e->cq, struct ndk_cq, ndk);
+	struct ndk_mr *m = container_of(mr, struct ndk_mr, ndk);
+	unsigned long end = jiffies + NDK_TEST_TIMEOUT;
+	bool early = false;
 	NDK_RESULT_EX r = {};
 	NDK_SGE sge = {
 		.VirtualAddress = me->lmem.base,
@@ -1023,10 +1030,30 @@ static void ndk_mr_peer_invalidates(struct kunit *test, struct ndk_cenv *e,
 					      ndk_mem_va(t), 64, lkey),
 			STATUS_SUCCESS);
 	ndk_mem_fill(&me->lmem, 0, 64, 61);
+	mutex_lock(&m->lock);
 	spin_lock_irqsave(&ndk_test_lock, irq);
 	st = me->p.aqp->Dispatch->NdkSendAndInvalidate(me->p.aqp, (void *)0x42,
 						       &sge, 1, 0, named);
 	spin_unlock_irqrestore(&ndk_test_lock, irq);
+	/* Poll until the receive is reported or the CQ holds it back. */
+	while (st == STATUS_SUCCESS && !READ_ONCE(cq->held) &&
+	       time_before(jiffies, end)) {
+		if (!e->cq->Dispatch->NdkGetCqResultsEx(e->cq, &r, 1)) {
+			usleep_range(2000, 4000);
+			continue;
+		}
+		if (r.RequestContext == (void *)0x41)
+			early = true;
+		if (me->nearly < ARRAY_SIZE(me->early))
+			me->early[me->nearly++] = r;
+		if (early)
+			break;
+	}
+	KUNIT_EXPECT_FALSE_MSG(test, early,
+			       "the receive came before its region was restored");
+	KUNIT_EXPECT_EQ(test, e->cq->Dispatch->NdkGetCqResultsEx(e->cq, &r, 1),
+			0U);
+	mutex_unlock(&m->lock);
 	KUNIT_ASSERT_EQ(test, st, STATUS_SUCCESS);
 	KUNIT_EXPECT_EQ(test, ndk_test_result(test, me, e->cq, (void *)0x42,
 					      NULL),
@@ -1039,8 +1066,6 @@ static void ndk_mr_peer_invalidates(struct kunit *test, struct ndk_cenv *e,
 	KUNIT_EXPECT_EQ(test, (u32)r.TypeSpecificCompletionOutput, named);
 	KUNIT_EXPECT_EQ(test, r.BytesTransferred, 64U);
 	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, 64, 61));
-	/* The poll of the receive queued the restoring on ndk_wq. */
-	ndk_mr_restore_wait(e->a);
 }
 
 /*
