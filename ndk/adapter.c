@@ -322,7 +322,6 @@ NTSTATUS ndk_open_adapter(int ifindex, NDK_VERSION version,
 	a->port = port;
 	a->ifindex = ifindex;
 	init_completion(&a->released);
-	INIT_WORK(&a->restore_work, ndk_mr_restore_work);
 	spin_lock_init(&a->retire_lock);
 	INIT_LIST_HEAD(&a->retiring);
 	ndk_fill_info(a, max_inline);
@@ -340,8 +339,6 @@ EXPORT_SYMBOL_GPL(ndk_open_adapter);
 
 static void ndk_adapter_free(struct ndk_adapter *a)
 {
-	/* A poll of one of its CQs may have queued it before the close. */
-	cancel_work_sync(&a->restore_work);
 	ndk_obj_untrack(&a->obj);
 	kref_put(&a->dev->ref, ndk_device_release);
 	ib_device_put(a->ibdev);

@@ -52,6 +52,13 @@ struct ndk_stats {
  *	each of their verbs MRs' keys, for restoring one a peer invalidated
  *	(mr.c); indexes are device-wide because rxe's remote invalidation
  *	ignores the PD
+ * @restore_work: restores the regions of @regions a peer invalidated
+ *	(mr.c), queued by the polls of the device's CQs
+ * @restore_asked: tickets of the polls that queued it
+ * @restore_done: the last ticket whose region it has restored
+ * @held_lock: protects @held_cqs; taken from atomic context too
+ * @held_cqs: CQs that keep results from their consumer until a region
+ *	is restored (cq.c), notified then
  */
 struct ndk_device {
 	struct ib_device *ibdev;
@@ -68,6 +75,11 @@ struct ndk_device {
 	bool dead;
 	struct dentry *debugfs;
 	struct xarray regions;
+	struct work_struct restore_work;
+	atomic_t restore_asked;
+	atomic_t restore_done;
+	spinlock_t held_lock; /* see above */
+	struct list_head held_cqs;
 };
 
 /**
@@ -80,8 +92,6 @@ struct ndk_device {
  * @info: adapter information computed at open
  * @released: completed when the last reference on @obj is gone
  * @dev: the ib_client's entry for @ibdev, referenced while open
- * @restore_work: restores the regions a peer invalidated (mr.c), queued
- *	by the polls of the adapter's CQs
  * @retire_lock: protects @retiring; taken from atomic context too
  * @retiring: closed QPs whose verbs QPs wait for their CQs to be polled
  *	(qp_create.c)
@@ -95,7 +105,6 @@ struct ndk_adapter {
 	int ifindex;
 	NDK_ADAPTER_INFO info;
 	struct completion released;
-	struct work_struct restore_work;
 	spinlock_t retire_lock; /* see above */
 	struct list_head retiring;
 };

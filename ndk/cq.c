@@ -174,6 +174,19 @@ static void ndk_cq_event_handler(struct ib_event *event, void *ctx)
  * completion of any kind, which still fires at most once per arm (see
  * Documentation/ndk/deviations.rst).
  */
+/*
+ * Results held back whose region is restored: the restoring's
+ * notification may have come before the arm (ndk_cq_restored()). The
+ * arm's atomic orders its state before this read.
+ */
+static bool ndk_cq_held_restored(struct ndk_cq *cq)
+{
+	int hold = READ_ONCE(cq->hold);
+
+	return READ_ONCE(cq->held) &&
+	       (!hold || ndk_mr_restored(cq->obj.adapter->dev, hold));
+}
+
 static void ndk_arm_cq(NDK_CQ *pNdkCq, ULONG Type)
 {
 	struct ndk_cq *cq = to_ndk_cq(pNdkCq);
@@ -194,7 +207,8 @@ static void ndk_arm_cq(NDK_CQ *pNdkCq, ULONG Type)
 	 */
 	flags = new == NDK_ARM_SOLICITED ? IB_CQ_SOLICITED : IB_CQ_NEXT_COMP;
 	if (ib_req_notify_cq(cq->ibcq, flags | IB_CQ_REPORT_MISSED_EVENTS) > 0 ||
-	    READ_ONCE(cq->fatal) || READ_ONCE(cq->sweep_due))
+	    READ_ONCE(cq->fatal) || READ_ONCE(cq->sweep_due) ||
+	    ndk_cq_held_restored(cq))
 		ndk_cq_kick(cq);
 }
 
@@ -421,8 +435,9 @@ static __always_inline bool ndk_wc_to_result(struct ndk_cq *cq,
 	    unlikely(wc->wc_flags & IB_WC_WITH_INVALIDATE)) {
 		*type = NdkOperationTypeReceiveAndInvalidate;
 		/* A peer may not take a registered region away (mr.c). */
-		ndk_mr_remote_invalidated(cq->obj.adapter,
-					  wc->ex.invalidate_rkey);
+		WRITE_ONCE(cq->hold,
+			   ndk_mr_remote_invalidated(cq->obj.adapter->dev,
+						     wc->ex.invalidate_rkey));
 	}
 	if (*type == NdkOperationTypeReceive ||
 	    *type == NdkOperationTypeRead ||
@@ -449,10 +464,66 @@ static __always_inline int ndk_cq_poll(struct ndk_cq *cq, int ask)
 }
 
 /*
- * Fill @Results (NDK_RESULT_EX if @ex, else NDK_RESULT) from the @n
- * completions in @cq->wc, polled for the first batch of @nResults, and go
- * on polling while the device returns all it is asked for. The RCU read
- * section keeps a closed QP's rings readable.
+ * Fill entry @done of @Results (NDK_RESULT_EX if @ex, else NDK_RESULT)
+ * from @wc, under rcu_read_lock(); whether it gave a result.
+ */
+static __always_inline bool ndk_cq_take(struct ndk_cq *cq,
+					const struct ib_wc *wc, void *Results,
+					ULONG done, bool ex,
+					NDK_OPERATION_TYPE *type)
+{
+	size_t size = ex ? sizeof(NDK_RESULT_EX) : sizeof(NDK_RESULT);
+	NDK_RESULT_EX *rx = Results + done * size;
+
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		ndk_cq_count_error(cq, wc->status);
+		if (ndk_fault_lost(wc->status))
+			return false;
+	}
+	if (!ndk_wc_to_result(cq, wc, (NDK_RESULT *)rx, type))
+		return false;
+	if (ex) {
+		rx->Type = *type;
+		rx->ProviderErrorCode = wc->vendor_err;
+		rx->TypeSpecificCompletionOutput =
+			*type == NdkOperationTypeReceiveAndInvalidate ?
+			wc->ex.invalidate_rkey : 0;
+	}
+	return true;
+}
+
+/*
+ * A receive invalidated a registered region (@hold set): its result @r,
+ * from @wc, and the results behind it in @cq->wc, from @from to @n, wait
+ * until the region is restored; the device is not polled before they
+ * are given.
+ */
+static noinline void ndk_cq_hold(struct ndk_cq *cq, const struct ib_wc *wc,
+				 const NDK_RESULT *r, int from, int n)
+{
+	struct ndk_device *dev = cq->obj.adapter->dev;
+	unsigned long flags;
+
+	memcpy(&cq->held_res, r, sizeof(*r));
+	cq->held_res.Type = NdkOperationTypeReceiveAndInvalidate;
+	cq->held_res.ProviderErrorCode = wc->vendor_err;
+	cq->held_res.TypeSpecificCompletionOutput = wc->ex.invalidate_rkey;
+	cq->held_has = true;
+	cq->stash_at = from;
+	cq->stash_end = n;
+	WRITE_ONCE(cq->held, true);
+	spin_lock_irqsave(&dev->held_lock, flags);
+	if (list_empty(&cq->held_node))
+		list_add_tail(&cq->held_node, &dev->held_cqs);
+	spin_unlock_irqrestore(&dev->held_lock, flags);
+}
+
+/*
+ * Fill @Results from the @n completions in @cq->wc, polled for the first
+ * batch of @nResults, and go on polling while the device returns all it
+ * is asked for. The RCU read section keeps a closed QP's rings readable.
+ * A receive that invalidated a registered region ends the call: its
+ * result and those behind it wait until the region is restored.
  */
 static __always_inline ULONG ndk_cq_fill(struct ndk_cq *cq, void *Results,
 					 ULONG nResults, int n, bool ex)
@@ -460,8 +531,6 @@ static __always_inline ULONG ndk_cq_fill(struct ndk_cq *cq, void *Results,
 	size_t size = ex ? sizeof(NDK_RESULT_EX) : sizeof(NDK_RESULT);
 	int ask = min_t(ULONG, nResults, NDK_CQ_POLL_BATCH);
 	NDK_OPERATION_TYPE type;
-	const struct ib_wc *wc;
-	NDK_RESULT_EX *rx;
 	ULONG done = 0;
 	int i;
 
@@ -469,21 +538,14 @@ static __always_inline ULONG ndk_cq_fill(struct ndk_cq *cq, void *Results,
 	for (;;) {
 		ndk_stat_add_to(cq->stats, NDK_STAT_COMPLETED, n);
 		for (i = 0; i < n; i++) {
-			wc = &cq->wc[i];
-			if (unlikely(wc->status != IB_WC_SUCCESS)) {
-				ndk_cq_count_error(cq, wc->status);
-				if (ndk_fault_lost(wc->status))
-					continue;
-			}
-			rx = Results + done * size;
-			if (!ndk_wc_to_result(cq, wc, (NDK_RESULT *)rx, &type))
+			if (!ndk_cq_take(cq, &cq->wc[i], Results, done, ex,
+					 &type))
 				continue;
-			if (ex) {
-				rx->Type = type;
-				rx->ProviderErrorCode = wc->vendor_err;
-				rx->TypeSpecificCompletionOutput =
-					type == NdkOperationTypeReceiveAndInvalidate ?
-					wc->ex.invalidate_rkey : 0;
+			if (unlikely(type == NdkOperationTypeReceiveAndInvalidate) &&
+			    cq->hold) {
+				ndk_cq_hold(cq, &cq->wc[i],
+					    Results + done * size, i + 1, n);
+				goto out;
 			}
 			done++;
 		}
@@ -494,8 +556,70 @@ static __always_inline ULONG ndk_cq_fill(struct ndk_cq *cq, void *Results,
 		if (n <= 0)
 			break;
 	}
+out:
 	rcu_read_unlock();
 	return done;
+}
+
+/*
+ * The results @cq holds back (@held), once their region is restored: as
+ * many as the consumer's buffer takes, in order, without asking the
+ * device, which the next call does.
+ */
+static noinline ULONG ndk_cq_unstash(struct ndk_cq *cq, bool ex)
+{
+	size_t size = ex ? sizeof(NDK_RESULT_EX) : sizeof(NDK_RESULT);
+	NDK_OPERATION_TYPE type;
+	ULONG done = 0;
+	int i;
+
+	if (cq->hold) {
+		if (!ndk_mr_restored(cq->obj.adapter->dev, cq->hold))
+			return 0;
+		WRITE_ONCE(cq->hold, 0);
+	}
+	if (cq->held_has && cq->nresults) {
+		memcpy(cq->results, &cq->held_res, size);
+		cq->held_has = false;
+		done++;
+	}
+	rcu_read_lock();
+	while (cq->stash_at < cq->stash_end && done < cq->nresults) {
+		i = cq->stash_at++;
+		if (!ndk_cq_take(cq, &cq->wc[i], cq->results, done, ex, &type))
+			continue;
+		if (unlikely(type == NdkOperationTypeReceiveAndInvalidate) &&
+		    cq->hold) {
+			ndk_cq_hold(cq, &cq->wc[i], cq->results + done * size,
+				    cq->stash_at, cq->stash_end);
+			break;
+		}
+		done++;
+	}
+	rcu_read_unlock();
+	if (!cq->hold && !cq->held_has && cq->stash_at == cq->stash_end)
+		WRITE_ONCE(cq->held, false);
+	return done;
+}
+
+/**
+ * ndk_cq_restored() - regions of @dev were restored
+ * @dev: the device
+ *
+ * The CQs that held results back for one notify, if armed, as they would
+ * for a completion of their device. Called by ndk_mr_restore_work().
+ */
+void ndk_cq_restored(struct ndk_device *dev)
+{
+	struct ndk_cq *cq, *next;
+	unsigned long flags;
+
+	spin_lock_irqsave(&dev->held_lock, flags);
+	list_for_each_entry_safe(cq, next, &dev->held_cqs, held_node) {
+		list_del_init(&cq->held_node);
+		ndk_cq_kick(cq);
+	}
+	spin_unlock_irqrestore(&dev->held_lock, flags);
 }
 
 /*
@@ -520,8 +644,12 @@ static __always_inline ULONG ndk_cq_results_swept(struct ndk_cq *cq, int n,
 	size_t size = ex ? sizeof(NDK_RESULT_EX) : sizeof(NDK_RESULT);
 	ULONG done = ndk_cq_fill(cq, cq->results, cq->nresults, n, ex);
 
-	/* ndk_cq_fill() stops short of the buffer's end at an empty poll. */
-	if (unlikely(data_race(cq->sweep_due)) && done < cq->nresults)
+	/*
+	 * ndk_cq_fill() stops short of the buffer's end at an empty poll,
+	 * or where it holds results back.
+	 */
+	if (unlikely(data_race(cq->sweep_due)) && done < cq->nresults &&
+	    !cq->held)
 		done += ndk_sweep_poll(cq, cq->results + done * size,
 				       cq->nresults - done, ex);
 	return done;
@@ -556,6 +684,8 @@ static ULONG ndk_get_cq_results(NDK_CQ *pNdkCq, NDK_RESULT Results[],
 
 	cq->results = Results;
 	cq->nresults = nResults;
+	if (unlikely(cq->held))
+		return ndk_cq_unstash(cq, false);
 	/* Asked for none, the driver returns none. */
 	n = ndk_cq_poll(cq, min_t(ULONG, nResults, NDK_CQ_POLL_BATCH));
 	if (n > 0)
@@ -574,6 +704,8 @@ static ULONG ndk_get_cq_results_ex(NDK_CQ *pNdkCq, NDK_RESULT_EX Results[],
 
 	cq->results = Results;
 	cq->nresults = nResults;
+	if (unlikely(cq->held))
+		return ndk_cq_unstash(cq, true);
 	/* Asked for none, the driver returns none. */
 	n = ndk_cq_poll(cq, min_t(ULONG, nResults, NDK_CQ_POLL_BATCH));
 	if (n > 0)
@@ -804,6 +936,9 @@ static void ndk_cq_destroy(struct ndk_obj *obj)
 	 * may still call them until ib_destroy_cq() returns; then no
 	 * irq_work is queued any more and the last one is waited for.
 	 */
+	spin_lock_irq(&cq->obj.adapter->dev->held_lock);
+	list_del_init(&cq->held_node);
+	spin_unlock_irq(&cq->obj.adapter->dev->held_lock);
 	spin_lock_irq(&cq->notify_lock);
 	WRITE_ONCE(cq->dead, true);
 	spin_unlock_irq(&cq->notify_lock);
@@ -891,6 +1026,7 @@ NTSTATUS ndk_create_cq(NDK_ADAPTER *pNdkAdapter, ULONG CqDepth,
 	spin_lock_init(&cq->sweep_lock);
 	INIT_LIST_HEAD(&cq->sweeps);
 	INIT_LIST_HEAD(&cq->retires);
+	INIT_LIST_HEAD(&cq->held_node);
 	irq_poll_init(&cq->iop, NDK_CQ_NOTIFY_WEIGHT, ndk_cq_notify_poll);
 	init_irq_work(&cq->kick, ndk_cq_kick_work);
 	INIT_WORK(&cq->moderation_work, ndk_cq_moderation_work);

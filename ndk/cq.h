@@ -41,8 +41,16 @@
  * @owner: a hint, the QP the poll path last found as the owner of a
  *	request; it names a QP that is live, or closed since but not freed
  *	(see ndk_cq_forget_owner())
- * @held: results wait behind a receive that invalidated a registered
- *	region, until it is restored
+ * @held: results wait in @wc from @stash_at to @stash_end, behind a
+ *	receive that invalidated a registered region, until its restoring
+ *	(@hold) is done: the consumer gets none of them before the region
+ *	works again. Poller's, read by NdkArmCq
+ * @hold: ndk_mr_restored()'s ticket the held results wait for, or 0
+ * @held_has: @held_res waits, before the completions in @wc
+ * @held_res: the result of the receive that invalidated the region
+ * @stash_at: first held completion in @wc
+ * @stash_end: end of the held completions in @wc
+ * @held_node: entry in the device's @held_cqs, notified when restored
  * @results: the buffer of the NdkGetCqResults(Ex) call in progress
  * @nresults: and its length
  * @sweep_lock: guards @sweeps and @retires, which the poller, the QPs
@@ -78,6 +86,12 @@ struct ndk_cq {
 	struct ndk_stats __percpu *stats;
 	struct ndk_obj *owner;
 	bool held;
+	int hold;
+	bool held_has;
+	NDK_RESULT_EX held_res;
+	u8 stash_at;
+	u8 stash_end;
+	struct list_head held_node;
 	void *results;
 	ULONG nresults;
 	spinlock_t sweep_lock; /* see above */
@@ -96,6 +110,7 @@ int ndk_cq_pick_vector(struct ib_device *ibdev, const GROUP_AFFINITY *aff);
 int ndk_cq_arm_merge(int armed, ULONG type);
 void ndk_cq_forget_owner(struct ndk_cq *cq, struct ndk_obj *owner);
 void ndk_cq_sweep_kick(struct ndk_cq *cq);
+void ndk_cq_restored(struct ndk_device *dev);
 NTSTATUS ndk_cq_moderation(ULONG interval, ULONG count, ULONG depth,
 			   u16 *cq_count, u16 *cq_period);
 

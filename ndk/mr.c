@@ -69,26 +69,22 @@ static void ndk_mr_ibmrs(struct ndk_mr *mr, struct ib_mr *ibmrs[2])
 }
 
 /*
- * Enter the region's verbs MRs in the device's table, by the index of
- * their keys: a peer names a key, and the byte beyond the index changes
- * with each registration (siw even invalidates whatever that byte is).
+ * Enter a verbs MR of the region in the device's table, by the index of
+ * its keys, before it is registered: a peer names a key, and the byte
+ * beyond the index changes with each registration (siw even invalidates
+ * whatever that byte is). An invalidation that comes while the region
+ * is being registered is then restored as well, once the registration
+ * lets go of the region's lock.
  */
-static int ndk_mr_track(struct ndk_mr *mr)
+static int ndk_mr_track(struct ndk_mr *mr, struct ib_mr *ibmr)
 {
 	struct xarray *xa = &mr->obj.adapter->dev->regions;
-	struct ib_mr *ibmrs[2];
-	int i, err = 0;
+	int err;
 
-	ndk_mr_ibmrs(mr, ibmrs);
-	for (i = 0; i < 2 && !err; i++) {
-		if (!ibmrs[i])
-			continue;
-		err = NDK_FI_ERR(xa_err(xa_store_irq(xa, ibmrs[i]->lkey >> 8,
-						     mr, GFP_KERNEL)));
-		if (!err && ibmrs[i]->rkey >> 8 != ibmrs[i]->lkey >> 8)
-			err = xa_err(xa_store_irq(xa, ibmrs[i]->rkey >> 8, mr,
-						  GFP_KERNEL));
-	}
+	err = NDK_FI_ERR(xa_err(xa_store_irq(xa, ibmr->lkey >> 8, mr,
+					     GFP_KERNEL)));
+	if (!err && ibmr->rkey >> 8 != ibmr->lkey >> 8)
+		err = xa_err(xa_store_irq(xa, ibmr->rkey >> 8, mr, GFP_KERNEL));
 	return err;
 }
 
@@ -289,22 +285,22 @@ static NTSTATUS ndk_mr_do_register(struct ndk_mr *mr)
 	if (IS_ERR(ibmr))
 		return ndk_status_from_errno(PTR_ERR(ibmr));
 	mr->ibmr = ibmr;
+	if (ndk_mr_track(mr, ibmr))
+		return STATUS_INSUFFICIENT_RESOURCES;
 	status = ndk_mr_post_reg(mr, ibmr, mr->laccess);
 	/* Separate even with the same rights (iWARP write): other keys. */
 	if (status ||
 	    !(mr->access & (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE)))
-		goto track;
+		return status;
 	ibmr = ndk_mr_get_ibmr(mr, &mr->rspare, reuse);
 	if (IS_ERR(ibmr))
 		return ndk_status_from_errno(PTR_ERR(ibmr));
 	/* One key byte for both tokens, as with a single verbs MR. */
 	ib_update_fast_reg_key(ibmr, mr->ibmr->rkey & 0xff);
 	mr->rmr = ibmr;
-	status = ndk_mr_post_reg(mr, ibmr, mr->access);
-track:
-	if (!status && ndk_mr_track(mr))
-		status = STATUS_INSUFFICIENT_RESOURCES;
-	return status;
+	if (ndk_mr_track(mr, ibmr))
+		return STATUS_INSUFFICIENT_RESOURCES;
+	return ndk_mr_post_reg(mr, ibmr, mr->access);
 }
 
 static NTSTATUS ndk_mr_init_fast(struct ndk_mr *mr)
@@ -381,17 +377,21 @@ static void ndk_mr_restore(struct ndk_mr *mr, unsigned long index)
 
 /**
  * ndk_mr_restore_work() - restore the regions peers invalidated
- * @work: the adapter's restore_work
+ * @work: the device's restore_work
  *
  * Runs on ndk_wq, queued by ndk_mr_remote_invalidated(). The table's
  * lock keeps a region's memory alive until the reference is taken: a
- * region leaves the table before it is freed.
+ * region leaves the table before it is freed. Every region marked
+ * before the ticket read first is restored when the ticket is
+ * published; the CQs that kept results back for one are notified.
  */
 void ndk_mr_restore_work(struct work_struct *work)
 {
-	struct ndk_adapter *adapter = container_of(work, struct ndk_adapter,
-						   restore_work);
-	struct xarray *xa = &adapter->dev->regions;
+	struct ndk_device *dev = container_of(work, struct ndk_device,
+					      restore_work);
+	/* Pairs with ndk_mr_remote_invalidated(): its mark is set. */
+	int ticket = atomic_read_acquire(&dev->restore_asked);
+	struct xarray *xa = &dev->regions;
 	unsigned long index = 0;
 	struct ndk_mr *mr;
 	bool held;
@@ -410,45 +410,58 @@ void ndk_mr_restore_work(struct work_struct *work)
 		ndk_mr_restore(mr, index);
 		ndk_obj_put(&mr->obj);
 	}
+	atomic_set_release(&dev->restore_done, ticket);
+	/* Ordered before the arm state the notifications read (cq.c). */
+	smp_mb();
+	ndk_cq_restored(dev);
 }
 
 /**
  * ndk_mr_remote_invalidated() - a receive invalidated @key
- * @adapter: the adapter of the CQ that reported it
+ * @dev: the device of the CQ that reported it
  * @key: the key the peer named
  *
  * Called by the CQ poll for each successful receive with invalidate. A
  * key of a fast-register MR or a window is no region's and costs one
  * lookup; a region's is marked and restored from ndk_wq. Allocates
  * nothing; any context.
+ *
+ * Return: 0 for no region's key; else the ticket that
+ * ndk_mr_restored() takes once the region is restored.
  */
-void ndk_mr_remote_invalidated(struct ndk_adapter *adapter, u32 key)
+int ndk_mr_remote_invalidated(struct ndk_device *dev, u32 key)
 {
-	struct xarray *xa = &adapter->dev->regions;
+	struct xarray *xa = &dev->regions;
 	unsigned long flags;
+	int ticket;
 
 	if (!xa_load(xa, key >> 8))
-		return;
+		return 0;
 	xa_lock_irqsave(xa, flags);
 	__xa_set_mark(xa, key >> 8, NDK_MR_INVALIDATED);
 	xa_unlock_irqrestore(xa, flags);
-	queue_work(ndk_wq, &adapter->restore_work);
+	/* Fully ordered: the mark is set before the ticket is seen. */
+	do {
+		ticket = atomic_inc_return(&dev->restore_asked);
+	} while (!ticket);
+	queue_work(ndk_wq, &dev->restore_work);
+	return ticket;
 }
 
-#if IS_ENABLED(CONFIG_KUNIT)
 /**
- * ndk_mr_restore_wait() - wait for the restoring the adapter's polls queued
- * @adapter: the adapter
+ * ndk_mr_restored() - whether the region of @ticket is restored
+ * @dev: its device
+ * @ticket: what ndk_mr_remote_invalidated() returned
  *
- * For the tests: a consumer cannot tell when a region is restored.
+ * Any context.
  */
-void ndk_mr_restore_wait(NDK_ADAPTER *adapter)
+bool ndk_mr_restored(struct ndk_device *dev, int ticket)
 {
-	flush_work(&container_of(adapter, struct ndk_adapter,
-				 ndk)->restore_work);
+	/* Pairs with ndk_mr_restore_work(): the region is registered. */
+	return (int)((u32)atomic_read_acquire(&dev->restore_done) -
+		     (u32)ticket) >= 0;
 }
-EXPORT_SYMBOL_NDK_TEST(ndk_mr_restore_wait);
-#endif
+
 
 /* A request that pended: run it, then report it to the consumer. */
 static void ndk_mr_work(struct work_struct *work)

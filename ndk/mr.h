@@ -68,10 +68,9 @@ struct ndk_mr {
 NTSTATUS ndk_create_mr(NDK_PD *pNdkPd, BOOLEAN FastRegister,
 		       NDK_FN_CREATE_COMPLETION CreateCompletion,
 		       PVOID RequestContext, NDK_MR **ppNdkMr);
-void ndk_mr_remote_invalidated(struct ndk_adapter *adapter, u32 key);
+int ndk_mr_remote_invalidated(struct ndk_device *dev, u32 key);
+bool ndk_mr_restored(struct ndk_device *dev, int ticket);
 void ndk_mr_restore_work(struct work_struct *work);
-/* KUnit builds only. */
-void ndk_mr_restore_wait(NDK_ADAPTER *adapter);
 
 /**
  * struct ndk_mw - an NDK_MW: a fast-register MR that NdkBind fills with
