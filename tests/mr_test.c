@@ -1172,6 +1172,72 @@ static void ndk_mr_peer_local_token_test(struct kunit *test)
 	ndk_mr_survive_run(test, true);
 }
 
+/*
+ * A peer's NdkSendAndInvalidate naming the PD's privileged token. On siw
+ * that is the key of the PD's DMA MR, which siw invalidates (it checks
+ * the PD only): once the receive that carried it is polled, the token
+ * works again, for a receive into memory and a send from it.
+ */
+static void ndk_mr_peer_privileged_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_qpspec q = { .depth = 8, .sge = { 1, 1 } };
+	NDK_RESULT_EX r[2];
+	struct ndk_penv *pe;
+	NDK_CQ *acq, *pcq;
+	NDK_QP *aqp, *pqp;
+	NDK_SGE sge;
+
+	if (!ndk_test_iwarp())
+		kunit_skip(test, "rxe does not invalidate the DMA MR behind the privileged token");
+	acq = container_of(ndk_test_create_cq(test, e->a, 16), NDK_CQ, Header);
+	pcq = container_of(ndk_test_create_cq(test, e->a, 16), NDK_CQ, Header);
+	q.acq = acq;
+	q.pcq = pcq;
+	pe = ndk_penv_new_spec(test, e, true, &q);
+	aqp = pe->p.aqp;
+	pqp = pe->p.pqp;
+	memset(pe->buf, 0x61, 64);
+	sge = ndk_penv_sge(pe, 1024, 64);
+	KUNIT_ASSERT_EQ(test, pqp->Dispatch->NdkReceive(pqp, (void *)0x51, &sge,
+							1),
+			STATUS_SUCCESS);
+	sge = ndk_penv_sge(pe, 0, 64);
+	KUNIT_ASSERT_EQ(test,
+			aqp->Dispatch->NdkSendAndInvalidate(aqp, (void *)0x52,
+							    &sge, 1, 0,
+							    pe->tok),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_TRUE(test, ndk_penv_poll(acq, r, 1));
+	KUNIT_EXPECT_EQ(test, r[0].Status, STATUS_SUCCESS);
+	KUNIT_ASSERT_TRUE(test, ndk_penv_poll(pcq, r, 1));
+	KUNIT_EXPECT_EQ(test, r[0].Status, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, r[0].Type,
+			(ULONG)NdkOperationTypeReceiveAndInvalidate);
+	KUNIT_EXPECT_EQ(test, (u32)r[0].TypeSpecificCompletionOutput, pe->tok);
+
+	/* At once: a receive into memory through it, a send from it. */
+	memset(pe->buf + 2048, 0x62, 64);
+	sge = ndk_penv_sge(pe, 1024, 64);
+	KUNIT_ASSERT_EQ(test, pqp->Dispatch->NdkReceive(pqp, (void *)0x53, &sge,
+							1),
+			STATUS_SUCCESS);
+	sge = ndk_penv_sge(pe, 2048, 64);
+	KUNIT_ASSERT_EQ(test, aqp->Dispatch->NdkSend(aqp, (void *)0x54, &sge, 1,
+						     0),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_TRUE(test, ndk_penv_poll(acq, r, 1));
+	KUNIT_EXPECT_EQ(test, r[0].Status, STATUS_SUCCESS);
+	KUNIT_ASSERT_TRUE(test, ndk_penv_poll(pcq, r + 1, 1));
+	KUNIT_EXPECT_EQ(test, r[1].Status, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, r[1].BytesTransferred, 64U);
+	KUNIT_EXPECT_EQ(test, pe->buf[1024], 0x62);
+	KUNIT_EXPECT_EQ(test, pe->buf[1024 + 63], 0x62);
+	ndk_penv_free(test, pe);
+	ndk_test_close(test, &acq->Header, acq->Dispatch->NdkCloseCq);
+	ndk_test_close(test, &pcq->Header, pcq->Dispatch->NdkCloseCq);
+}
+
 /* Bytes each guess reads or writes, from the start of the region. */
 #define NDK_GUESS_LEN	64
 
@@ -1497,6 +1563,7 @@ static struct kunit_case ndk_mr_cases[] = {
 	KUNIT_CASE(ndk_mr_failed_type_test),
 	KUNIT_CASE(ndk_mr_peer_remote_token_test),
 	KUNIT_CASE(ndk_mr_peer_local_token_test),
+	KUNIT_CASE(ndk_mr_peer_privileged_test),
 	KUNIT_CASE_PARAM(ndk_mr_guessed_token_test, ndk_mr_guess_gen_params),
 	{}
 };
