@@ -88,6 +88,64 @@ static int ndk_mr_track(struct ndk_mr *mr, struct ib_mr *ibmr)
 	return err;
 }
 
+/* Tags a PD's entry in the device's table: its privileged token's MR. */
+#define NDK_REGIONS_PD	1
+
+/**
+ * ndk_mr_track_pd() - have a peer's invalidation of @pd's token undone
+ * @pd: a new PD
+ *
+ * Where the device has no device-wide local DMA key, the privileged token
+ * is the key of the DMA MR ib_alloc_pd() made for the PD. siw lets a peer
+ * invalidate it (it checks only the PD), which would end every local
+ * request through the token for good; so the MR is in the device's table
+ * as the PD's, and registered again as a region's MR would be.
+ *
+ * Return: 0 or a negative errno.
+ */
+int ndk_mr_track_pd(struct ndk_pd *pd)
+{
+	struct ib_mr *ibmr = pd->ibpd->__internal_mr;
+
+	if (!ibmr)
+		return 0;
+	return xa_err(xa_store_irq(&pd->obj.adapter->dev->regions,
+				   ibmr->lkey >> 8,
+				   xa_tag_pointer(pd, NDK_REGIONS_PD),
+				   GFP_KERNEL));
+}
+
+/**
+ * ndk_mr_untrack_pd() - take @pd out of the table before it goes
+ * @pd: the PD
+ */
+void ndk_mr_untrack_pd(struct ndk_pd *pd)
+{
+	struct ib_mr *ibmr = pd->ibpd->__internal_mr;
+
+	if (ibmr)
+		xa_cmpxchg_irq(&pd->obj.adapter->dev->regions, ibmr->lkey >> 8,
+			       xa_tag_pointer(pd, NDK_REGIONS_PD), NULL, 0);
+}
+
+/* Register the PD's DMA MR again, with its key and rights. Sleeps. */
+static void ndk_mr_restore_pd(struct ndk_pd *pd)
+{
+	struct ib_mr *ibmr = pd->ibpd->__internal_mr;
+	struct ib_reg_wr wr = {
+		.wr.opcode = IB_WR_REG_MR,
+		.mr = ibmr,
+		.key = ibmr->lkey,
+		.access = IB_ACCESS_LOCAL_WRITE,
+	};
+	NTSTATUS status;
+
+	status = ndk_reg_post(pd, &wr.wr);
+	if (status)
+		pr_warn_ratelimited("ndk: privileged token %#x not restored after a remote invalidation: %#x\n",
+				    wr.key, status);
+}
+
 /* Take the region out of the table before its keys go. */
 static void ndk_mr_untrack(struct ndk_mr *mr)
 {
@@ -393,22 +451,31 @@ void ndk_mr_restore_work(struct work_struct *work)
 	int ticket = atomic_read_acquire(&dev->restore_asked);
 	struct xarray *xa = &dev->regions;
 	unsigned long index = 0;
-	struct ndk_mr *mr;
+	struct ndk_obj *obj;
+	void *entry;
 	bool held;
 
 	for (;; index++) {
 		xa_lock_irq(xa);
-		mr = xa_find(xa, &index, ULONG_MAX, NDK_MR_INVALIDATED);
-		held = mr && ndk_obj_tryget(&mr->obj);
-		if (mr)
-			__xa_clear_mark(xa, index, NDK_MR_INVALIDATED);
-		xa_unlock_irq(xa);
-		if (!mr)
+		entry = xa_find(xa, &index, ULONG_MAX, NDK_MR_INVALIDATED);
+		if (!entry) {
+			xa_unlock_irq(xa);
 			break;
+		}
+		if (xa_pointer_tag(entry) == NDK_REGIONS_PD)
+			obj = &((struct ndk_pd *)xa_untag_pointer(entry))->obj;
+		else
+			obj = &((struct ndk_mr *)entry)->obj;
+		held = ndk_obj_tryget(obj);
+		__xa_clear_mark(xa, index, NDK_MR_INVALIDATED);
+		xa_unlock_irq(xa);
 		if (!held)
 			continue;
-		ndk_mr_restore(mr, index);
-		ndk_obj_put(&mr->obj);
+		if (xa_pointer_tag(entry) == NDK_REGIONS_PD)
+			ndk_mr_restore_pd(xa_untag_pointer(entry));
+		else
+			ndk_mr_restore(entry, index);
+		ndk_obj_put(obj);
 	}
 	atomic_set_release(&dev->restore_done, ticket);
 	/* Ordered before the arm state the notifications read (cq.c). */

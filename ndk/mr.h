@@ -71,6 +71,8 @@ NTSTATUS ndk_create_mr(NDK_PD *pNdkPd, BOOLEAN FastRegister,
 int ndk_mr_remote_invalidated(struct ndk_device *dev, u32 key);
 bool ndk_mr_restored(struct ndk_device *dev, int ticket);
 void ndk_mr_restore_work(struct work_struct *work);
+int ndk_mr_track_pd(struct ndk_pd *pd);
+void ndk_mr_untrack_pd(struct ndk_pd *pd);
 
 /**
  * struct ndk_mw - an NDK_MW: a fast-register MR that NdkBind fills with

@@ -20,7 +20,7 @@ static NTSTATUS ndk_pd_create(struct ndk_obj *obj)
 		return ndk_status_from_errno(PTR_ERR(ibpd));
 	pd->ibpd = ibpd;
 	ndk_reg_init(&pd->reg);
-	return STATUS_SUCCESS;
+	return ndk_status_from_errno(ndk_mr_track_pd(pd));
 }
 
 static void ndk_pd_destroy(struct ndk_obj *obj)
@@ -30,6 +30,7 @@ static void ndk_pd_destroy(struct ndk_obj *obj)
 	mutex_destroy(&pd->mw_lock);
 	if (!pd->ibpd)
 		return;
+	ndk_mr_untrack_pd(pd);
 	ndk_reg_destroy(&pd->reg);
 	ib_dealloc_pd(pd->ibpd);
 }
