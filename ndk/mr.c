@@ -521,6 +521,8 @@ int ndk_mr_remote_invalidated(struct ndk_device *dev, u32 key)
  * @ticket: what ndk_mr_remote_invalidated() returned
  *
  * Any context.
+ *
+ * Return: true once the restoring that took @ticket is done.
  */
 bool ndk_mr_restored(struct ndk_device *dev, int ticket)
 {
