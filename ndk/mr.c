@@ -531,7 +531,6 @@ bool ndk_mr_restored(struct ndk_device *dev, int ticket)
 		     (u32)ticket) >= 0;
 }
 
-
 /* A request that pended: run it, then report it to the consumer. */
 static void ndk_mr_work(struct work_struct *work)
 {
