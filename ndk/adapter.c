@@ -292,6 +292,7 @@ NTSTATUS ndk_open_adapter(int ifindex, NDK_VERSION version,
 	mutex_lock(&dev->probe_lock);
 	if (!dev->probed) {
 		dev->max_inline = ndk_probe_max_inline(ibdev);
+		INIT_WORK(&dev->restore_work, ndk_mr_restore_work);
 		dev->probed = true;
 	}
 	max_inline = dev->max_inline;
@@ -322,8 +323,8 @@ NTSTATUS ndk_open_adapter(int ifindex, NDK_VERSION version,
 	a->port = port;
 	a->ifindex = ifindex;
 	init_completion(&a->released);
-	spin_lock_init(&a->retire_lock);
-	INIT_LIST_HEAD(&a->retiring);
+	spin_lock_init(&a->linger_lock);
+	INIT_LIST_HEAD(&a->lingering);
 	ndk_fill_info(a, max_inline);
 	ndk_obj_track(&a->obj);
 	*adapter = &a->ndk;

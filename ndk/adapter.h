@@ -41,7 +41,7 @@ struct ndk_stats {
  * @ndescs: how many
  * @max_inline: largest inline size an RC QP accepts, probed once
  * @probe_lock: serializes the probe
- * @probed: @max_inline is valid
+ * @probed: @max_inline is valid, and @restore_work set up
  * @stats: counters of every adapter opened on the device
  * @objs_lock: protects @objs and @dead; taken from atomic context too
  * @objs: live objects of every adapter on the device, for debugfs and
@@ -92,9 +92,9 @@ struct ndk_device {
  * @info: adapter information computed at open
  * @released: completed when the last reference on @obj is gone
  * @dev: the ib_client's entry for @ibdev, referenced while open
- * @retire_lock: protects @retiring; taken from atomic context too
- * @retiring: closed QPs whose verbs QPs wait for their CQs to be polled
- *	(qp_create.c)
+ * @linger_lock: protects @lingering; taken from atomic context too
+ * @lingering: closed objects that still hold their antecedents, such as
+ *	QPs whose verbs QPs wait for their CQs to be polled (object.c)
  */
 struct ndk_adapter {
 	NDK_ADAPTER ndk;
@@ -105,8 +105,8 @@ struct ndk_adapter {
 	int ifindex;
 	NDK_ADAPTER_INFO info;
 	struct completion released;
-	spinlock_t retire_lock; /* see above */
-	struct list_head retiring;
+	spinlock_t linger_lock; /* see above */
+	struct list_head lingering;
 };
 
 extern struct mutex ndk_devices_lock;

@@ -111,7 +111,20 @@ int ndk_cq_arm_merge(int armed, ULONG type);
 void ndk_cq_forget_owner(struct ndk_cq *cq, struct ndk_obj *owner);
 void ndk_cq_sweep_kick(struct ndk_cq *cq);
 void ndk_cq_restored(struct ndk_device *dev);
+/* The control calls (cq_control.c). */
+NTSTATUS ndk_resize_cq(NDK_CQ *pNdkCq, ULONG CqDepth,
+		       NDK_FN_REQUEST_COMPLETION RequestCompletion,
+		       PVOID RequestContext);
+NTSTATUS
+ndk_control_cq_interrupt_moderation(NDK_CQ *pNdkCq, ULONG ModerationInterval,
+				    ULONG ModerationCount);
+void ndk_cq_moderation_work(struct work_struct *work);
 NTSTATUS ndk_cq_moderation(ULONG interval, ULONG count, ULONG depth,
 			   u16 *cq_count, u16 *cq_period);
+
+static inline struct ndk_cq *to_ndk_cq(NDK_CQ *cq)
+{
+	return container_of(cq, struct ndk_cq, ndk);
+}
 
 #endif /* _NDK_PRIV_CQ_H */

@@ -58,9 +58,6 @@ static void ndk_mr_unmap(struct ndk_mr *mr)
 	mr->sgt.sgl = NULL;
 }
 
-/* Marks a region's entry whose verbs MR a peer invalidated. */
-#define NDK_MR_INVALIDATED	XA_MARK_0
-
 /* The verbs MRs of registered memory, local first; NULL where none. */
 static void ndk_mr_ibmrs(struct ndk_mr *mr, struct ib_mr *ibmrs[2])
 {
@@ -481,54 +478,6 @@ void ndk_mr_restore_work(struct work_struct *work)
 	/* Ordered before the arm state the notifications read (cq.c). */
 	smp_mb();
 	ndk_cq_restored(dev);
-}
-
-/**
- * ndk_mr_remote_invalidated() - a receive invalidated @key
- * @dev: the device of the CQ that reported it
- * @key: the key the peer named
- *
- * Called by the CQ poll for each successful receive with invalidate. A
- * key of a fast-register MR or a window is no region's and costs one
- * lookup; a region's is marked and restored from ndk_wq. Allocates
- * nothing; any context.
- *
- * Return: 0 for no region's key; else the ticket that
- * ndk_mr_restored() takes once the region is restored.
- */
-int ndk_mr_remote_invalidated(struct ndk_device *dev, u32 key)
-{
-	struct xarray *xa = &dev->regions;
-	unsigned long flags;
-	int ticket;
-
-	if (!xa_load(xa, key >> 8))
-		return 0;
-	xa_lock_irqsave(xa, flags);
-	__xa_set_mark(xa, key >> 8, NDK_MR_INVALIDATED);
-	xa_unlock_irqrestore(xa, flags);
-	/* Fully ordered: the mark is set before the ticket is seen. */
-	do {
-		ticket = atomic_inc_return(&dev->restore_asked);
-	} while (!ticket);
-	queue_work(ndk_wq, &dev->restore_work);
-	return ticket;
-}
-
-/**
- * ndk_mr_restored() - whether the region of @ticket is restored
- * @dev: its device
- * @ticket: what ndk_mr_remote_invalidated() returned
- *
- * Any context.
- *
- * Return: true once the restoring that took @ticket is done.
- */
-bool ndk_mr_restored(struct ndk_device *dev, int ticket)
-{
-	/* Pairs with ndk_mr_restore_work(): the region is registered. */
-	return (int)((u32)atomic_read_acquire(&dev->restore_done) -
-		     (u32)ticket) >= 0;
 }
 
 /* A request that pended: run it, then report it to the consumer. */

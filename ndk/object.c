@@ -57,6 +57,7 @@ void ndk_obj_init(struct ndk_obj *obj, NDK_OBJECT_HEADER *hdr,
 	obj->state = NDK_OBJ_CREATING;
 	INIT_WORK(&obj->work, ndk_obj_work);
 	INIT_LIST_HEAD(&obj->dev_node);
+	INIT_LIST_HEAD(&obj->linger_node);
 	if (parent) {
 		obj->adapter = parent->adapter;
 		ndk_obj_get(parent);
@@ -97,6 +98,85 @@ static void ndk_obj_put_antecedents(struct ndk_obj *parent,
 		if (extra[i])
 			ndk_obj_put(extra[i]);
 	ndk_obj_put(parent);
+}
+
+/* Whether @ante is an antecedent of @obj. */
+static bool ndk_obj_holds(struct ndk_obj *obj, struct ndk_obj *ante)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(obj->extra); i++)
+		if (obj->extra[i] == ante)
+			return true;
+	return obj->parent == ante;
+}
+
+/**
+ * ndk_obj_linger() - @obj is closed but keeps its antecedents a while
+ * @obj: an object whose destruction leaves work behind (a QP whose verbs
+ *	QP retires)
+ *
+ * Takes a reference on each antecedent, so that none of them finishes
+ * its close before @obj calls ndk_obj_unlinger(). Closing one of them
+ * calls @obj's let_go operation; an antecedent already closing does so
+ * before this returns. Process context.
+ */
+void ndk_obj_linger(struct ndk_obj *obj)
+{
+	struct ndk_adapter *a = obj->adapter;
+	bool closing;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(obj->extra); i++)
+		if (obj->extra[i])
+			ndk_obj_get(obj->extra[i]);
+	ndk_obj_get(obj->parent);
+	spin_lock_irq(&a->linger_lock);
+	list_add_tail(&obj->linger_node, &a->lingering);
+	spin_unlock_irq(&a->linger_lock);
+	/*
+	 * An antecedent that walked the list before @obj was on it: the
+	 * lock orders its closing state before this read.
+	 */
+	closing = READ_ONCE(obj->parent->state) == NDK_OBJ_CLOSING;
+	for (i = 0; i < ARRAY_SIZE(obj->extra); i++)
+		if (obj->extra[i] &&
+		    READ_ONCE(obj->extra[i]->state) == NDK_OBJ_CLOSING)
+			closing = true;
+	if (closing)
+		obj->ops->let_go(obj);
+}
+
+/**
+ * ndk_obj_unlinger() - @obj lets go of its antecedents
+ * @obj: an object ndk_obj_linger() kept
+ *
+ * Any context.
+ */
+void ndk_obj_unlinger(struct ndk_obj *obj)
+{
+	struct ndk_adapter *a = obj->adapter;
+	unsigned long flags;
+
+	spin_lock_irqsave(&a->linger_lock, flags);
+	list_del_init(&obj->linger_node);
+	spin_unlock_irqrestore(&a->linger_lock, flags);
+	ndk_obj_put_antecedents(obj->parent, obj->extra,
+				ARRAY_SIZE(obj->extra));
+}
+
+/* @ante is being closed: what lingers on it lets go. */
+static void ndk_obj_let_go(struct ndk_obj *ante)
+{
+	struct ndk_adapter *a = ante->adapter;
+	struct ndk_obj *obj;
+	unsigned long flags;
+
+	spin_lock_irqsave(&a->linger_lock, flags);
+	list_for_each_entry(obj, &a->lingering, linger_node)
+		if (ndk_obj_holds(obj, ante))
+			obj->ops->let_go(obj);
+	spin_unlock_irqrestore(&a->linger_lock, flags);
 }
 
 void ndk_obj_get(struct ndk_obj *obj)
@@ -297,6 +377,7 @@ static NTSTATUS ndk_obj_close(struct ndk_obj *obj,
 	obj->close_cb = cb;
 	obj->cb_ctx = ctx;
 	WRITE_ONCE(obj->state, NDK_OBJ_CLOSING);
+	ndk_obj_let_go(obj);
 	if (obj->ops->close)
 		obj->ops->close(obj);
 	if (ndk_obj_may_inline(obj)) {

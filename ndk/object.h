@@ -56,6 +56,8 @@ void ndk_obj_get(struct ndk_obj *obj);
 bool ndk_obj_tryget(struct ndk_obj *obj);
 void ndk_obj_put(struct ndk_obj *obj);
 void ndk_obj_put_may_sleep(struct ndk_obj *obj);
+void ndk_obj_linger(struct ndk_obj *obj);
+void ndk_obj_unlinger(struct ndk_obj *obj);
 NTSTATUS ndk_query_extension(NDK_OBJECT_HEADER *hdr, GUID *id,
 			     NDK_VERSION version,
 			     NDK_EXTENSION_INTERFACE *iface);
@@ -86,6 +88,9 @@ NTSTATUS ndk_query_extension(NDK_OBJECT_HEADER *hdr, GUID *id,
  *	pend on ndk_wq all the same, for a type whose @create or @destroy
  *	must not run there (an rdma_cm id's destruction inside ndk's
  *	rdma_cm handler)
+ * @let_go: the object lingers (ndk_obj_linger()) and one of its
+ *	antecedents is being closed: end the lingering soon, calling
+ *	ndk_obj_unlinger(); called under a spinlock
  *
  * The core (object.c, main.c, cm.c) reaches the object types only through
  * these: each type's file registers its table, and no arrow points up.
@@ -100,6 +105,7 @@ struct ndk_obj_ops {
 	int (*cm_event)(struct ndk_obj *obj, struct rdma_cm_id *id,
 			struct rdma_cm_event *ev);
 	bool (*inline_ok)(struct ndk_obj *obj);
+	void (*let_go)(struct ndk_obj *obj);
 };
 
 enum ndk_obj_state {
@@ -127,6 +133,7 @@ enum ndk_obj_state {
  * @close_cb: consumer's close completion
  * @cb_ctx: context for whichever of the two is pending
  * @dev_node: entry in its device's list of live objects (debugfs.c)
+ * @linger_node: entry in its adapter's @lingering, while it lingers
  */
 struct ndk_obj {
 	NDK_OBJECT_HEADER *hdr;
@@ -143,6 +150,7 @@ struct ndk_obj {
 	NDK_FN_CLOSE_COMPLETION close_cb;
 	void *cb_ctx;
 	struct list_head dev_node;
+	struct list_head linger_node;
 };
 
 /*

@@ -48,7 +48,6 @@ static bool ndk_pd_inline_ok(struct ndk_obj *obj)
 }
 
 static const struct ndk_obj_ops ndk_pd_ops = {
-	.close = ndk_qps_retire_now,
 	.create = ndk_pd_create,
 	.destroy = ndk_pd_destroy,
 	.free = ndk_pd_free,

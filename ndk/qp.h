@@ -76,7 +76,6 @@ union ndk_held_wr {
  * @retire_polled: the receive CQ was found empty after the device had
  *	completed the QP's receives
  * @retire_work: moves the retirement on
- * @retire_node: entry in the adapter's @retiring
  * @retire_cq_node: entry in the receive CQ's @retires
  * @srq_node: entry in the SRQ's @qps
  * @rcu: frees the QP after a grace period, for the poll path
@@ -117,7 +116,6 @@ struct ndk_qp {
 	bool retire_polled;
 	atomic_t retire;
 	struct work_struct retire_work;
-	struct list_head retire_node;
 	struct list_head retire_cq_node;
 	struct hlist_node srq_node;
 	struct rcu_head rcu;
@@ -176,9 +174,19 @@ enum ndk_retire {
 
 void ndk_qp_set_error(struct ndk_qp *qp);
 void ndk_qp_sweep_later(struct ndk_qp *qp);
-void ndk_qp_retire_kick(struct ndk_qp *qp);
 void ndk_qp_retire_work(struct work_struct *work);
-void ndk_qps_retire_now(struct ndk_obj *ante);
+
+/*
+ * Have a retiring QP look at its state again (qp_create.c); a QP that is
+ * not retiring is left alone. Any context; the caller keeps @qp from
+ * being released.
+ */
+static inline void ndk_qp_retire_kick(struct ndk_qp *qp)
+{
+	if (atomic_read(&qp->retire) != NDK_RETIRE_NONE)
+		queue_work(ndk_wq, &qp->retire_work);
+}
+
 void ndk_qp_event(struct ib_event *event, void *ctx);
 /* What qp_create.c sets a new QP up with, from qp.c. */
 extern const NDK_QP_DISPATCH ndk_qp_dispatch;

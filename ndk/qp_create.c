@@ -164,12 +164,13 @@ static void ndk_qp_destroy_now(struct ndk_qp *qp)
  * IB_EVENT_QP_LAST_WQE_REACHED, or which it has done ndk_sweep_ms after
  * the error move where it does not say so (siw, rxe before 6.11); then
  * for a poll that finds the receive CQ empty: those results were polled.
- * Closing the QP's PD, one of its CQs or its SRQ ends the wait at once,
- * as nobody polls them any more.
+ * Closing the QP's PD, one of its CQs or its SRQ ends the wait, as nobody
+ * polls them any more: that close pends until the verbs QP is gone.
  *
- * The QP holds its antecedents and a sweep reference meanwhile; what
- * moves it on (its sweep, the device's event, the poll, a closing
- * antecedent) queues @retire_work, which rereads the state.
+ * The QP lingers on its antecedents (ndk_obj_linger()) and holds a sweep
+ * reference meanwhile; what moves it on (its sweep, the device's event,
+ * the poll, a closing antecedent) queues @retire_work, which rereads the
+ * state.
  */
 
 static bool ndk_qp_queues_done(struct ndk_qp *qp)
@@ -187,31 +188,9 @@ static bool ndk_qp_srq_done(struct ndk_qp *qp)
 				      msecs_to_jiffies(ms));
 }
 
-/* Whether the retiring @qp holds @ante. */
-static bool ndk_qp_holds(struct ndk_qp *qp, struct ndk_obj *ante)
-{
-	int i;
-
-	for (i = 0; i < ARRAY_SIZE(qp->obj.extra); i++)
-		if (qp->obj.extra[i] == ante)
-			return true;
-	return qp->obj.parent == ante;
-}
-
-static void ndk_qp_put_antecedents(struct ndk_qp *qp)
-{
-	int i;
-
-	for (i = 0; i < ARRAY_SIZE(qp->obj.extra); i++)
-		if (qp->obj.extra[i])
-			ndk_obj_put(qp->obj.extra[i]);
-	ndk_obj_put(qp->obj.parent);
-}
-
 /* End the retirement of @qp, once; process context. */
 static void ndk_qp_retire_finish(struct ndk_qp *qp)
 {
-	struct ndk_adapter *adapter = qp->obj.adapter;
 	struct ndk_cq *rcq = ndk_qp_cq_at(qp, 0);
 	int state = atomic_read(&qp->retire);
 	unsigned long flags;
@@ -223,11 +202,8 @@ static void ndk_qp_retire_finish(struct ndk_qp *qp)
 	spin_lock_irqsave(&rcq->sweep_lock, flags);
 	list_del_init(&qp->retire_cq_node);
 	spin_unlock_irqrestore(&rcq->sweep_lock, flags);
-	spin_lock_irqsave(&adapter->retire_lock, flags);
-	list_del_init(&qp->retire_node);
-	spin_unlock_irqrestore(&adapter->retire_lock, flags);
 	ndk_qp_destroy_now(qp);
-	ndk_qp_put_antecedents(qp);
+	ndk_obj_unlinger(&qp->obj);
 	ndk_sweep_put(qp);
 }
 
@@ -264,87 +240,29 @@ void ndk_qp_retire_work(struct work_struct *work)
 	ndk_qp_retire_finish(qp);
 }
 
-/**
- * ndk_qp_retire_kick() - have a retiring QP look at its state again
- * @qp: the QP, retiring or not
- *
- * Any context; the caller keeps @qp from being released.
- */
-void ndk_qp_retire_kick(struct ndk_qp *qp)
-{
-	if (atomic_read(&qp->retire) != NDK_RETIRE_NONE)
-		queue_work(ndk_wq, &qp->retire_work);
-}
-
 /* The QP is closed: its verbs QP retires (see above). */
 static void ndk_qp_retire(struct ndk_qp *qp)
 {
-	struct ndk_adapter *adapter = qp->obj.adapter;
-	int i;
-
 	if (!READ_ONCE(qp->in_error))
 		ndk_qp_set_error(qp);
-	for (i = 0; i < ARRAY_SIZE(qp->obj.extra); i++)
-		if (qp->obj.extra[i])
-			ndk_obj_get(qp->obj.extra[i]);
-	ndk_obj_get(qp->obj.parent);
 	atomic_inc(&qp->sweep_refs);
-	spin_lock_irq(&adapter->retire_lock);
-	list_add_tail(&qp->retire_node, &adapter->retiring);
 	atomic_set(&qp->retire, NDK_RETIRE_WAIT);
-	spin_unlock_irq(&adapter->retire_lock);
-	/*
-	 * An antecedent closed before the QP looked for it on the list
-	 * (the lock orders its state before that): it is waited for.
-	 */
-	for (i = 0; i < ARRAY_SIZE(qp->obj.extra); i++)
-		if (qp->obj.extra[i] &&
-		    READ_ONCE(qp->obj.extra[i]->state) == NDK_OBJ_CLOSING)
-			WRITE_ONCE(qp->retire_force, true);
-	if (READ_ONCE(qp->obj.parent->state) == NDK_OBJ_CLOSING)
-		WRITE_ONCE(qp->retire_force, true);
+	ndk_obj_linger(&qp->obj);
 	/* Due already, or the device has had its time since the error. */
 	ndk_qp_sweep_later(qp);
 	queue_work(ndk_wq, &qp->retire_work);
 }
 
-/**
- * ndk_qps_retire_now() - @ante is being closed: its QPs' verbs QPs go
- * @ante: a PD, CQ or SRQ, from its close operation
- *
- * Nothing polls @ante's CQs for the retiring QPs that hold it any more.
- * Where the caller may sleep they go before this returns, so that the
- * close may complete inline; else on ndk_wq, and the close pends.
+/*
+ * The let_go operation: the QP's PD, a CQ or its SRQ is being closed, and
+ * nobody polls for the QP any more; its verbs QP goes now.
  */
-void ndk_qps_retire_now(struct ndk_obj *ante)
+static void ndk_qp_let_go(struct ndk_obj *obj)
 {
-	struct ndk_adapter *adapter = ante->adapter;
-	bool may_sleep = ndk_caller_may_sleep();
-	struct ndk_qp *qp, *found;
-	unsigned long flags;
+	struct ndk_qp *qp = container_of(obj, struct ndk_qp, obj);
 
-	do {
-		found = NULL;
-		spin_lock_irqsave(&adapter->retire_lock, flags);
-		list_for_each_entry(qp, &adapter->retiring, retire_node) {
-			if (READ_ONCE(qp->retire_force) ||
-			    !ndk_qp_holds(qp, ante))
-				continue;
-			WRITE_ONCE(qp->retire_force, true);
-			if (!may_sleep) {
-				queue_work(ndk_wq, &qp->retire_work);
-				continue;
-			}
-			atomic_inc(&qp->sweep_refs);
-			found = qp;
-			break;
-		}
-		spin_unlock_irqrestore(&adapter->retire_lock, flags);
-		if (found) {
-			ndk_qp_retire_finish(found);
-			ndk_sweep_put(found);
-		}
-	} while (found);
+	WRITE_ONCE(qp->retire_force, true);
+	queue_work(ndk_wq, &qp->retire_work);
 }
 
 /*
@@ -417,6 +335,7 @@ static const struct ndk_obj_ops ndk_qp_ops = {
 	.destroy = ndk_qp_destroy,
 	.free = ndk_qp_free,
 	.kill = ndk_qp_kill,
+	.let_go = ndk_qp_let_go,
 };
 
 /*
@@ -486,7 +405,6 @@ static NTSTATUS ndk_qp_new(struct ndk_pd *pd, NDK_CQ *pReceiveCq,
 	INIT_DELAYED_WORK(&qp->sweep_work, ndk_qp_sweep_work);
 	INIT_WORK(&qp->release_work, ndk_qp_release_work);
 	INIT_WORK(&qp->retire_work, ndk_qp_retire_work);
-	INIT_LIST_HEAD(&qp->retire_node);
 	INIT_LIST_HEAD(&qp->retire_cq_node);
 	atomic_set(&qp->sweep_refs, 1);
 	INIT_LIST_HEAD(&qp->sq.sweep);

@@ -142,7 +142,6 @@ PVOID ndk_srq_qp_context(struct ndk_srq *srq, struct ib_qp *ibqp)
 }
 
 static const struct ndk_obj_ops ndk_srq_ops = {
-	.close = ndk_qps_retire_now,
 	.create = ndk_srq_create,
 	.destroy = ndk_srq_destroy,
 	.free = ndk_srq_free,
