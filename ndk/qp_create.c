@@ -245,12 +245,19 @@ static void ndk_qp_retire(struct ndk_qp *qp)
 {
 	if (!READ_ONCE(qp->in_error))
 		ndk_qp_set_error(qp);
-	atomic_inc(&qp->sweep_refs);
-	atomic_set(&qp->retire, NDK_RETIRE_WAIT);
-	ndk_obj_linger(&qp->obj);
-	/* Due already, or the device has had its time since the error. */
+	/* The retirement's reference, and this call's. */
+	atomic_add(2, &qp->sweep_refs);
+	/*
+	 * Due already, or the device has had its time since the error. Queued
+	 * before a closing antecedent can end the retirement, whose end
+	 * cancels it.
+	 */
 	ndk_qp_sweep_later(qp);
+	ndk_obj_linger(&qp->obj);
+	/* Nothing ends the retirement before this; the work looks again. */
+	atomic_set(&qp->retire, NDK_RETIRE_WAIT);
 	queue_work(ndk_wq, &qp->retire_work);
+	ndk_sweep_put(qp);
 }
 
 /*
