@@ -93,10 +93,11 @@ static int ndk_mr_track(struct ndk_mr *mr, struct ib_mr *ibmr)
  * @pd: a new PD
  *
  * Where the device has no device-wide local DMA key, the privileged token
- * is the key of the DMA MR ib_alloc_pd() made for the PD. siw lets a peer
- * invalidate it (it checks only the PD), which would end every local
+ * is the key of the DMA MR ib_alloc_pd() made for the PD. On iWARP a peer
+ * may invalidate it (siw checks only the PD), which would end every local
  * request through the token for good; so the MR is in the device's table
- * as the PD's, and registered again as a region's MR would be.
+ * as the PD's, and registered again as a region's MR would be. IB and
+ * RoCE let a peer invalidate only fast-register MRs and windows.
  *
  * Return: 0 or a negative errno.
  */
@@ -104,7 +105,8 @@ int ndk_mr_track_pd(struct ndk_pd *pd)
 {
 	struct ib_mr *ibmr = pd->ibpd->__internal_mr;
 
-	if (!ibmr)
+	if (!ibmr || !rdma_protocol_iwarp(pd->ibpd->device,
+					  pd->obj.adapter->port))
 		return 0;
 	return xa_err(xa_store_irq(&pd->obj.adapter->dev->regions,
 				   ibmr->lkey >> 8,
@@ -120,7 +122,8 @@ void ndk_mr_untrack_pd(struct ndk_pd *pd)
 {
 	struct ib_mr *ibmr = pd->ibpd->__internal_mr;
 
-	if (ibmr)
+	if (ibmr && rdma_protocol_iwarp(pd->ibpd->device,
+					pd->obj.adapter->port))
 		xa_cmpxchg_irq(&pd->obj.adapter->dev->regions, ibmr->lkey >> 8,
 			       xa_tag_pointer(pd, NDK_REGIONS_PD), NULL, 0);
 }
