@@ -162,7 +162,7 @@ static void ndk_qp_destroy_now(struct ndk_qp *qp)
  * sweep's, ndk_sweep_ms after the error move). A QP on an SRQ also waits
  * for the device to complete the receives it took, which it says with
  * IB_EVENT_QP_LAST_WQE_REACHED, or which it has done ndk_sweep_ms after
- * the error move where it does not say so (siw, rxe before 6.11); then
+ * the error move where it does not say so (siw, 6.1's rxe); then
  * for a poll that finds the receive CQ empty: those results were polled.
  * Closing the QP's PD, one of its CQs or its SRQ ends the wait, as nobody
  * polls them any more: that close pends until the verbs QP is gone.
