@@ -165,11 +165,6 @@ static void ndk_cq_event_handler(struct ib_event *event, void *ctx)
 }
 
 /*
- * NdkArmCq. Verbs cannot arm for errors only; ERRORS arms for the next
- * completion of any kind, which still fires at most once per arm (see
- * Documentation/ndk/deviations.rst).
- */
-/*
  * Results held back whose region is restored: the restoring's
  * notification may have come before the arm (ndk_cq_restored()). The
  * arm's atomic orders its state before this read.
@@ -182,6 +177,11 @@ static bool ndk_cq_held_restored(struct ndk_cq *cq)
 	       (!hold || ndk_mr_restored(cq->obj.adapter->dev, hold));
 }
 
+/*
+ * NdkArmCq. Verbs cannot arm for errors only; ERRORS arms for the next
+ * completion of any kind, which still fires at most once per arm (see
+ * Documentation/ndk/deviations.rst).
+ */
 static void ndk_arm_cq(NDK_CQ *pNdkCq, ULONG Type)
 {
 	struct ndk_cq *cq = to_ndk_cq(pNdkCq);

@@ -570,12 +570,6 @@ void ndk_qp_event(struct ib_event *event, void *ctx)
 	ndk_obj_put(&qp->obj);
 }
 
-/* The CQs of the QP: ndk_qp_new() added the receive CQ, then the other. */
-static struct ndk_cq *ndk_qp_cq_at(struct ndk_qp *qp, int i)
-{
-	return container_of(qp->obj.extra[i], struct ndk_cq, obj);
-}
-
 /**
  * ndk_qp_sweep_now() - the device is done: sweep what it did not report
  * @qp: the QP, failed or closed

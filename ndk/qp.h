@@ -161,14 +161,13 @@ static __always_inline NTSTATUS ndk_sges(const NDK_SGE *sgl, ULONG n,
 /**
  * enum ndk_retire - a closed QP's verbs QP on its way out (qp_create.c)
  * @NDK_RETIRE_NONE: the QP is not closed, or went at once
- * @NDK_RETIRE_WAIT: it waits for its queues' results and the SRQ's
- * @NDK_RETIRE_MARKED: it waits for a poll that finds the receive CQ empty
+ * @NDK_RETIRE_WAIT: it waits for its queues' results, the SRQ's, and on an
+ *	SRQ a poll that finds the receive CQ empty
  * @NDK_RETIRE_DONE: the verbs QP is destroyed, or being destroyed
  */
 enum ndk_retire {
 	NDK_RETIRE_NONE,
 	NDK_RETIRE_WAIT,
-	NDK_RETIRE_MARKED,
 	NDK_RETIRE_DONE,
 };
 
@@ -213,6 +212,12 @@ NTSTATUS ndk_create_qp(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,
 #if IS_ENABLED(CONFIG_KUNIT)
 void ndk_qp_set_destroy_hook(void (*hook)(struct ib_qp *ibqp));
 #endif
+
+/* The CQs of the QP: ndk_qp_new() added the receive CQ, then the other. */
+static inline struct ndk_cq *ndk_qp_cq_at(struct ndk_qp *qp, int i)
+{
+	return container_of(qp->obj.extra[i], struct ndk_cq, obj);
+}
 
 /* The consumer's QPContext of a work completion's QP. */
 static inline PVOID ndk_qp_context(struct ib_qp *ibqp)

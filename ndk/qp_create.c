@@ -133,12 +133,6 @@ static inline void ndk_qp_destroying(struct ib_qp *ibqp)
 }
 #endif
 
-/* The CQs of the QP: ndk_qp_new() added the receive CQ, then the other. */
-static struct ndk_cq *ndk_qp_cq_at(struct ndk_qp *qp, int i)
-{
-	return container_of(qp->obj.extra[i], struct ndk_cq, obj);
-}
-
 /* Destroy the verbs QP; the sweep reports what it still held. */
 static void ndk_qp_destroy_now(struct ndk_qp *qp)
 {
@@ -188,17 +182,16 @@ static bool ndk_qp_srq_done(struct ndk_qp *qp)
 				      msecs_to_jiffies(ms));
 }
 
-/* End the retirement of @qp, once; process context. */
+/*
+ * End the retirement of @qp. Only @retire_work, which never runs twice at
+ * once, moves the state on from NDK_RETIRE_WAIT.
+ */
 static void ndk_qp_retire_finish(struct ndk_qp *qp)
 {
 	struct ndk_cq *rcq = ndk_qp_cq_at(qp, 0);
-	int state = atomic_read(&qp->retire);
 	unsigned long flags;
 
-	do {
-		if (state != NDK_RETIRE_WAIT && state != NDK_RETIRE_MARKED)
-			return;
-	} while (!atomic_try_cmpxchg(&qp->retire, &state, NDK_RETIRE_DONE));
+	atomic_set(&qp->retire, NDK_RETIRE_DONE);
 	spin_lock_irqsave(&rcq->sweep_lock, flags);
 	list_del_init(&qp->retire_cq_node);
 	spin_unlock_irqrestore(&rcq->sweep_lock, flags);
@@ -217,7 +210,8 @@ void ndk_qp_retire_work(struct work_struct *work)
 	struct ndk_cq *rcq = ndk_qp_cq_at(qp, 0);
 	unsigned long flags;
 
-	if (atomic_read(&qp->retire) == NDK_RETIRE_DONE)
+	/* Not retiring yet (ndk_qp_retire() queues it again), or gone. */
+	if (atomic_read(&qp->retire) != NDK_RETIRE_WAIT)
 		return;
 	if (!READ_ONCE(qp->retire_force)) {
 		if (!ndk_qp_queues_done(qp))
@@ -227,8 +221,9 @@ void ndk_qp_retire_work(struct work_struct *work)
 				return;
 			/* From now on, a poll that finds @rcq empty. */
 			spin_lock_irqsave(&rcq->sweep_lock, flags);
-			if (atomic_cmpxchg(&qp->retire, NDK_RETIRE_WAIT,
-					   NDK_RETIRE_MARKED) == NDK_RETIRE_WAIT) {
+			/* The poller marks it polled under the same lock. */
+			if (!qp->retire_polled &&
+			    list_empty(&qp->retire_cq_node)) {
 				list_add_tail(&qp->retire_cq_node,
 					      &rcq->retires);
 				WRITE_ONCE(rcq->sweep_due, true);

@@ -169,12 +169,13 @@ ULONG ndk_sweep_poll(struct ndk_cq *cq, void *results, ULONG n, bool ex)
 
 	spin_lock_irqsave(&cq->sweep_lock, flags);
 	/* Asked for results, the device had none: retiring QPs may go. */
-	list_for_each_entry_safe(qp, nqp, &cq->retires, retire_cq_node) {
-		if (!n)
-			break;
-		list_del_init(&qp->retire_cq_node);
-		WRITE_ONCE(qp->retire_polled, true);
-		ndk_qp_retire_kick(qp);
+	if (n) {
+		list_for_each_entry_safe(qp, nqp, &cq->retires,
+					 retire_cq_node) {
+			list_del_init(&qp->retire_cq_node);
+			WRITE_ONCE(qp->retire_polled, true);
+			ndk_qp_retire_kick(qp);
+		}
 	}
 	list_for_each_entry_safe(ring, next, &cq->sweeps, sweep) {
 		done = ndk_sweep_ring(ring, results, done, n, ex);

@@ -603,6 +603,50 @@ static void ndk_srq_id_wrap_test(struct kunit *test)
 }
 
 /*
+ * An SRQ whose QP has its own CQ, armed to signal @notified, @n receives
+ * posted and a connection @p to the QP, over which one message came: its
+ * receive's result is in *@cqp, unpolled.
+ */
+static struct ndk_senv *ndk_srq_unpolled(struct kunit *test,
+					 struct ndk_cenv *e, int n,
+					 struct ndk_wait *notified,
+					 NDK_CQ **cqp, struct ndk_pair *p)
+{
+	NDK_SGE sge = { .Length = 15 };
+	struct sockaddr_in dst;
+	struct ndk_senv *s;
+	NDK_CQ *cq = NULL;
+	struct ndk_wait w;
+	NDK_RESULT r;
+	NTSTATUS st;
+
+	ndk_wait_init(&w);
+	ndk_wait_init(notified);
+	st = e->a->Dispatch->NdkCreateCq(e->a, 16, ndk_test_request_cb,
+					 notified, NULL, ndk_test_create_cb,
+					 &w, &cq);
+	cq = container_of(ndk_created(test, st, &w, cq), NDK_CQ, Header);
+	*cqp = cq;
+	s = ndk_senv_new_on(test, e, cq, 0);
+	ndk_senv_post(test, s, n);
+	p->c = ndk_cenv_connector(test, e);
+	p->aqp = ndk_cenv_qp(test, e);
+	p->pqp = s->qp;
+	ndk_listen_addr(e, &dst);
+	ndk_establish_pair(test, e, p, (struct sockaddr *)&e->addr,
+			   (struct sockaddr *)&dst, sizeof(dst), false);
+	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
+	sge.LogicalAddress = s->dma + 8 * NDK_SRQ_SLOT;
+	sge.MemoryRegionToken = s->tok;
+	KUNIT_ASSERT_EQ(test, p->aqp->Dispatch->NdkSend(p->aqp, (void *)0x10,
+							&sge, 1, 0),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, ndk_poll_results(e->cq, &r, 1), 1U);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(notified));
+	return s;
+}
+
+/*
  * A receive's result left in a CQ after its SRQ is closed names an owner
  * id that a QP created later may take. Polled then, it is dropped as the
  * result of a closed SRQ (counted as polled, once), never read as the
@@ -611,9 +655,7 @@ static void ndk_srq_id_wrap_test(struct kunit *test)
 static void ndk_srq_stale_test(struct kunit *test)
 {
 	struct ndk_cenv *e = test->priv;
-	NDK_SGE sge = { .Length = 15 };
 	struct ndk_wait w, notified;
-	struct sockaddr_in dst;
 	char *before, *after;
 	struct ndk_senv *s;
 	NDK_QP *qp = NULL;
@@ -623,29 +665,7 @@ static void ndk_srq_stale_test(struct kunit *test)
 	NTSTATUS st;
 	u32 id;
 
-	ndk_wait_init(&w);
-	ndk_wait_init(&notified);
-	st = e->a->Dispatch->NdkCreateCq(e->a, 16, ndk_test_request_cb,
-					 &notified, NULL, ndk_test_create_cb,
-					 &w, &cq);
-	cq = container_of(ndk_created(test, st, &w, cq), NDK_CQ, Header);
-	s = ndk_senv_new_on(test, e, cq, 0);
-	ndk_senv_post(test, s, 1);
-	p.c = ndk_cenv_connector(test, e);
-	p.aqp = ndk_cenv_qp(test, e);
-	p.pqp = s->qp;
-	ndk_listen_addr(e, &dst);
-	ndk_establish_pair(test, e, &p, (struct sockaddr *)&e->addr,
-			   (struct sockaddr *)&dst, sizeof(dst), false);
-	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
-	sge.LogicalAddress = s->dma + 8 * NDK_SRQ_SLOT;
-	sge.MemoryRegionToken = s->tok;
-	KUNIT_ASSERT_EQ(test, p.aqp->Dispatch->NdkSend(p.aqp, (void *)0x10,
-						       &sge, 1, 0),
-			STATUS_SUCCESS);
-	KUNIT_ASSERT_EQ(test, ndk_poll_results(e->cq, r, 1), 1U);
-	/* The receive's result is in @cq, unpolled. */
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&notified));
+	s = ndk_srq_unpolled(test, e, 1, &notified, &cq, &p);
 	id = ndk_srq_owner(s->srq);
 	ndk_pair_close(test, &p);
 	ndk_senv_free(test, e, s);
@@ -687,40 +707,17 @@ static void ndk_srq_destroying(struct ib_qp *ibqp)
 static void ndk_srq_closed_qp_test(struct kunit *test)
 {
 	struct ndk_cenv *e = test->priv;
-	NDK_SGE sge = { .Length = 15 };
 	struct ndk_wait w, notified;
-	struct sockaddr_in dst;
 	struct ndk_senv *s;
 	NDK_QP *qps[4];
 	NDK_CQ *cq = NULL;
 	struct ndk_pair p;
 	NDK_RESULT r[4];
 	NTSTATUS st;
+	bool gone;
 	int i;
 
-	ndk_wait_init(&w);
-	ndk_wait_init(&notified);
-	st = e->a->Dispatch->NdkCreateCq(e->a, 16, ndk_test_request_cb,
-					 &notified, NULL, ndk_test_create_cb,
-					 &w, &cq);
-	cq = container_of(ndk_created(test, st, &w, cq), NDK_CQ, Header);
-	s = ndk_senv_new_on(test, e, cq, 0);
-	ndk_senv_post(test, s, 2);
-	p.c = ndk_cenv_connector(test, e);
-	p.aqp = ndk_cenv_qp(test, e);
-	p.pqp = s->qp;
-	ndk_listen_addr(e, &dst);
-	ndk_establish_pair(test, e, &p, (struct sockaddr *)&e->addr,
-			   (struct sockaddr *)&dst, sizeof(dst), false);
-	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
-	sge.LogicalAddress = s->dma + 8 * NDK_SRQ_SLOT;
-	sge.MemoryRegionToken = s->tok;
-	KUNIT_ASSERT_EQ(test, p.aqp->Dispatch->NdkSend(p.aqp, (void *)0x10,
-						       &sge, 1, 0),
-			STATUS_SUCCESS);
-	KUNIT_ASSERT_EQ(test, ndk_poll_results(e->cq, r, 1), 1U);
-	/* The receive's result is in @cq, unpolled. */
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&notified));
+	s = ndk_srq_unpolled(test, e, 2, &notified, &cq, &p);
 	WRITE_ONCE(ndk_srq_watched_gone, false);
 	WRITE_ONCE(ndk_srq_watched,
 		   container_of(s->qp, struct ndk_qp, ndk)->ibqp);
@@ -737,7 +734,8 @@ static void ndk_srq_closed_qp_test(struct kunit *test)
 		qps[i] = container_of(ndk_created(test, st, &w, qps[i]),
 				      NDK_QP, Header);
 	}
-	KUNIT_EXPECT_FALSE_MSG(test, READ_ONCE(ndk_srq_watched_gone),
+	gone = READ_ONCE(ndk_srq_watched_gone);
+	KUNIT_EXPECT_FALSE_MSG(test, gone,
 			       "the verbs QP went with its receive unpolled");
 	ndk_qp_set_destroy_hook(NULL);
 	KUNIT_ASSERT_EQ(test, ndk_poll_results(cq, r, 1), 1U);
