@@ -202,7 +202,8 @@ static void ndk_arm_cq(NDK_CQ *pNdkCq, ULONG Type)
 	 */
 	flags = new == NDK_ARM_SOLICITED ? IB_CQ_SOLICITED : IB_CQ_NEXT_COMP;
 	if (ib_req_notify_cq(cq->ibcq, flags | IB_CQ_REPORT_MISSED_EVENTS) > 0 ||
-	    READ_ONCE(cq->fatal) || READ_ONCE(cq->sweep_due) ||
+	    READ_ONCE(cq->fatal) ||
+	    (READ_ONCE(cq->sweep_due) && !READ_ONCE(cq->held)) ||
 	    ndk_cq_held_restored(cq))
 		ndk_cq_kick(cq);
 }
@@ -487,6 +488,13 @@ static __always_inline bool ndk_cq_take(struct ndk_cq *cq,
 	return true;
 }
 
+/* The driver's poll while results are held: the device is not asked. */
+static int ndk_cq_poll_held(struct ib_cq *ibcq, int num_entries,
+			    struct ib_wc *wc)
+{
+	return 0;
+}
+
 /*
  * A receive invalidated a registered region (@hold set): its result @r,
  * from @wc, and the results behind it in @cq->wc, from @from to @n, wait
@@ -506,7 +514,19 @@ static noinline void ndk_cq_hold(struct ndk_cq *cq, const struct ib_wc *wc,
 	cq->held_has = true;
 	cq->stash_at = from;
 	cq->stash_end = n;
+	/*
+	 * The poll path tests nothing for this: until the held results are
+	 * given, the device is not polled, and the empty poll's look at
+	 * @sweep_due leads to ndk_cq_unstash().
+	 */
+	if (!cq->held) {
+		cq->poll_dev = cq->poll_cq;
+		cq->poll_cq = ndk_cq_poll_held;
+	}
 	WRITE_ONCE(cq->held, true);
+	spin_lock_irqsave(&cq->sweep_lock, flags);
+	WRITE_ONCE(cq->sweep_due, true);
+	spin_unlock_irqrestore(&cq->sweep_lock, flags);
 	spin_lock_irqsave(&dev->held_lock, flags);
 	if (list_empty(&cq->held_node))
 		list_add_tail(&cq->held_node, &dev->held_cqs);
@@ -592,8 +612,11 @@ static noinline ULONG ndk_cq_unstash(struct ndk_cq *cq, bool ex)
 		done++;
 	}
 	rcu_read_unlock();
-	if (!cq->hold && !cq->held_has && cq->stash_at == cq->stash_end)
+	/* @sweep_due stays set: the next empty poll looks at the sweep. */
+	if (!cq->hold && !cq->held_has && cq->stash_at == cq->stash_end) {
+		cq->poll_cq = cq->poll_dev;
 		WRITE_ONCE(cq->held, false);
+	}
 	return done;
 }
 
@@ -618,11 +641,14 @@ void ndk_cq_restored(struct ndk_device *dev)
 }
 
 /*
- * The sweep's results, read from the call's buffer kept in the CQ, so
- * that the empty poll keeps nothing but the CQ across the driver's call.
+ * The sweep's results, or the results held back, read from the call's
+ * buffer kept in the CQ, so that the empty poll keeps nothing but the CQ
+ * across the driver's call.
  */
 static noinline ULONG ndk_cq_swept(struct ndk_cq *cq, bool ex)
 {
+	if (cq->held)
+		return ndk_cq_unstash(cq, ex);
 	return ndk_sweep_poll(cq, cq->results, cq->nresults, ex);
 }
 
@@ -679,8 +705,6 @@ static ULONG ndk_get_cq_results(NDK_CQ *pNdkCq, NDK_RESULT Results[],
 
 	cq->results = Results;
 	cq->nresults = nResults;
-	if (unlikely(cq->held))
-		return ndk_cq_unstash(cq, false);
 	/* Asked for none, the driver returns none. */
 	n = ndk_cq_poll(cq, min_t(ULONG, nResults, NDK_CQ_POLL_BATCH));
 	if (n > 0)
@@ -699,8 +723,6 @@ static ULONG ndk_get_cq_results_ex(NDK_CQ *pNdkCq, NDK_RESULT_EX Results[],
 
 	cq->results = Results;
 	cq->nresults = nResults;
-	if (unlikely(cq->held))
-		return ndk_cq_unstash(cq, true);
 	/* Asked for none, the driver returns none. */
 	n = ndk_cq_poll(cq, min_t(ULONG, nResults, NDK_CQ_POLL_BATCH));
 	if (n > 0)

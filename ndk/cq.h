@@ -19,9 +19,9 @@
  *	load it through the device, as ib_poll_cq() does
  * @depth: entries the consumer asked for
  * @comp_vector: completion vector chosen from the affinity
- * @sweep_due: @sweeps or @retires is not empty (sweep.c); a hint for the
- *	poll path, beside @ibcq, which an empty poll reads as well; set and
- *	cleared under @sweep_lock
+ * @sweep_due: @sweeps or @retires is not empty (sweep.c), or results are
+ *	held; a hint for the poll path, beside @ibcq, which an empty poll
+ *	reads as well; set and cleared under @sweep_lock
  * @notify_cb: the consumer's notification callback
  * @notify_ctx: its context
  * @arm: NDK_ARM_* state; a notification consumes it
@@ -45,6 +45,8 @@
  *	receive that invalidated a registered region, until its restoring
  *	(@hold) is done: the consumer gets none of them before the region
  *	works again. Poller's, read by NdkArmCq
+ * @poll_dev: @poll_cq while results are held (@held), when the poll path
+ *	calls a stub in its place
  * @hold: ndk_mr_restored()'s ticket the held results wait for, or 0
  * @held_has: @held_res waits, before the completions in @wc
  * @held_res: the result of the receive that invalidated the region
@@ -86,6 +88,7 @@ struct ndk_cq {
 	struct ndk_stats __percpu *stats;
 	struct ndk_obj *owner;
 	bool held;
+	int (*poll_dev)(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 	int hold;
 	bool held_has;
 	NDK_RESULT_EX held_res;
