@@ -563,6 +563,59 @@ static void ndk_post_gather_scatter_test(struct kunit *test)
 	ndk_penv_free(test, pe);
 }
 
+/*
+ * Zero-length SGEs before data, which NDKPI allows: a send of 24 bytes
+ * from { 0, 16, 0, 8 } and an RDMA write of 32 from { 0, 32 } arrive
+ * whole. siw (6.1 to 7.3) looks no region up for a zero-length SGE and
+ * then walks it to send what follows: its transmit thread oopsed.
+ */
+static void ndk_post_zero_sge_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_penv *pe = ndk_penv_new(test, e, true);
+	struct ndk_pmem *rm = ndk_pmem_new(test, e,
+					   NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
+					   NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+	NDK_SGE rs[2] = { ndk_penv_sge(pe, 600, 0), ndk_penv_sge(pe, 700, 40) };
+	NDK_SGE ss[4] = { ndk_penv_sge(pe, 0, 0), ndk_penv_sge(pe, 100, 16),
+			  ndk_penv_sge(pe, 200, 0), ndk_penv_sge(pe, 300, 8) };
+	NDK_SGE ws[2] = { ndk_penv_sge(pe, 400, 0), ndk_penv_sge(pe, 0, 32) };
+	NDK_QP *qp = pe->p.aqp;
+	NDK_RESULT r[3], *x;
+	u8 want[24];
+	int i;
+
+	for (i = 0; i < NDK_POST_BUF / 2; i++)
+		pe->buf[i] = (u8)(i * 7 + 3);
+	ib_dma_sync_single_for_device(pe->dev, pe->dma, NDK_POST_BUF,
+				      DMA_BIDIRECTIONAL);
+	KUNIT_ASSERT_EQ(test, pe->p.pqp->Dispatch->NdkReceive(pe->p.pqp,
+							      (void *)0x401,
+							      rs, 2),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, qp->Dispatch->NdkSend(qp, (void *)0x402, ss, 4,
+						    0),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, qp->Dispatch->NdkWrite(qp, (void *)0x403, ws, 2,
+						     ndk_pmem_va(rm, 64),
+						     ndk_pmem_rtok(rm), 0),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, ndk_poll_results(e->cq, r, 3), 3U);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, r[i].Status, STATUS_SUCCESS);
+	x = ndk_find_result(r, 3, 0x401);
+	KUNIT_ASSERT_NOT_NULL(test, x);
+	KUNIT_EXPECT_EQ(test, x->BytesTransferred, 24U);
+	ib_dma_sync_single_for_cpu(pe->dev, pe->dma, NDK_POST_BUF,
+				   DMA_BIDIRECTIONAL);
+	memcpy(want, pe->buf + 100, 16);
+	memcpy(want + 16, pe->buf + 300, 8);
+	NDK_EXPECT_MEMEQ(test, pe->buf + 700, want, 24);
+	NDK_EXPECT_MEMEQ(test, rm->buf + 64, pe->buf, 32);
+	ndk_penv_free(test, pe);
+	ndk_pmem_free(test, rm);
+}
+
 /* Before the connection no initiator request is taken, and none completes. */
 static void ndk_post_not_connected_test(struct kunit *test)
 {
@@ -2060,6 +2113,7 @@ static struct kunit_case ndk_qp_cases[] = {
 	KUNIT_CASE(ndk_post_flush_busy_test),
 	KUNIT_CASE(nd_receive_conn_closed),
 	KUNIT_CASE(ndk_post_gather_scatter_test),
+	KUNIT_CASE(ndk_post_zero_sge_test),
 	KUNIT_CASE(ndk_post_not_connected_test),
 	KUNIT_CASE(ndk_post_defer_chain_test),
 	KUNIT_CASE(ndk_post_defer_teardown_test),
