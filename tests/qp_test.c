@@ -567,7 +567,12 @@ static void ndk_post_gather_scatter_test(struct kunit *test)
  * Zero-length SGEs before data, which NDKPI allows: a send of 24 bytes
  * from { 0, 16, 0, 8 } and an RDMA write of 32 from { 0, 32 } arrive
  * whole. siw (6.1 to 7.3) looks no region up for a zero-length SGE and
- * then walks it to send what follows: its transmit thread oopsed.
+ * then walks it to send what follows: its transmit thread oopsed. Then
+ * requests of no bytes: a read and a write without SGEs and an inline
+ * send of one empty SGE succeed (siw refuses a read of other than one
+ * SGE and an inline send of nothing), and a read after a read of none
+ * gets its bytes (siw gave the first one's answer to the second, and
+ * terminated the connection).
  */
 static void ndk_post_zero_sge_test(struct kunit *test)
 {
@@ -575,7 +580,9 @@ static void ndk_post_zero_sge_test(struct kunit *test)
 	struct ndk_penv *pe = ndk_penv_new(test, e, true);
 	struct ndk_pmem *rm = ndk_pmem_new(test, e,
 					   NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
-					   NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+					   NDK_MR_FLAG_ALLOW_REMOTE_READ |
+					   NDK_MR_FLAG_ALLOW_REMOTE_WRITE |
+					   NDK_MR_FLAG_RDMA_READ_SINK);
 	NDK_SGE rs[2] = { ndk_penv_sge(pe, 600, 0), ndk_penv_sge(pe, 700, 40) };
 	NDK_SGE ss[4] = { ndk_penv_sge(pe, 0, 0), ndk_penv_sge(pe, 100, 16),
 			  ndk_penv_sge(pe, 200, 0), ndk_penv_sge(pe, 300, 8) };
@@ -612,6 +619,48 @@ static void ndk_post_zero_sge_test(struct kunit *test)
 	memcpy(want + 16, pe->buf + 300, 8);
 	NDK_EXPECT_MEMEQ(test, pe->buf + 700, want, 24);
 	NDK_EXPECT_MEMEQ(test, rm->buf + 64, pe->buf, 32);
+
+	/* Requests of no bytes: a read, a write, an inline send. */
+	KUNIT_ASSERT_EQ(test, pe->p.pqp->Dispatch->NdkReceive(pe->p.pqp,
+							      (void *)0x404,
+							      rs, 2),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkRead(qp, (void *)0x405, NULL, 0,
+						    ndk_pmem_va(rm, 64),
+						    ndk_pmem_rtok(rm), 0),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkWrite(qp, (void *)0x406, NULL, 0,
+						     ndk_pmem_va(rm, 64),
+						     ndk_pmem_rtok(rm), 0),
+			STATUS_SUCCESS);
+	ws[0] = ndk_pmem_sge(rm, 0, 0);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkSend(qp, (void *)0x407, ws, 1,
+						    NDK_OP_FLAG_INLINE),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, ndk_poll_results(e->cq, r, 3), 3U);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ_MSG(test, r[i].Status, STATUS_SUCCESS,
+				    "request %p", r[i].RequestContext);
+	KUNIT_ASSERT_EQ(test, ndk_poll_results(e->cq, r, 1), 1U);
+	KUNIT_EXPECT_EQ_MSG(test, r[0].Status, STATUS_SUCCESS,
+			    "request %p", r[0].RequestContext);
+
+	/* A read of 16 bytes after one of none gets its bytes. */
+	ws[0] = ndk_pmem_sge(rm, 2048, 0);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkRead(qp, (void *)0x408, ws, 1,
+						    ndk_pmem_va(rm, 64),
+						    ndk_pmem_rtok(rm), 0),
+			STATUS_SUCCESS);
+	ws[0] = ndk_pmem_sge(rm, 1024, 16);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkRead(qp, (void *)0x409, ws, 1,
+						    ndk_pmem_va(rm, 64),
+						    ndk_pmem_rtok(rm), 0),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, ndk_poll_results(e->cq, r, 2), 2U);
+	for (i = 0; i < 2; i++)
+		KUNIT_EXPECT_EQ_MSG(test, r[i].Status, STATUS_SUCCESS,
+				    "request %p", r[i].RequestContext);
+	NDK_EXPECT_MEMEQ(test, rm->buf + 1024, pe->buf, 16);
 	ndk_penv_free(test, pe);
 	ndk_pmem_free(test, rm);
 }
