@@ -51,6 +51,12 @@ static struct ib_sge *ndk_qp_isge(struct ndk_qp *qp, u32 i)
 	return qp->isge + i * max(qp->max_isge, 1U);
 }
 
+/* The receive queue's spare SGE array, after the initiator's arrays. */
+static struct ib_sge *ndk_qp_rsge(struct ndk_qp *qp)
+{
+	return ndk_qp_isge(qp, qp->max_held + 1);
+}
+
 /* Bytes of the structure around @wr: what holding it has to copy. */
 static size_t ndk_wr_size(const struct ib_send_wr *wr)
 {
@@ -330,32 +336,85 @@ static __always_inline NTSTATUS ndk_qp_post_checked(struct ndk_qp *qp,
 	return ndk_qp_post_held_too(qp, wr, Flags, type, status);
 }
 
+/**
+ * ndk_sges_packed() - an SGE list for the device, without empty SGEs
+ *	before data
+ * @pSgl: the consumer's SGEs, checked
+ * @nSge: their number; the number in the list returned
+ * @spare: room for *@nSge entries, the poster's own
+ *
+ * siw (6.1 to 7.3) looks no region up for a zero-length SGE. Its
+ * transmit thread then dereferences that missing region to walk past the
+ * SGE to the data behind it, and the release of a request's regions
+ * stops at the first missing one, leaking the others. A zero-length SGE
+ * carries nothing, so the device gets the list without those, in
+ * @spare; a list without one before data goes as it is.
+ *
+ * Return: @pSgl as verbs SGEs, or @spare.
+ */
+struct ib_sge *ndk_sges_packed(const NDK_SGE *pSgl, ULONG *nSge,
+			       struct ib_sge *spare)
+{
+	struct ib_sge *from = ndk_ib_sges(pSgl);
+	ULONG i, n = 0;
+
+	for (i = 0; i + 1 < *nSge && from[i].length; i++)
+		;
+	if (i + 1 >= *nSge)
+		return from;
+	for (i = 0; i < *nSge; i++)
+		if (from[i].length)
+			spare[n++] = from[i];
+	*nSge = n;
+	return spare;
+}
+
+/* ndk_sges_packed() for an initiator request, in the QP's spare array. */
+static noinline void ndk_qp_pack_sges(struct ndk_qp *qp, struct ib_send_wr *wr,
+				      const NDK_SGE *pSgl, ULONG nSge)
+{
+	wr->sg_list = ndk_sges_packed(pSgl, &nSge,
+				      ndk_qp_isge(qp, qp->max_held));
+	wr->num_sge = nSge;
+}
+
 /*
  * Check an initiator request with local buffers, which go to the device
- * as the consumer's own SGE array. Inlined into each posting call, which
- * is what makes it cheap.
+ * as the consumer's own SGE array, or without its zero-length SGEs
+ * before data (ndk_qp_pack_sges()). Inline data of no bytes is no inline data:
+ * siw refuses an inline send of none, and *@Flags loses the flag.
+ * Inlined into each posting call, which is what makes it cheap.
  */
 static __always_inline NTSTATUS
 ndk_qp_check(struct ndk_qp *qp, struct ib_send_wr *wr, const NDK_SGE *pSgl,
-	     ULONG nSge, ULONG Flags, ULONG allowed, ULONG max_sge)
+	     ULONG nSge, ULONG *Flags, ULONG allowed, ULONG max_sge)
 {
 	NTSTATUS status;
 	u64 total;
+	ULONG i;
 
 	if (unlikely(!READ_ONCE(qp->connected)))
 		return STATUS_CONNECTION_INVALID;
-	if (unlikely(Flags & ~allowed))
+	if (unlikely(*Flags & ~allowed))
 		return STATUS_INVALID_PARAMETER;
 	status = ndk_sges(pSgl, nSge, max_sge, &total);
 	if (unlikely(status))
 		return status;
 	if (unlikely(total > qp->max_xfer))
 		return STATUS_INVALID_BUFFER_SIZE;
-	if (unlikely(Flags & NDK_OP_FLAG_INLINE) &&
+	if (unlikely(*Flags & NDK_OP_FLAG_INLINE) &&
 	    (total > qp->inline_size || ndk_qp_sges_privileged(qp, pSgl, nSge)))
 		return STATUS_INVALID_PARAMETER;
+	if (!total)
+		*Flags &= ~NDK_OP_FLAG_INLINE;
 	wr->sg_list = ndk_ib_sges(pSgl);
 	wr->num_sge = nSge;
+	for (i = 0; i + 1 < nSge; i++) {
+		if (!pSgl[i].Length) {
+			ndk_qp_pack_sges(qp, wr, pSgl, nSge);
+			break;
+		}
+	}
 	return STATUS_SUCCESS;
 }
 
@@ -371,9 +430,10 @@ static noinline NTSTATUS ndk_qp_post_slow(struct ndk_qp *qp,
 					  ULONG Flags, ULONG allowed,
 					  ULONG max_sge)
 {
-	return ndk_qp_post_checked(qp, wr, Flags, type,
-				   ndk_qp_check(qp, wr, pSgl, nSge, Flags,
-						allowed, max_sge));
+	NTSTATUS status = ndk_qp_check(qp, wr, pSgl, nSge, &Flags, allowed,
+				       max_sge);
+
+	return ndk_qp_post_checked(qp, wr, Flags, type, status);
 }
 
 /*
@@ -434,12 +494,16 @@ static __always_inline NTSTATUS ndk_qp_post(struct ndk_qp *qp,
 		     nSge - 1 >= max_sge || !pSgl))
 		goto slow;
 	total = pSgl[0].Length;
-	for (i = 1; i < nSge; i++)
+	for (i = 1; i < nSge; i++) {
+		/* A zero-length SGE before data: ndk_qp_pack_sges(). */
+		if (unlikely(!pSgl[i - 1].Length))
+			goto slow;
 		total += pSgl[i].Length;
+	}
 	if (unlikely(total > qp->max_xfer))
 		goto slow;
 	if (unlikely(Flags & NDK_OP_FLAG_INLINE)) {
-		if (total > qp->inline_size ||
+		if (!total || total > qp->inline_size ||
 		    ndk_qp_sges_privileged(qp, pSgl, nSge))
 			goto slow;
 		send_flags = IB_SEND_INLINE;
@@ -706,8 +770,12 @@ static __always_inline bool ndk_receive_ok(struct ndk_qp *qp,
 	    !pSgl)
 		return false;
 	total = pSgl[0].Length;
-	for (i = 1; i < nSge; i++)
+	for (i = 1; i < nSge; i++) {
+		/* A zero-length SGE before data: ndk_sges_packed(). */
+		if (!pSgl[i - 1].Length)
+			return false;
 		total += pSgl[i].Length;
+	}
 	return total <= qp->max_xfer && ndk_ring_room(&qp->rq, head);
 }
 
@@ -723,6 +791,7 @@ static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
 {
 	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
 	struct ndk_wr_ring *rq = &qp->rq;
+	struct ib_sge *sgl = ndk_ib_sges(pSgl);
 	u32 head = rq->head;
 	struct ib_recv_wr wr;
 	bool failed = false;
@@ -734,9 +803,10 @@ static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
 		if (status)
 			return status;
 		failed = READ_ONCE(qp->in_error);
+		sgl = ndk_sges_packed(pSgl, &nSge, ndk_qp_rsge(qp));
 	}
 	wr.next = NULL;
-	wr.sg_list = ndk_ib_sges(pSgl);
+	wr.sg_list = sgl;
 	wr.num_sge = nSge;
 	wr.wr_id = ndk_ring_take(rq, head, RequestContext,
 				 NdkOperationTypeReceive, NDK_SLOT_BUSY);
@@ -914,6 +984,24 @@ static NTSTATUS ndk_invalidate(NDK_QP *pNdkQp, PVOID RequestContext,
 #define NDK_RDMA_FLAGS	(NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | \
 			 NDK_OP_FLAG_DEFER)
 
+/*
+ * A read of no bytes, with SGEs or without: it goes to the device as a
+ * write of none, which touches no memory either and needs no answer.
+ * siw (6.1 to 7.3) pairs the next read's response with a read of
+ * nothing, finds the length wrong and terminates the connection.
+ */
+static noinline bool ndk_read_nothing(const NDK_SGE *pSgl, ULONG nSge)
+{
+	ULONG i;
+
+	if (!pSgl)
+		return !nSge;
+	for (i = 0; i < nSge; i++)
+		if (pSgl[i].Length)
+			return false;
+	return true;
+}
+
 static NTSTATUS ndk_read(NDK_QP *pNdkQp, PVOID RequestContext,
 			 const NDK_SGE *pSgl, ULONG nSge, UINT64 RemoteAddress,
 			 UINT32 RemoteToken, ULONG Flags)
@@ -942,6 +1030,9 @@ static NTSTATUS ndk_read(NDK_QP *pNdkQp, PVOID RequestContext,
 	if (Flags & allowed & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) {
 		wr.wr.opcode = IB_WR_RDMA_READ_WITH_INV;
 		wr.wr.ex.invalidate_rkey = pSgl[0].MemoryRegionToken;
+	} else if (unlikely(!nSge || (pSgl && !pSgl[0].Length)) &&
+		   ndk_read_nothing(pSgl, nSge)) {
+		wr.wr.opcode = IB_WR_RDMA_WRITE;
 	}
 	return ndk_qp_post(qp, &wr.wr, NdkOperationTypeRead, pSgl, nSge, Flags,
 			   allowed, min(qp->max_isge, info->MaxReadRequestSge));

@@ -52,8 +52,10 @@ union ndk_held_wr {
  *	hand for the post path
  * @max_held: deferred requests held at most: NDK_DEFER_MAX, or the
  *	initiator queue's depth if smaller (a chain cannot be longer)
- * @isge: @max_held initiator SGE arrays of max(@max_isge, 1) entries,
- *	one per held request; the consumer serializes the initiator queue
+ * @isge: @max_held + 1 initiator SGE arrays of max(@max_isge, 1) entries,
+ *	one per held request and a spare, then a spare receive array of
+ *	max(@max_rsge, 1) (ndk_sges_packed()); the consumer serializes
+ *	each queue
  * @held: @max_held deferred requests not posted yet, chained in order
  * @nheld: how many; only the poster raises it
  * @held_owner: 1 while the poster or ndk_qp_set_error() works on @held
@@ -187,6 +189,8 @@ static inline void ndk_qp_retire_kick(struct ndk_qp *qp)
 }
 
 void ndk_qp_event(struct ib_event *event, void *ctx);
+struct ib_sge *ndk_sges_packed(const NDK_SGE *pSgl, ULONG *nSge,
+			       struct ib_sge *spare);
 /* What qp_create.c sets a new QP up with, from qp.c. */
 extern const NDK_QP_DISPATCH ndk_qp_dispatch;
 void ndk_qp_flush_work(struct work_struct *work);

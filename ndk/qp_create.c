@@ -35,18 +35,20 @@ static int ndk_qp_to_init(struct ndk_qp *qp)
 }
 
 /*
- * The DEFER batch and its SGE arrays, one per request it holds, allocated
- * once here so that posting allocates nothing. Requests that go to the
- * device at once use the consumer's SGEs and need neither. Not zeroed:
- * an entry is read only after a deferred post has filled it.
+ * The DEFER batch and its SGE arrays, one per request it holds, and a
+ * spare array for each queue (ndk_sges_packed()), allocated once here so
+ * that posting allocates nothing. Requests that go to the device at
+ * once use the consumer's SGEs and need none of them. Not zeroed: an
+ * entry is read only after a post has filled it.
  */
 static int ndk_qp_alloc_held(struct ndk_qp *qp)
 {
 	qp->max_held = clamp(qp->sq.depth, 1U, (u32)NDK_DEFER_MAX);
 	qp->held = NDK_FI_NULL(kvmalloc_array(qp->max_held, sizeof(*qp->held),
 					      GFP_KERNEL));
-	qp->isge = NDK_FI_NULL(kvmalloc_array(qp->max_held,
-					      max(qp->max_isge, 1U) *
+	qp->isge = NDK_FI_NULL(kvmalloc_array((qp->max_held + 1) *
+					      max(qp->max_isge, 1U) +
+					      max(qp->max_rsge, 1U),
 					      sizeof(*qp->isge), GFP_KERNEL));
 	return qp->held && qp->isge ? 0 : -ENOMEM;
 }

@@ -79,6 +79,11 @@ static NTSTATUS ndk_srq_create(struct ndk_obj *obj)
 
 	if (ndk_ring_init(&srq->ring, srq->obj.adapter->info.MaxSrqDepth))
 		return STATUS_INSUFFICIENT_RESOURCES;
+	srq->spare = NDK_FI_NULL(kvmalloc_array(max(srq->max_sge, 1U),
+						sizeof(*srq->spare),
+						GFP_KERNEL));
+	if (!srq->spare)
+		return STATUS_INSUFFICIENT_RESOURCES;
 	err = ndk_wr_owner_add(obj);
 	if (err)
 		return ndk_status_from_errno(err);
@@ -110,6 +115,7 @@ static void ndk_srq_free_work(struct work_struct *work)
 					   free_work);
 
 	ndk_ring_free(&srq->ring);
+	kvfree(srq->spare);
 	kfree(srq);
 }
 
@@ -191,6 +197,8 @@ static NTSTATUS ndk_srq_receive(NDK_SRQ *pNdkSrq, PVOID RequestContext,
 		return status;
 	if (total > srq->obj.adapter->info.MaxTransferLength)
 		return STATUS_INVALID_BUFFER_SIZE;
+	wr.sg_list = ndk_sges_packed(pSgl, &nSge, srq->spare);
+	wr.num_sge = nSge;
 	/* Pairs with ndk_srq_consumed(). */
 	if (atomic_read_acquire(&srq->queued) >= (int)READ_ONCE(srq->depth) ||
 	    !ndk_srq_take(&srq->ring))

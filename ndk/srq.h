@@ -14,6 +14,7 @@
  * @ibsrq: the verbs SRQ
  * @init: its creation attributes
  * @max_sge: SGEs per receive
+ * @spare: @max_sge SGEs for the poster (ndk_sges_packed())
  * @depth: current depth
  * @queued: receives posted minus SRQ receive completions polled
  * @notify: consumer's notification callback, or NULL
@@ -42,6 +43,7 @@ struct ndk_srq {
 	struct ib_srq *ibsrq;
 	struct ib_srq_init_attr init;
 	u32 max_sge;
+	struct ib_sge *spare;
 	u32 depth;
 	atomic_t queued;
 	NDK_FN_SRQ_NOTIFICATION_CALLBACK notify;

@@ -58,7 +58,8 @@ static size_t perf_print_qp(NDK_QP *qp, unsigned int *allocs)
 	size_t alloc = perf_alloc(q, sizeof(*q));
 	size_t sq = perf_ring(&q->sq), rq = perf_ring(&q->rq);
 	size_t held = perf_alloc(q->held, q->max_held * sizeof(*q->held));
-	size_t sge = perf_alloc(q->isge, q->max_held * max(q->max_isge, 1U) *
+	size_t sge = perf_alloc(q->isge, (q->max_held + 1) *
+				max(q->max_isge, 1U) *
 				sizeof(*q->isge));
 
 	*allocs = 1 + !!q->sq.ctx + !!q->rq.ctx + !!q->held + !!q->isge;
