@@ -1362,6 +1362,57 @@ static void ndk_post_rdma_sge_test(struct kunit *test)
 }
 
 /*
+ * A read with NDK_OP_FLAG_READ_FENCE, on an idle queue and behind a read,
+ * gets its bytes; siw refused it at once on an idle queue, and failed the
+ * connection when it came to it behind another. An inline send that
+ * invalidates is refused at once where the device cannot send it (siw),
+ * rather than failing the connection later.
+ */
+static void ndk_post_fenced_read_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_penv *pe = ndk_penv_new_qp(test, e, true, 8, 64, e->cq);
+	struct ndk_pmem *m = ndk_pmem_new(test, e,
+					  NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
+					  NDK_MR_FLAG_ALLOW_REMOTE_READ |
+					  NDK_MR_FLAG_ALLOW_REMOTE_WRITE |
+					  NDK_MR_FLAG_RDMA_READ_SINK);
+	NDK_QP *qp = pe->p.aqp;
+	NDK_RESULT r[3];
+	NDK_SGE sge;
+	int i;
+
+	ndk_pattern(m->buf, 256, 9);
+	for (i = 0; i < 3; i++) {
+		sge = ndk_pmem_sge(m, 1024 + 64 * i, 64);
+		KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkRead(qp,
+				(void *)(uintptr_t)(0x501 + i), &sge, 1,
+				ndk_pmem_va(m, 64 * i), ndk_pmem_rtok(m),
+				i ? NDK_OP_FLAG_READ_FENCE : 0),
+				STATUS_SUCCESS);
+		if (!i) {
+			KUNIT_ASSERT_EQ(test, ndk_poll_results(e->cq, r, 1),
+					1U);
+			KUNIT_EXPECT_EQ(test, r[0].Status, STATUS_SUCCESS);
+		}
+	}
+	KUNIT_ASSERT_EQ(test, ndk_poll_results(e->cq, r, 2), 2U);
+	for (i = 0; i < 2; i++)
+		KUNIT_EXPECT_EQ_MSG(test, r[i].Status, STATUS_SUCCESS,
+				    "read %p", r[i].RequestContext);
+	NDK_EXPECT_MEMEQ(test, m->buf + 1024, m->buf, 192);
+
+	sge = ndk_pmem_sge(m, 0, 8);
+	if (ndk_test_iwarp())
+		KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkSendAndInvalidate(qp,
+				NULL, &sge, 1, NDK_OP_FLAG_INLINE,
+				ndk_pmem_rtok(m)),
+				STATUS_NOT_SUPPORTED);
+	ndk_penv_free(test, pe);
+	ndk_pmem_free(test, m);
+}
+
+/*
  * NDK_OP_FLAG_READ_FENCE: a send that gathers from the sink of the read
  * before it waits for the read's data, so the peer receives what was
  * read, not what the sink held before.
@@ -2163,6 +2214,7 @@ static struct kunit_case ndk_qp_cases[] = {
 	KUNIT_CASE(nd_receive_conn_closed),
 	KUNIT_CASE(ndk_post_gather_scatter_test),
 	KUNIT_CASE(ndk_post_zero_sge_test),
+	KUNIT_CASE(ndk_post_fenced_read_test),
 	KUNIT_CASE(ndk_post_not_connected_test),
 	KUNIT_CASE(ndk_post_defer_chain_test),
 	KUNIT_CASE(ndk_post_defer_teardown_test),
