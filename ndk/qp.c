@@ -732,6 +732,9 @@ static NTSTATUS ndk_send_and_invalidate(NDK_QP *pNdkQp, PVOID RequestContext,
 		.ex.invalidate_rkey = RemoteToken,
 	};
 
+	/* siw refuses it, at once or when it comes to send it. */
+	if (unlikely(Flags & NDK_OP_FLAG_INLINE) && !qp->inline_inv)
+		return STATUS_NOT_SUPPORTED;
 	return ndk_qp_post(qp, &wr, NdkOperationTypeSend, pSgl, nSge, Flags,
 			   NDK_SEND_FLAGS, qp->max_isge);
 }
@@ -1034,8 +1037,14 @@ static NTSTATUS ndk_read(NDK_QP *pNdkQp, PVOID RequestContext,
 		   ndk_read_nothing(pSgl, nSge)) {
 		wr.wr.opcode = IB_WR_RDMA_WRITE;
 	}
-	return ndk_qp_post(qp, &wr.wr, NdkOperationTypeRead, pSgl, nSge, Flags,
-			   allowed, min(qp->max_isge, info->MaxReadRequestSge));
+	/*
+	 * Reads are answered in order, and placed in order: a fence before
+	 * a read orders nothing, and siw refuses a fenced read (at once, or
+	 * when it comes to send it, dropping the connection).
+	 */
+	return ndk_qp_post(qp, &wr.wr, NdkOperationTypeRead, pSgl, nSge,
+			   Flags & ~NDK_OP_FLAG_READ_FENCE, allowed,
+			   min(qp->max_isge, info->MaxReadRequestSge));
 }
 
 static NTSTATUS ndk_write(NDK_QP *pNdkQp, PVOID RequestContext,

@@ -40,6 +40,7 @@ union ndk_held_wr {
  * @cancelling: the consumer asked for the QP's requests to end (NdkFlush,
  *	NdkDisconnect); a request the device fails from then on as a local
  *	QP error was aborted by it (see ndk_wc_status())
+ * @inline_inv: the device sends inline data with an invalidation
  * @max_rsge: SGEs per receive, as the consumer asked (the adapter's
  *	MaxReceiveRequestSge bounds it to 16 bits)
  * @max_isge: SGEs per initiator request, as the consumer asked (16 bits,
@@ -95,6 +96,7 @@ struct ndk_qp {
 	bool connected;
 	bool in_error;
 	bool cancelling;
+	bool inline_inv;
 	u16 inline_size;
 	u16 max_rsge;
 	u16 max_isge;

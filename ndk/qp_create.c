@@ -402,6 +402,9 @@ static NTSTATUS ndk_qp_new(struct ndk_pd *pd, NDK_CQ *pReceiveCq,
 	qp->max_rsge = MaxReceiveRequestSge;
 	qp->max_isge = MaxInitiatorRequestSge;
 	qp->inline_size = InlineDataSize;
+	/* siw sends inline data only without an invalidation. */
+	qp->inline_inv = pd->obj.adapter->ibdev->ops.driver_id !=
+			 RDMA_DRIVER_SIW;
 	qp->max_xfer = info->MaxTransferLength;
 	qp->stats = pd->obj.adapter->dev->stats;
 	qp->driver = ndk_driver_state(pd->obj.adapter->ibdev);
