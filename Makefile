@@ -28,6 +28,9 @@
 #   make bench-repeat    make bench twice; the two runs' figures side by side
 #   make bench-gate      the CI gate: a short instruction-count bench that
 #                        fails when a bound is broken
+#   make fuzz            the seeded fuzzers only (suite ndk_fuzz), with
+#                        NDK_FUZZ_SEED=S[,S...] and NDK_FUZZ_OPS=N; a failure
+#                        names its seed and the shortest prefix that fails
 #   make stress          churn objects and connections with tests/stress
 #                        in the test VM for NDK_STRESS_SECONDS (600); not
 #                        part of `make check`; build/stress/
@@ -108,6 +111,9 @@ bench-gate:
 stress:
 	bash tools/vm/stress.sh
 
+fuzz:
+	NDK_CHECK_FILTER=ndk_fuzz bash tools/vm/check.sh
+
 lint:
 	bash tools/lint.sh
 
@@ -138,5 +144,5 @@ clean:
 
 .PHONY: all modules modules_install install headers_install symvers_install \
 	tools_install check coverage check-selftest selftest-loop check-cross \
-	demo bench bench-repeat bench-gate stress lint docs-check dkms-check \
+	demo bench bench-repeat bench-gate stress fuzz lint docs-check dkms-check \
 	distro-check deb matrix clean

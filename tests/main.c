@@ -40,6 +40,40 @@ static bool ndk_test_cmdline(const char *arg)
 	return found;
 }
 
+/**
+ * ndk_test_cmdline_u64s() - numbers the harness set on the command line
+ * @name: the setting, ndk_check.@name=N[,N...]
+ * @v: receives them
+ * @max: room in @v
+ *
+ * Return: how many were read; 0 if the setting is absent or malformed.
+ */
+u32 ndk_test_cmdline_u64s(const char *name, u64 *v, u32 max)
+{
+	char *cmdline = kmalloc(PAGE_SIZE, GFP_KERNEL);
+	char key[48], *p, *tok;
+	u32 n = 0;
+
+	snprintf(key, sizeof(key), "ndk_check.%s=", name);
+	if (!cmdline || ndk_rw_file("/proc/cmdline", cmdline, PAGE_SIZE, false))
+		goto out;
+	p = strstr(cmdline, key);
+	if (!p)
+		goto out;
+	p += strlen(key);
+	p[strcspn(p, "\n ")] = '\0';
+	while ((tok = strsep(&p, ",")) && n < max) {
+		if (kstrtou64(tok, 0, &v[n])) {
+			n = 0;
+			break;
+		}
+		n++;
+	}
+out:
+	kfree(cmdline);
+	return n;
+}
+
 /*
  * The cases that repeat one scenario many times, to meet a race more
  * often, run a few rounds in `make check` and all of them in `make
@@ -121,4 +155,4 @@ kunit_test_suites(&ndk_ndkpi_suite, &ndk_status_suite, &ndk_adapter_suite,
 		  &ndk_endpoint_suite, &ndk_mr_suite, &ndk_mdl_suite,
 		  &ndk_mw_suite, &ndk_srq_suite, &ndk_trace_suite,
 		  &ndk_debugfs_suite, &ndk_fault_suite, &ndk_object_suite,
-		  &ndk_wdk_suite, &ndk_main_suite);
+		  &ndk_wdk_suite, &ndk_fuzz_suite, &ndk_main_suite);

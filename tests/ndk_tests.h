@@ -20,6 +20,7 @@
  * ndk/<stem>.c (ndkpi_test.c the public header, wdk_test.c the WDK layer).
  */
 extern struct kunit_suite ndk_ndkpi_suite;
+extern struct kunit_suite ndk_fuzz_suite;
 extern struct kunit_suite ndk_status_suite;
 extern struct kunit_suite ndk_adapter_suite;
 extern struct kunit_suite ndk_pd_suite;
@@ -203,6 +204,7 @@ void ndk_test_loopback_free(struct ndk_test_lqp *l);
 extern spinlock_t ndk_test_lock;
 bool ndk_test_iwarp(void);
 int ndk_test_rounds(int all, int few);
+u32 ndk_test_cmdline_u64s(const char *name, u64 *v, u32 max);
 /* main.c's provoke=open keeps an adapter open for the harness to find. */
 bool ndk_test_kept_open(void);
 int ndk_rw_file(const char *path, char *buf, size_t len, bool write);

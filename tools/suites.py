@@ -25,6 +25,7 @@ TOP = os.path.normpath(os.path.join(os.path.dirname(__file__), '..'))
 TESTED = {
     'ndkpi': 'include/ndk/ndkpi.h',
     'wdk': 'wdk/ndk_wdk.c',
+    'fuzz': 'include/ndk/ndkpi.h',
 }
 
 HEAD = """\

@@ -16,6 +16,8 @@
 # check` runs a few (tests/main.c, ndk_test_rounds()). NDK_COVERAGE=1
 # (`make coverage`, coverage.sh) boots the coverage kernel instead, with
 # ndk built with gcov, in build/coverage/; the guest dumps the counters.
+# NDK_FUZZ_SEED=S[,S...] and NDK_FUZZ_OPS=N set the seeds and calls of the
+# ndk_fuzz suite (`make fuzz`; tests/fuzz_test.c).
 # NDK_SANITIZER=kcsan boots the KCSAN kernel (kernel-kcsan.config) in
 # place of the debug kernel's KASAN and kmemleak, output in
 # build/check-kcsan/: a data race KCSAN reports in ndk's code fails the
@@ -49,6 +51,8 @@ append="console=ttyS0 panic=-1 kasan.fault=report"
 	append+=" ndk_check.transports=$NDK_CHECK_TRANSPORTS"
 [ -n "${NDK_CHECK_FILTER:-}" ] && append+=" kunit.filter_glob=$NDK_CHECK_FILTER"
 [ "${NDK_CHECK_THOROUGH:-0}" = 1 ] && append+=" ndk_check.thorough=1"
+[ -n "${NDK_FUZZ_SEED:-}" ] && append+=" ndk_check.fuzz_seeds=$NDK_FUZZ_SEED"
+[ -n "${NDK_FUZZ_OPS:-}" ] && append+=" ndk_check.fuzz_ops=$NDK_FUZZ_OPS"
 [ "${NDK_COVERAGE:-0}" = 1 ] && append+=" ndk_check.coverage=1"
 
 log "booting the test VM (${NDK_QEMU_ACCEL:-tcg})"
