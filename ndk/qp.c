@@ -369,19 +369,32 @@ struct ib_sge *ndk_sges_packed(const NDK_SGE *pSgl, ULONG *nSge,
 	return spare;
 }
 
-/* ndk_sges_packed() for an initiator request, in the QP's spare array. */
+/*
+ * ndk_sges_packed() for an initiator request, in the QP's spare array.
+ * A read of no bytes keeps one empty SGE: siw takes a read with exactly
+ * one, and a read of nothing behind a write is how an iWARP consumer
+ * learns that the peer placed the write.
+ */
 static noinline void ndk_qp_pack_sges(struct ndk_qp *qp, struct ib_send_wr *wr,
 				      const NDK_SGE *pSgl, ULONG nSge)
 {
-	wr->sg_list = ndk_sges_packed(pSgl, &nSge,
-				      ndk_qp_isge(qp, qp->max_held));
+	struct ib_sge *spare = ndk_qp_isge(qp, qp->max_held);
+
+	wr->sg_list = ndk_sges_packed(pSgl, &nSge, spare);
+	if (!nSge && wr->opcode == IB_WR_RDMA_READ) {
+		spare[0] = (struct ib_sge){
+			.lkey = qp->ibqp->pd->local_dma_lkey,
+		};
+		wr->sg_list = spare;
+		nSge = 1;
+	}
 	wr->num_sge = nSge;
 }
 
 /*
  * Check an initiator request with local buffers, which go to the device
  * as the consumer's own SGE array, or without its zero-length SGEs
- * before data (ndk_qp_pack_sges()). Inline data of no bytes is no inline data:
+ * before data, or for a read of none with one (ndk_qp_pack_sges()). Inline data of no bytes is no inline data:
  * siw refuses an inline send of none, and *@Flags loses the flag.
  * Inlined into each posting call, which is what makes it cheap.
  */
@@ -409,6 +422,10 @@ ndk_qp_check(struct ndk_qp *qp, struct ib_send_wr *wr, const NDK_SGE *pSgl,
 		*Flags &= ~NDK_OP_FLAG_INLINE;
 	wr->sg_list = ndk_ib_sges(pSgl);
 	wr->num_sge = nSge;
+	if (!nSge && wr->opcode == IB_WR_RDMA_READ) {
+		ndk_qp_pack_sges(qp, wr, pSgl, nSge);
+		return STATUS_SUCCESS;
+	}
 	for (i = 0; i + 1 < nSge; i++) {
 		if (!pSgl[i].Length) {
 			ndk_qp_pack_sges(qp, wr, pSgl, nSge);
@@ -987,24 +1004,6 @@ static NTSTATUS ndk_invalidate(NDK_QP *pNdkQp, PVOID RequestContext,
 #define NDK_RDMA_FLAGS	(NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | \
 			 NDK_OP_FLAG_DEFER)
 
-/*
- * A read of no bytes, with SGEs or without: it goes to the device as a
- * write of none, which touches no memory either and needs no answer.
- * siw (6.1 to 7.3) pairs the next read's response with a read of
- * nothing, finds the length wrong and terminates the connection.
- */
-static noinline bool ndk_read_nothing(const NDK_SGE *pSgl, ULONG nSge)
-{
-	ULONG i;
-
-	if (!pSgl)
-		return !nSge;
-	for (i = 0; i < nSge; i++)
-		if (pSgl[i].Length)
-			return false;
-	return true;
-}
-
 static NTSTATUS ndk_read(NDK_QP *pNdkQp, PVOID RequestContext,
 			 const NDK_SGE *pSgl, ULONG nSge, UINT64 RemoteAddress,
 			 UINT32 RemoteToken, ULONG Flags)
@@ -1033,9 +1032,6 @@ static NTSTATUS ndk_read(NDK_QP *pNdkQp, PVOID RequestContext,
 	if (Flags & allowed & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) {
 		wr.wr.opcode = IB_WR_RDMA_READ_WITH_INV;
 		wr.wr.ex.invalidate_rkey = pSgl[0].MemoryRegionToken;
-	} else if (unlikely(!nSge || (pSgl && !pSgl[0].Length)) &&
-		   ndk_read_nothing(pSgl, nSge)) {
-		wr.wr.opcode = IB_WR_RDMA_WRITE;
 	}
 	/*
 	 * Reads are answered in order, and placed in order: a fence before

@@ -573,10 +573,16 @@ static NTSTATUS ndk_fz_rdma(struct ndk_fz *f, int side, bool write)
 	/* An RDMA beyond the region (tiny ones at its end may fit). */
 	if (bad && l.total <= 4 && raddr == ndk_pmem_va(d->mem, NDK_PMEM_LEN - 4))
 		bad = false;
+	/*
+	 * siw answers a read of nothing that waits behind other answers
+	 * with a stale length, and the reader terminates (deviations.rst).
+	 */
+	if (!write && !l.total && f->iwarp)
+		bad = true;
 	if (ndk_fz_posted(f, side, NDK_FZ_SQ, want, st, ctx,
 			  write ? NdkOperationTypeWrite : NdkOperationTypeRead,
 			  flags & NDK_OP_FLAG_SILENT_SUCCESS, (u32)l.total) &&
-	    bad && l.total)
+	    bad && (l.total || !write))
 		ndk_fz_break(f);
 	return st;
 }

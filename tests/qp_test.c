@@ -571,8 +571,7 @@ static void ndk_post_gather_scatter_test(struct kunit *test)
  * requests of no bytes: a read and a write without SGEs and an inline
  * send of one empty SGE succeed (siw refuses a read of other than one
  * SGE and an inline send of nothing), and a read after a read of none
- * gets its bytes (siw gave the first one's answer to the second, and
- * terminated the connection).
+ * gets its bytes.
  */
 static void ndk_post_zero_sge_test(struct kunit *test)
 {
