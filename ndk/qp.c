@@ -394,9 +394,10 @@ static noinline void ndk_qp_pack_sges(struct ndk_qp *qp, struct ib_send_wr *wr,
 /*
  * Check an initiator request with local buffers, which go to the device
  * as the consumer's own SGE array, or without its zero-length SGEs
- * before data, or for a read of none with one (ndk_qp_pack_sges()). Inline data of no bytes is no inline data:
- * siw refuses an inline send of none, and *@Flags loses the flag.
- * Inlined into each posting call, which is what makes it cheap.
+ * before data, or for a read of none with one (ndk_qp_pack_sges()).
+ * Inline data of no bytes is no inline data: siw refuses an inline send
+ * of none, and *@Flags loses the flag. Inlined into each posting call,
+ * which is what makes it cheap.
  */
 static __always_inline NTSTATUS
 ndk_qp_check(struct ndk_qp *qp, struct ib_send_wr *wr, const NDK_SGE *pSgl,
