@@ -1036,7 +1036,7 @@ static void ndk_fuzz_consumer_test(struct kunit *test)
 }
 
 static struct kunit_case ndk_fuzz_cases[] = {
-	KUNIT_CASE_SLOW(ndk_fuzz_consumer_test),
+	KUNIT_CASE(ndk_fuzz_consumer_test),
 	{}
 };
 
