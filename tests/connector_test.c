@@ -1062,27 +1062,13 @@ static void ndk_tcp_listener_release(struct socket *sock)
 static struct socket *ndk_mpa_mute_connect(struct kunit *test,
 					   const struct sockaddr_in *dst)
 {
-	struct {
-		u8 key[16];
-		__be16 bits;
-		__be16 pd_len;
-	} __packed req = { .bits = cpu_to_be16(1), .pd_len = 0 };
-	struct kvec iov = { .iov_base = &req, .iov_len = sizeof(req) };
-	struct msghdr msg = {};
+	struct ndk_mpa_req req = { .bits = cpu_to_be16(1), .pd_len = 0 };
 	struct socket *sock;
 	int ret;
 
 	memcpy(req.key, "MPA ID Req Frame", sizeof(req.key));
-	KUNIT_ASSERT_EQ(test, sock_create_kern(&init_net, AF_INET, SOCK_STREAM,
-					       IPPROTO_TCP, &sock),
-			0);
-	ret = kernel_connect(sock, NDK_KERNEL_SOCKADDR(dst), sizeof(*dst), 0);
-	if (!ret)
-		ret = kernel_sendmsg(sock, &msg, &iov, 1, sizeof(req));
-	if (ret != sizeof(req)) {
-		sock_release(sock);
-		KUNIT_ASSERT_TRUE_MSG(test, false, "MPA request not sent: %d", ret);
-	}
+	ret = ndk_mpa_connect(dst, &req, sizeof(req), &sock);
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "MPA request not sent");
 	return sock;
 }
 

@@ -31,7 +31,6 @@
 #define NDK_FZ_INLINE	64	/* inline bytes */
 #define NDK_FZ_CQ	64	/* CQ entries */
 #define NDK_FZ_QCAP	64	/* requests the model tracks per queue */
-#define NDK_FZ_LATE	64	/* silent requests of past rounds */
 #define NDK_FZ_BROKEN	32	/* calls at most after a failure */
 #define NDK_FZ_LOG	40	/* calls and results a failure shows */
 
@@ -102,8 +101,8 @@ struct ndk_fz {
 	char what[96];		/* the call being made */
 	char log[NDK_FZ_LOG][112];	/* the last calls and results */
 	u32 nlog;
-	u64 late[NDK_FZ_LATE];
-	u32 nlate;
+	unsigned long *late;	/* by ctx >> 3: a silent one's result may come */
+	u64 nctx;		/* ids @late has room for */
 	u8 *buf;		/* with the privileged token */
 	u64 dma;
 	struct ib_device *dev;
@@ -209,6 +208,16 @@ static void ndk_fz_advance(struct ndk_fz_queue *q)
 }
 
 /*
+ * A silent request the model stops waiting for, done unseen or with a
+ * failure still to come (after its QP closed, or out of order on siw).
+ */
+static void ndk_fz_late(struct ndk_fz *f, u64 ctx)
+{
+	if ((ctx >> 3) < f->nctx)
+		set_bit(ctx >> 3, f->late);
+}
+
+/*
  * The device accepted a request where the model counted the queue full:
  * only silent requests done unseen can have made room, and they are the
  * oldest (a queue completes in order). Forget enough of them.
@@ -232,8 +241,7 @@ static void ndk_fz_room(struct ndk_fz *f, struct ndk_fz_queue *q, u32 live)
 			return;
 		}
 		/* Done, or (siw, out of order) its failure is still to come. */
-		if (f->nlate < NDK_FZ_LATE)
-			f->late[f->nlate++] = r->ctx;
+		ndk_fz_late(f, r->ctx);
 		r->live = false;
 		live--;
 	}
@@ -615,12 +623,9 @@ static void ndk_fz_result(struct ndk_fz *f, int cqside, const void *res,
 		}
 	}
 	if (!e) {
-		for (i = 0; i < f->nlate; i++) {
-			if (f->late[i] == ctx) {
-				f->late[i] = f->late[--f->nlate];
-				return;
-			}
-		}
+		if ((ctx >> 3) < f->nctx &&
+		    test_and_clear_bit(ctx >> 3, f->late))
+			return;
 		ndk_fz_fail(f, "result for %llx, which has none to come (status 0x%08x)",
 			    ctx, r->Status);
 		return;
@@ -883,8 +888,8 @@ static void ndk_fz_drain(struct ndk_fz *f)
 		for (j = q->tail; j != q->head; j++) {
 			struct ndk_fz_req *r = &q->r[j % NDK_FZ_QCAP];
 
-			if (r->live && f->nlate < NDK_FZ_LATE)
-				f->late[f->nlate++] = r->ctx;
+			if (r->live)
+				ndk_fz_late(f, r->ctx);
 			r->live = false;
 		}
 		q->tail = q->head;
@@ -916,7 +921,10 @@ static bool ndk_fz_run(struct ndk_fz *f)
 	f->op = 0;
 	f->round = 0;
 	f->next_ctx = 1;
-	f->nlate = 0;
+	/* A send that turns into the peer's receive takes two ids. */
+	f->nctx = 2 * (u64)f->ops + 2;
+	f->late = kvcalloc(BITS_TO_LONGS(f->nctx), sizeof(long), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(f->test, f->late);
 	f->nlog = 0;
 	f->dev = pd->ibpd->device;
 	f->dma = ib_dma_map_single(f->dev, f->buf, NDK_POST_BUF,
@@ -958,6 +966,7 @@ closed:
 			       f->s[k].cq->Dispatch->NdkCloseCq);
 	}
 	ib_dma_unmap_single(f->dev, f->dma, NDK_POST_BUF, DMA_BIDIRECTIONAL);
+	kvfree(f->late);
 	return f->failed;
 }
 
@@ -978,6 +987,27 @@ static u32 ndk_fz_shortest(struct ndk_fz *f, u32 fail)
 			good = mid;
 	}
 	return fail;
+}
+
+/*
+ * The seeds and calls the harness asked for: the seeds into @seeds, the
+ * number of seeds returned, the calls per seed in *@ops.
+ */
+static u32 ndk_fz_settings(u64 *seeds, u32 max, u32 *ops, u32 check_ops)
+{
+	u64 v;
+	u32 n;
+
+	n = ndk_test_cmdline_u64s("fuzz_seeds", seeds, max);
+	if (!n) {
+		n = min_t(u32, max, ARRAY_SIZE(ndk_fz_check_seeds));
+		memcpy(seeds, ndk_fz_check_seeds, n * sizeof(*seeds));
+	}
+	if (!ndk_test_cmdline_u64s("fuzz_ops", &v, 1) || !v || v > U32_MAX)
+		*ops = check_ops;
+	else
+		*ops = v;
+	return n;
 }
 
 static void ndk_fuzz_consumer_test(struct kunit *test)
@@ -1002,16 +1032,8 @@ static void ndk_fuzz_consumer_test(struct kunit *test)
 								     &f->info,
 								     &size),
 			STATUS_SUCCESS);
-	nseeds = ndk_test_cmdline_u64s("fuzz_seeds", seeds, ARRAY_SIZE(seeds));
-	if (!nseeds) {
-		memcpy(seeds, ndk_fz_check_seeds, sizeof(ndk_fz_check_seeds));
-		nseeds = ARRAY_SIZE(ndk_fz_check_seeds);
-	}
-	if (!ndk_test_cmdline_u64s("fuzz_ops", &seeds[nseeds], 1) ||
-	    !seeds[nseeds] || seeds[nseeds] > U32_MAX)
-		ops = NDK_FZ_CHECK_OPS;
-	else
-		ops = seeds[nseeds];
+	nseeds = ndk_fz_settings(seeds, ARRAY_SIZE(seeds), &ops,
+				 NDK_FZ_CHECK_OPS);
 	for (i = 0; i < nseeds; i++) {
 		f->seed = seeds[i];
 		f->ops = ops;
@@ -1035,8 +1057,162 @@ static void ndk_fuzz_consumer_test(struct kunit *test)
 	}
 }
 
+/* How long a close may take whatever the peer does (deviations.rst). */
+#define NDK_FZ_CLOSE_BOUND	(12 * HZ)
+
+/* The statuses an accept may complete with when the peer misbehaves. */
+static bool ndk_fz_accept_status(NTSTATUS st)
+{
+	return st == STATUS_SUCCESS || st == STATUS_CONNECTION_ABORTED ||
+	       st == STATUS_CONNECTION_RESET || st == STATUS_IO_TIMEOUT ||
+	       st == STATUS_CONNECTION_REFUSED || st == STATUS_CANCELLED ||
+	       st == STATUS_CONNECTION_DISCONNECTED;
+}
+
+/* Close @obj and require its completion within NDK_FZ_CLOSE_BOUND. */
+static void ndk_fz_close_bounded(struct kunit *test, u64 seed, u32 round,
+				 NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_OBJECT close)
+{
+	struct ndk_wait *w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
+	unsigned long start = jiffies;
+	NTSTATUS st;
+
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	ndk_wait_init(w);
+	st = close(obj, ndk_test_close_cb, w);
+	if (st == STATUS_PENDING &&
+	    !wait_for_completion_timeout(&w->done, NDK_FZ_CLOSE_BOUND)) {
+		KUNIT_FAIL(test, "seed %llu round %u: close of type %u not done in %u s",
+			   seed, round, obj->ObjectType,
+			   NDK_FZ_CLOSE_BOUND / HZ);
+		/* Still the test's to wait for: the exit hook closes it. */
+		wait_for_completion(&w->done);
+	}
+	if (time_after(jiffies, start + HZ))
+		kunit_info(test, "seed %llu round %u: close of type %u took %u ms\n",
+			   seed, round, obj->ObjectType,
+			   jiffies_to_msecs(jiffies - start));
+}
+
+/*
+ * A raw iWARP peer: a TCP connection to ndk's listener carrying an MPA
+ * request of random revision, flags, MPA v2 read limits and RTR kind,
+ * private data of random length (and a length field that may lie),
+ * sent whole or in part; then it sends garbage, hangs up, or stays
+ * silent, never sending the first frame its RTR asks it for. ndk's
+ * consumer accepts, rejects or just closes what comes; every status it
+ * sees must be one NDKPI documents, and every close must complete within
+ * NDK_FZ_CLOSE_BOUND.
+ */
+static void ndk_fz_mpa_round(struct kunit *test, struct ndk_cenv *e,
+			     u64 *rnd, u64 seed, u32 round)
+{
+	u8 *frame = kunit_kzalloc(test, 1024, GFP_KERNEL);
+	struct ndk_mpa_req *req = (struct ndk_mpa_req *)frame;
+	u32 r = (u32)(ndk_fz_next(rnd) >> 32);
+	u32 pd = (r >> 8) % 600, len, i;
+	struct ndk_wait *aw = kunit_kzalloc(test, sizeof(*aw), GFP_KERNEL);
+	struct socket *sock = NULL;
+	struct sockaddr_in dst;
+	NDK_QP *qp = NULL;
+	NTSTATUS st;
+	__be16 *v2;
+
+	KUNIT_ASSERT_NOT_NULL(test, frame);
+	KUNIT_ASSERT_NOT_NULL(test, aw);
+	memcpy(req->key, "MPA ID Req Frame", sizeof(req->key));
+	if (r & 1)		/* now and then another key */
+		req->key[r % 16] ^= 1 + (r >> 24);
+	/* Revision 1 or 2; markers, CRC, reject and enhanced at random. */
+	req->bits = cpu_to_be16(((r >> 2) & 0xf000) | (1 + ((r >> 6) & 1)));
+	v2 = (__be16 *)(req + 1);
+	if (pd >= 4) {
+		v2[0] = cpu_to_be16((r & 0xc000) | ((r >> 20) & 0x3f));
+		v2[1] = cpu_to_be16(((r << 2) & 0xc000) | ((r >> 26) & 0x3f));
+	}
+	for (i = 4; i < pd; i++)
+		frame[sizeof(*req) + i] = (u8)ndk_fz_next(rnd);
+	req->pd_len = cpu_to_be16((r & 0x30) == 0x30 ? pd + 64 : pd);
+	len = sizeof(*req) + pd;
+	if ((r & 0xc0) == 0xc0)	/* a request cut short */
+		len = (r >> 16) % len;
+
+	ndk_listen_addr(e, &dst);
+	reinit_completion(&e->incoming_done);
+	if (ndk_mpa_connect(&dst, frame, len, &sock))
+		return;
+	if (wait_for_completion_timeout(&e->incoming_done, HZ)) {
+		ndk_wait_init(aw);
+		switch ((r >> 12) % 3) {
+		case 0:
+			qp = ndk_cenv_qp(test, e);
+			st = e->incoming->Dispatch->NdkAccept(e->incoming, qp,
+							      1, 1, frame, pd % 64,
+							      NULL, NULL,
+							      ndk_test_request_cb,
+							      aw);
+			KUNIT_EXPECT_TRUE(test, st == STATUS_PENDING ||
+					  ndk_fz_accept_status(st));
+			if (st == STATUS_PENDING &&
+			    wait_for_completion_timeout(&aw->done, 2 * HZ))
+				KUNIT_EXPECT_TRUE_MSG(test,
+						      ndk_fz_accept_status(aw->status),
+						      "seed %llu round %u: accept 0x%08x",
+						      seed, round, aw->status);
+			break;
+		case 1:
+			st = e->incoming->Dispatch->NdkReject(e->incoming,
+							      frame, pd % 64);
+			KUNIT_EXPECT_TRUE(test, st == STATUS_SUCCESS ||
+					  ndk_fz_accept_status(st));
+			break;
+		default:
+			break;
+		}
+	}
+	/* The peer: garbage, a hang-up, or silence. */
+	if ((r >> 14) % 3 == 0) {
+		struct kvec iov = { .iov_base = frame, .iov_len = 256 };
+		struct msghdr msg = { .msg_flags = MSG_DONTWAIT };
+
+		kernel_sendmsg(sock, &msg, &iov, 1, iov.iov_len);
+	} else if ((r >> 14) % 3 == 1) {
+		sock_release(sock);
+		sock = NULL;
+	}
+	if (e->incoming)
+		ndk_fz_close_bounded(test, seed, round, &e->incoming->Header,
+				     e->incoming->Dispatch->NdkCloseConnector);
+	e->incoming = NULL;
+	if (qp)
+		ndk_fz_close_bounded(test, seed, round, &qp->Header,
+				     qp->Dispatch->NdkCloseQp);
+	if (sock)
+		sock_release(sock);
+}
+
+static void ndk_fuzz_mpa_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	u32 nseeds, ops, i, round;
+	u64 seeds[8], rnd;
+
+	if (!ndk_test_iwarp())
+		kunit_skip(test, "MPA is iWARP's");
+	/* A round connects once: a hundredth of the calls, at least 4. */
+	nseeds = ndk_fz_settings(seeds, ARRAY_SIZE(seeds), &ops, 400);
+	for (i = 0; i < nseeds; i++) {
+		rnd = seeds[i] * 0x9E3779B97F4A7C15ULL + 7;
+		for (round = 0; round < max(ops / 100, 4U); round++)
+			ndk_fz_mpa_round(test, e, &rnd, seeds[i], round);
+		kunit_info(test, "seed %llu: %u MPA peers\n", seeds[i],
+			   max(ops / 100, 4U));
+	}
+}
+
 static struct kunit_case ndk_fuzz_cases[] = {
 	KUNIT_CASE(ndk_fuzz_consumer_test),
+	KUNIT_CASE(ndk_fuzz_mpa_test),
 	{}
 };
 

@@ -489,4 +489,14 @@ NDK_SGE ndk_pmem_sge(struct ndk_pmem *m, u32 off, u32 len);
 u64 ndk_pmem_va(struct ndk_pmem *m, u32 off);
 UINT32 ndk_pmem_rtok(struct ndk_pmem *m);
 
+/* The start of an MPA request or reply (RFC 5044). */
+struct ndk_mpa_req {
+	u8 key[16];
+	__be16 bits;
+	__be16 pd_len;
+} __packed;
+
+int ndk_mpa_connect(const struct sockaddr_in *dst, const void *frame,
+		    size_t len, struct socket **sockp);
+
 #endif /* _NDK_TESTS_H */

@@ -666,3 +666,35 @@ u64 ndk_obs_stat(struct kunit *test, const char *stats, const char *name)
 	KUNIT_FAIL(test, "no counter %s in:\n%s", name, stats);
 	return 0;
 }
+
+/**
+ * ndk_mpa_connect() - a TCP connection to @dst that sends @len bytes
+ * @dst: an iWARP listener's address
+ * @frame: what to send, an MPA request or anything else
+ * @len: its length
+ * @sockp: receives the socket, which the caller releases
+ *
+ * Return: 0, or the errno of the connect or the send.
+ */
+int ndk_mpa_connect(const struct sockaddr_in *dst, const void *frame,
+		    size_t len, struct socket **sockp)
+{
+	struct kvec iov = { .iov_base = (void *)frame, .iov_len = len };
+	struct msghdr msg = {};
+	struct socket *sock;
+	int ret;
+
+	ret = sock_create_kern(&init_net, AF_INET, SOCK_STREAM, IPPROTO_TCP,
+			       &sock);
+	if (ret)
+		return ret;
+	ret = kernel_connect(sock, NDK_KERNEL_SOCKADDR(dst), sizeof(*dst), 0);
+	if (!ret && len)
+		ret = kernel_sendmsg(sock, &msg, &iov, 1, len);
+	if (ret < 0 || (len && ret != len)) {
+		sock_release(sock);
+		return ret < 0 ? ret : -EIO;
+	}
+	*sockp = sock;
+	return 0;
+}
