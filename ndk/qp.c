@@ -4,7 +4,8 @@
  * and of both of its CQs, so none of them completes its close while the
  * QP lives. Connectors move it through its states. Send, receive and
  * flush, RDMA read and write, and the memory requests are here, with
- * the dispatch table; creation and destruction are in qp_create.c.
+ * the dispatch table; creation, destruction and the device's events
+ * and error work are in qp_create.c.
  */
 #include "ndk_priv.h"
 #include "sweep.h"
@@ -336,39 +337,6 @@ static __always_inline NTSTATUS ndk_qp_post_checked(struct ndk_qp *qp,
 	return ndk_qp_post_held_too(qp, wr, Flags, type, status);
 }
 
-/**
- * ndk_sges_packed() - an SGE list for the device, without empty SGEs
- *	before data
- * @pSgl: the consumer's SGEs, checked
- * @nSge: their number; the number in the list returned
- * @spare: room for *@nSge entries, the poster's own
- *
- * siw (6.1 to 7.3) looks no region up for a zero-length SGE. Its
- * transmit thread then dereferences that missing region to walk past the
- * SGE to the data behind it, and the release of a request's regions
- * stops at the first missing one, leaking the others. A zero-length SGE
- * carries nothing, so the device gets the list without those, in
- * @spare; a list without one before data goes as it is.
- *
- * Return: @pSgl as verbs SGEs, or @spare.
- */
-struct ib_sge *ndk_sges_packed(const NDK_SGE *pSgl, ULONG *nSge,
-			       struct ib_sge *spare)
-{
-	struct ib_sge *from = ndk_ib_sges(pSgl);
-	ULONG i, n = 0;
-
-	for (i = 0; i + 1 < *nSge && from[i].length; i++)
-		;
-	if (i + 1 >= *nSge)
-		return from;
-	for (i = 0; i < *nSge; i++)
-		if (from[i].length)
-			spare[n++] = from[i];
-	*nSge = n;
-	return spare;
-}
-
 /*
  * ndk_sges_packed() for an initiator request, in the QP's spare array.
  * A read of no bytes keeps one empty SGE: siw takes a read with exactly
@@ -609,89 +577,6 @@ void ndk_qp_set_error(struct ndk_qp *qp)
 	 */
 	ndk_qp_drain(qp);
 	ndk_qp_sweep_later(qp);
-}
-
-/**
- * ndk_qp_event() - the QP's event handler
- * @event: the device's event
- * @ctx: the QP
- *
- * The device moved the QP to the error state by itself, on a fatal error
- * of the QP or of its work: it flushes the QP's requests, and what it
- * does not report the sweep does, ndk_sweep_ms from now; the initiator
- * calls are refused from then on. The QP is left to the device: a
- * responder that found an access error may still be sending the NAK that
- * ends the peer's request, which an error move of ndk's would cut off.
- * A QP on an SRQ in the error state hears when the device has completed
- * the receives it took, which its retirement waits for (qp_create.c).
- * The device's event context; a QP being destroyed (its count at zero)
- * cancels its sweep work itself.
- */
-void ndk_qp_event(struct ib_event *event, void *ctx)
-{
-	struct ndk_qp *qp = ctx;
-
-	if (event->event == IB_EVENT_QP_LAST_WQE_REACHED) {
-		/* Its verbs QP, and so the QP, lives until this returns. */
-		WRITE_ONCE(qp->last_wqe, true);
-		ndk_qp_retire_kick(qp);
-		return;
-	}
-	switch (event->event) {
-	case IB_EVENT_QP_FATAL:
-	case IB_EVENT_QP_REQ_ERR:
-	case IB_EVENT_QP_ACCESS_ERR:
-		break;
-	default:
-		return;
-	}
-	if (!ndk_obj_tryget(&qp->obj))
-		return;
-	WRITE_ONCE(qp->connected, false);
-	ndk_qp_sweep_later(qp);
-	ndk_obj_put(&qp->obj);
-}
-
-/**
- * ndk_qp_sweep_now() - the device is done: sweep what it did not report
- * @qp: the QP, failed or closed
- *
- * A queue whose every request has had its result is left alone.
- */
-void ndk_qp_sweep_now(struct ndk_qp *qp)
-{
-	struct ndk_cq *icq = ndk_qp_cq_at(qp, 1);
-	struct ndk_cq *rcq = ndk_qp_cq_at(qp, 0);
-
-	if (ndk_ring_outstanding(&qp->sq) && ndk_sweep_add(icq, qp, &qp->sq))
-		ndk_cq_sweep_kick(icq);
-	if (!qp->srq && ndk_ring_outstanding(&qp->rq) &&
-	    ndk_sweep_add(rcq, qp, &qp->rq))
-		ndk_cq_sweep_kick(rcq);
-}
-
-void ndk_qp_sweep_work(struct work_struct *work)
-{
-	struct ndk_qp *qp = container_of(to_delayed_work(work), struct ndk_qp,
-					 sweep_work);
-
-	ndk_qp_sweep_now(qp);
-	/* A closed QP's device has had its time. */
-	ndk_qp_retire_kick(qp);
-}
-
-/* The kill operation (device removal): what is posted completes flushed. */
-void ndk_qp_kill(struct ndk_obj *obj)
-{
-	ndk_qp_set_error(container_of(obj, struct ndk_qp, obj));
-}
-
-void ndk_qp_flush_work(struct work_struct *work)
-{
-	struct ndk_qp *qp = container_of(work, struct ndk_qp, flush_work);
-
-	ndk_qp_set_error(qp);
-	ndk_obj_put(&qp->obj);
 }
 
 /*

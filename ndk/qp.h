@@ -163,6 +163,39 @@ static __always_inline NTSTATUS ndk_sges(const NDK_SGE *sgl, ULONG n,
 }
 
 /**
+ * ndk_sges_packed() - an SGE list for the device, without empty SGEs
+ *	before data
+ * @pSgl: the consumer's SGEs, checked
+ * @nSge: their number; the number in the list returned
+ * @spare: room for *@nSge entries, the poster's own
+ *
+ * siw (6.1 to 7.3) looks no region up for a zero-length SGE. Its
+ * transmit thread then dereferences that missing region to walk past the
+ * SGE to the data behind it, and the release of a request's regions
+ * stops at the first missing one, leaking the others. A zero-length SGE
+ * carries nothing, so the device gets the list without those, in
+ * @spare; a list without one before data goes as it is.
+ *
+ * Return: @pSgl as verbs SGEs, or @spare.
+ */
+static inline struct ib_sge *ndk_sges_packed(const NDK_SGE *pSgl, ULONG *nSge,
+					     struct ib_sge *spare)
+{
+	struct ib_sge *from = ndk_ib_sges(pSgl);
+	ULONG i, n = 0;
+
+	for (i = 0; i + 1 < *nSge && from[i].length; i++)
+		;
+	if (i + 1 >= *nSge)
+		return from;
+	for (i = 0; i < *nSge; i++)
+		if (from[i].length)
+			spare[n++] = from[i];
+	*nSge = n;
+	return spare;
+}
+
+/**
  * enum ndk_retire - a closed QP's verbs QP on its way out (qp_create.c)
  * @NDK_RETIRE_NONE: the QP is not closed, or went at once
  * @NDK_RETIRE_WAIT: it waits for its queues' results, the SRQ's, and on an
@@ -191,8 +224,6 @@ static inline void ndk_qp_retire_kick(struct ndk_qp *qp)
 }
 
 void ndk_qp_event(struct ib_event *event, void *ctx);
-struct ib_sge *ndk_sges_packed(const NDK_SGE *pSgl, ULONG *nSge,
-			       struct ib_sge *spare);
 /* What qp_create.c sets a new QP up with, from qp.c. */
 extern const NDK_QP_DISPATCH ndk_qp_dispatch;
 void ndk_qp_flush_work(struct work_struct *work);

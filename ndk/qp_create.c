@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * NdkCreateQp and NdkCreateQpWithSrq, and the QP type's operations that
- * create, destroy and free its verbs QP and rings. The QP's calls and
+ * NdkCreateQp and NdkCreateQpWithSrq, the QP type's operations that
+ * create, destroy and free its verbs QP and rings, and what the device's
+ * events and the QP's flush and sweep work do. The QP's calls and
  * dispatch table are in qp.c, which calls nothing here.
  */
 #include "ndk_priv.h"
@@ -513,4 +514,87 @@ NTSTATUS ndk_create_qp_with_srq(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq,
 			  InitiatorQueueDepth, 0, MaxInitiatorRequestSge,
 			  InlineDataSize, CreateCompletion, RequestContext,
 			  ppNdkQp);
+}
+
+/**
+ * ndk_qp_event() - the QP's event handler
+ * @event: the device's event
+ * @ctx: the QP
+ *
+ * The device moved the QP to the error state by itself, on a fatal error
+ * of the QP or of its work: it flushes the QP's requests, and what it
+ * does not report the sweep does, ndk_sweep_ms from now; the initiator
+ * calls are refused from then on. The QP is left to the device: a
+ * responder that found an access error may still be sending the NAK that
+ * ends the peer's request, which an error move of ndk's would cut off.
+ * A QP on an SRQ in the error state hears when the device has completed
+ * the receives it took, which its retirement waits for (qp_create.c).
+ * The device's event context; a QP being destroyed (its count at zero)
+ * cancels its sweep work itself.
+ */
+void ndk_qp_event(struct ib_event *event, void *ctx)
+{
+	struct ndk_qp *qp = ctx;
+
+	if (event->event == IB_EVENT_QP_LAST_WQE_REACHED) {
+		/* Its verbs QP, and so the QP, lives until this returns. */
+		WRITE_ONCE(qp->last_wqe, true);
+		ndk_qp_retire_kick(qp);
+		return;
+	}
+	switch (event->event) {
+	case IB_EVENT_QP_FATAL:
+	case IB_EVENT_QP_REQ_ERR:
+	case IB_EVENT_QP_ACCESS_ERR:
+		break;
+	default:
+		return;
+	}
+	if (!ndk_obj_tryget(&qp->obj))
+		return;
+	WRITE_ONCE(qp->connected, false);
+	ndk_qp_sweep_later(qp);
+	ndk_obj_put(&qp->obj);
+}
+
+/**
+ * ndk_qp_sweep_now() - the device is done: sweep what it did not report
+ * @qp: the QP, failed or closed
+ *
+ * A queue whose every request has had its result is left alone.
+ */
+void ndk_qp_sweep_now(struct ndk_qp *qp)
+{
+	struct ndk_cq *icq = ndk_qp_cq_at(qp, 1);
+	struct ndk_cq *rcq = ndk_qp_cq_at(qp, 0);
+
+	if (ndk_ring_outstanding(&qp->sq) && ndk_sweep_add(icq, qp, &qp->sq))
+		ndk_cq_sweep_kick(icq);
+	if (!qp->srq && ndk_ring_outstanding(&qp->rq) &&
+	    ndk_sweep_add(rcq, qp, &qp->rq))
+		ndk_cq_sweep_kick(rcq);
+}
+
+void ndk_qp_sweep_work(struct work_struct *work)
+{
+	struct ndk_qp *qp = container_of(to_delayed_work(work), struct ndk_qp,
+					 sweep_work);
+
+	ndk_qp_sweep_now(qp);
+	/* A closed QP's device has had its time. */
+	ndk_qp_retire_kick(qp);
+}
+
+/* The kill operation (device removal): what is posted completes flushed. */
+void ndk_qp_kill(struct ndk_obj *obj)
+{
+	ndk_qp_set_error(container_of(obj, struct ndk_qp, obj));
+}
+
+void ndk_qp_flush_work(struct work_struct *work)
+{
+	struct ndk_qp *qp = container_of(work, struct ndk_qp, flush_work);
+
+	ndk_qp_set_error(qp);
+	ndk_obj_put(&qp->obj);
 }
