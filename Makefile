@@ -10,7 +10,8 @@
 #                        the self-test
 #   make check           build the test kernel, run every suite in QEMU
 #                        (NDK_SANITIZER=kcsan: on the data-race detector's
-#                        kernel instead of KASAN's)
+#                        kernel instead of KASAN's; =none: on a kernel
+#                        without checkers, as distributions build them)
 #   make coverage        make check on a kernel with gcov, ndk built with it:
 #                        line and branch coverage of each file of ndk/, HTML
 #                        and the uncovered lines under build/coverage/

@@ -1072,6 +1072,78 @@ static struct socket *ndk_mpa_mute_connect(struct kunit *test,
 	return sock;
 }
 
+/*
+ * An MPA v2 request that asks for RTR, a zero-length RDMA write as the
+ * initiator's first frame, and then silence. The accept cannot complete
+ * before that frame, nor can iw_cm destroy the id: the connector's close
+ * must not wait for it, and completes the accept as cancelled, once. The
+ * QP, which iw_cm holds until then, closes once the frame has come.
+ */
+static void ndk_conn_rtr_silent_test(struct kunit *test)
+{
+	struct {
+		struct ndk_mpa_req req;
+		__be16 ird;
+		__be16 ord;
+	} __packed f = {
+		.req.bits = cpu_to_be16(0x1002),	/* enhanced, revision 2 */
+		.req.pd_len = cpu_to_be16(4),
+		.ird = cpu_to_be16(0x8000 | 1),		/* peer to peer */
+		.ord = cpu_to_be16(0x8000 | 1),		/* RTR: an RDMA write */
+	};
+	struct ndk_cenv *e = test->priv;
+	struct ndk_wait aw, cw;
+	struct sockaddr_in dst;
+	struct socket *sock;
+	bool closed = true;
+	NDK_QP *qp;
+	NTSTATUS st;
+
+	if (!ndk_test_iwarp())
+		kunit_skip(test, "MPA is iWARP's");
+	/*
+	 * siw takes a socket lock for writing in softirq on the first frame
+	 * of RTR, which lockdep reports (deviations.rst): the case runs
+	 * without lockdep, `make check NDK_SANITIZER=none`.
+	 */
+	if (IS_ENABLED(CONFIG_PROVE_LOCKING))
+		kunit_skip(test, "siw's RTR path trips lockdep");
+	qp = ndk_cenv_qp(test, e);
+	memcpy(f.req.key, "MPA ID Req Frame", sizeof(f.req.key));
+	ndk_listen_addr(e, &dst);
+	reinit_completion(&e->incoming_done);
+	KUNIT_ASSERT_EQ(test, ndk_mpa_connect(&dst, &f, sizeof(f), &sock), 0);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&e->incoming_done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	ndk_wait_init(&aw);
+	KUNIT_EXPECT_EQ(test,
+			e->incoming->Dispatch->NdkAccept(e->incoming, qp, 1, 1,
+							 NULL, 0, NULL, NULL,
+							 ndk_test_request_cb,
+							 &aw),
+			STATUS_PENDING);
+	ndk_wait_init(&cw);
+	st = e->incoming->Dispatch->NdkCloseConnector(&e->incoming->Header,
+						       ndk_test_close_cb, &cw);
+	if (st == STATUS_PENDING)
+		closed = wait_for_completion_timeout(&cw.done,
+						     NDK_TEST_TIMEOUT);
+	else
+		KUNIT_EXPECT_EQ(test, st, STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE_MSG(test, closed,
+			      "the close waits for the peer's first frame");
+	KUNIT_EXPECT_EQ(test, atomic_read(&aw.calls), 1);
+	KUNIT_EXPECT_EQ(test, aw.status, STATUS_CANCELLED);
+	KUNIT_EXPECT_EQ(test, ndk_mpa_send_rtr(sock), 20);
+	if (!closed)
+		KUNIT_EXPECT_TRUE(test, ndk_wait_for(&cw));
+	e->incoming = NULL;
+	ndk_close_all(test, NULL, qp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&aw.calls), 1);
+	sock_release(sock);
+}
+
 /* An active side speaking ib_cm directly, so it can stay silent. */
 struct ndk_mute_peer {
 	struct rdma_cm_id *route;	/* resolves the path only */
@@ -2167,6 +2239,7 @@ static struct kunit_case ndk_connector_cases[] = {
 	KUNIT_CASE(nd_conn_close),
 	KUNIT_CASE(ndk_conn_cycles_test),
 	KUNIT_CASE(ndk_conn_accept_timeout_test),
+	KUNIT_CASE(ndk_conn_rtr_silent_test),
 	/* ndk's own bounds: these shorten them (ndk_tmo_env()). */
 	KUNIT_CASE(ndk_tmo_connect_silent_test),
 	KUNIT_CASE(ndk_tmo_connect_unanswered_test),

@@ -498,5 +498,6 @@ struct ndk_mpa_req {
 
 int ndk_mpa_connect(const struct sockaddr_in *dst, const void *frame,
 		    size_t len, struct socket **sockp);
+int ndk_mpa_send_rtr(struct socket *sock);
 
 #endif /* _NDK_TESTS_H */

@@ -698,3 +698,27 @@ int ndk_mpa_connect(const struct sockaddr_in *dst, const void *frame,
 	*sockp = sock;
 	return 0;
 }
+
+/**
+ * ndk_mpa_send_rtr() - the initiator's first frame that an MPA v2 request
+ *	asking for an RDMA write RTR announced
+ * @sock: the socket of ndk_mpa_connect(), whose request asked for no CRC
+ *
+ * An RDMA write of nothing, in an FPDU whose CRC field is unused.
+ *
+ * Return: what kernel_sendmsg() returned.
+ */
+int ndk_mpa_send_rtr(struct socket *sock)
+{
+	static const u8 rtr[] = {
+		0x00, 0x0e,		/* MPA length: DDP and RDMAP header */
+		0xc1, 0x40,		/* tagged, last; versions 1; RDMA write */
+		0, 0, 0, 1,		/* sink STag: unused for zero bytes */
+		0, 0, 0, 0, 0, 0, 0, 0,	/* sink offset */
+		0, 0, 0, 0,		/* CRC field */
+	};
+	struct kvec iov = { .iov_base = (void *)rtr, .iov_len = sizeof(rtr) };
+	struct msghdr msg = { .msg_flags = MSG_DONTWAIT };
+
+	return kernel_sendmsg(sock, &msg, &iov, 1, iov.iov_len);
+}

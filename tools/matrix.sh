@@ -71,6 +71,7 @@ for k in $NDK_KERNELS; do
 	run lint "$k"
 	run check "$k" NDK_CHECK_THOROUGH=1
 	run check "$k" NDK_SANITIZER=kcsan
+	run check "$k" NDK_SANITIZER=none
 	run check-cross "$k"
 	run check-selftest "$k"
 	run selftest-loop "$k" NDK_TRANSPORT=rxe

@@ -22,6 +22,10 @@
 # place of the debug kernel's KASAN and kmemleak, output in
 # build/check-kcsan/: a data race KCSAN reports in ndk's code fails the
 # run, one between other code only is listed (splats.py).
+# NDK_SANITIZER=none boots the benchmark kernel (kernel-bench.config), as
+# a distribution builds it: no lockdep, KASAN or kmemleak, output in
+# build/check-none/; the cases a driver's own lockdep report would fail
+# on a debug kernel run there (deviations.rst).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -29,7 +33,8 @@ flavour=debug outdir=$NDK_TOP/build/check
 case ${NDK_SANITIZER:-} in
 '') ;;
 kcsan) flavour=kcsan outdir=$NDK_TOP/build/check-kcsan ;;
-*) die "NDK_SANITIZER=$NDK_SANITIZER: only kcsan is known" ;;
+none) flavour=bench outdir=$NDK_TOP/build/check-none ;;
+*) die "NDK_SANITIZER=$NDK_SANITIZER: only kcsan and none are known" ;;
 esac
 if [ "${NDK_COVERAGE:-0}" = 1 ]; then
 	flavour=coverage outdir=$NDK_TOP/build/coverage
