@@ -168,9 +168,13 @@ NTSTATUS ndk_bind_status(const struct sockaddr *addr, int err)
 static int ndk_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
 	struct ndk_cm_caller me = { .task = current, .id = id };
-	struct ndk_obj *obj = ndk_obj_of(id->context);
+	struct ndk_obj *obj;
 	int ret = 0;
 
+	/* An id its owner disowned, being destroyed (see connector.c). */
+	if (!id->context)
+		return 0;
+	obj = ndk_obj_of(id->context);
 	trace_ndk_cm_event(obj, ev);
 	spin_lock(&ndk_cm_callers_lock);
 	list_add(&me.node, &ndk_cm_callers);

@@ -86,12 +86,14 @@ union ndk_sockaddr {
  * @dst: destination address of NdkConnect, then as rdma_cm resolved it
  * @sep: shared endpoint it connects from, if any
  * @sep_node: entry in the table of connections from shared endpoints
+ * @orphan: on iWARP, what a close or expiry needs to hand the id over to
+ *	ndk_wq where destroying it would wait for the peer; NULL once used
  *
  * Private data is allocated only when there is some, since a connector
  * usually carries none: two NDK_PDATA_MAX arrays would more than double
  * its size. For the same reason @state and @bound are bytes and what the
  * connect or accept sends is built when it is sent: the structure fits
- * a 512-byte slab object, one connection having two.
+ * about 512 bytes without debugging options, one connection having two.
  */
 struct ndk_connector {
 	NDK_CONNECTOR ndk;
@@ -127,6 +129,7 @@ struct ndk_connector {
 	union ndk_sockaddr dst;
 	struct ndk_sep *sep;
 	struct hlist_node sep_node;
+	struct ndk_conn_orphan *orphan;
 };
 
 /**

@@ -511,17 +511,85 @@ static NTSTATUS ndk_conn_create(struct ndk_obj *obj)
 }
 
 /*
+ * An iWARP id whose accept the transport has not settled: iw_cm destroys
+ * it only once siw reports the connection established, and for a request
+ * that asks for RTR that is when the peer's first frame comes, for good
+ * if it never does. Its destruction goes to ndk_wq, and nobody waits for
+ * it. Allocated with the connector, so that the close cannot fail.
+ * @qp: the connection's QP: iw_cm holds it, and moving it to the error
+ *	state before the transport settled ends in a BUG() in iw_cm
+ *	(deviations.rst); flushed and released after the destruction.
+ *
+ * A connect in flight is destroyed in place: iw_cm waits there until the
+ * transport gives up (siw's MPA reply timeout, or TCP's connect timeout),
+ * a bound, and the peer then sees the connection fail before the close
+ * completes.
+ */
+struct ndk_conn_orphan {
+	struct work_struct work;
+	struct rdma_cm_id *id;
+	struct ndk_qp *qp;
+};
+
+static void ndk_conn_orphan_work(struct work_struct *work)
+{
+	struct ndk_conn_orphan *o = container_of(work, struct ndk_conn_orphan,
+						 work);
+
+	rdma_destroy_id(o->id);
+	if (o->qp) {
+		ndk_qp_set_error(o->qp);
+		ndk_obj_put_may_sleep(&o->qp->obj);
+	}
+	kfree(o);
+}
+
+/*
+ * End @conn's use of @id, which it no longer holds; @state: the
+ * connection's state when it was ended. Destroying the id waits for a
+ * running event handler and ends the connection on the wire (a request
+ * never answered is rejected, one in flight abandoned). Where iw_cm
+ * would wait for the peer, the id is disowned instead: under its handler
+ * lock no event reaches @conn any more (see ndk_cm_handler()), and
+ * ndk_wq destroys it. The caller flushes the QP unless this left that
+ * to the orphan's work (@conn->flushed set).
+ */
+static void ndk_conn_drop_id(struct ndk_connector *conn, struct rdma_cm_id *id,
+			     u8 state)
+{
+	struct ndk_conn_orphan *o = conn->orphan;
+
+	if (!o || state != NDK_CONN_ACCEPTING) {
+		rdma_destroy_id(id);
+		return;
+	}
+	conn->orphan = NULL;
+	rdma_lock_handler(id);
+	id->context = NULL;
+	rdma_unlock_handler(id);
+	o->id = id;
+	if (conn->qp && !conn->flushed) {
+		ndk_obj_get(&conn->qp->obj);
+		o->qp = conn->qp;
+		conn->flushed = true;
+	}
+	INIT_WORK(&o->work, ndk_conn_orphan_work);
+	queue_work(ndk_wq, &o->work);
+}
+
+/*
  * The bound of a connect or accept expired (see ndk_conn_timer()):
  * complete the request, then end the connection attempt. The completion
  * comes first because destroying an iWARP id whose connect is still in
- * flight waits until the transport itself gives up. The destruction
- * makes the connection manager tell the peer (a reject on IB and RoCE),
- * and afterwards no event of the id can come. The addresses stay
- * readable from the copies NdkGetLocalAddress and NdkGetPeerAddress fall
- * back to.
+ * flight waits until the transport itself gives up, see
+ * ndk_conn_drop_id(). The destruction makes the connection manager tell
+ * the peer (a reject on IB and RoCE), and afterwards no event of the id
+ * reaches the connector. The addresses stay readable from the copies
+ * NdkGetLocalAddress and NdkGetPeerAddress fall back to.
  */
 static void ndk_conn_timed_out(struct ndk_connector *conn)
 {
+	u8 state = READ_ONCE(conn->state);
 	struct rdma_cm_id *id;
 	unsigned long flags;
 
@@ -536,8 +604,9 @@ static void ndk_conn_timed_out(struct ndk_connector *conn)
 	memcpy(&conn->dst, &id->route.addr.dst_addr, sizeof(conn->dst));
 	conn->id = NULL;
 	spin_unlock_irqrestore(&conn->lock, flags);
-	rdma_destroy_id(id);
-	ndk_conn_flush_qp(conn);
+	ndk_conn_drop_id(conn, id, state);
+	if (!conn->flushed)
+		ndk_conn_flush_qp(conn);
 }
 
 static void ndk_conn_timeout_work(struct work_struct *work)
@@ -551,15 +620,14 @@ static void ndk_conn_timeout_work(struct work_struct *work)
 }
 
 /*
- * Close cancels whatever is pending. Destroying the id waits for a
- * running event handler and ends the connection on the wire (a request
- * never answered is rejected, one in flight abandoned); the pending
- * request then completes as cancelled and the QP is flushed. The close
- * completes once that request's reference is gone too.
+ * Close cancels whatever is pending: the id goes (ndk_conn_drop_id()),
+ * the pending request completes as cancelled and the QP is flushed. The
+ * close completes once that request's reference is gone too.
  */
 static void ndk_conn_cancel(struct ndk_connector *conn)
 {
-	bool rejecting = READ_ONCE(conn->state) == NDK_CONN_REJECTING;
+	u8 state = READ_ONCE(conn->state);
+	bool rejecting = state == NDK_CONN_REJECTING;
 
 	/*
 	 * No bound expires from now on. One that has expired is finished
@@ -578,7 +646,7 @@ static void ndk_conn_cancel(struct ndk_connector *conn)
 	if (cancel_work_sync(&conn->work) && rejecting)
 		ndk_obj_put(&conn->obj);
 	if (conn->id) {
-		rdma_destroy_id(conn->id);
+		ndk_conn_drop_id(conn, conn->id, state);
 		conn->id = NULL;
 	}
 	/*
@@ -664,6 +732,7 @@ static void ndk_conn_free(struct ndk_obj *obj)
 	struct ndk_connector *conn = container_of(obj, struct ndk_connector,
 						  obj);
 
+	kfree(conn->orphan);
 	kfree(conn->pdata);
 	kfree(conn->peer_pdata);
 	kmem_cache_free(ndk_conn_cache, conn);
@@ -702,8 +771,16 @@ struct ndk_connector *ndk_connector_alloc(struct ndk_adapter *adapter,
 		kmem_cache_free(ndk_conn_cache, conn);
 		return NULL;
 	}
-	conn->ndk.Dispatch = &ndk_connector_dispatch;
 	conn->iwarp = rdma_protocol_iwarp(adapter->ibdev, adapter->port);
+	if (conn->iwarp) {
+		conn->orphan = NDK_FI_NULL(kzalloc(sizeof(*conn->orphan), gfp));
+		if (!conn->orphan) {
+			kfree(conn->peer_pdata);
+			kmem_cache_free(ndk_conn_cache, conn);
+			return NULL;
+		}
+	}
+	conn->ndk.Dispatch = &ndk_connector_dispatch;
 	conn->state = NDK_CONN_IDLE;
 	spin_lock_init(&conn->lock);
 	INIT_WORK(&conn->work, ndk_conn_work);

@@ -1105,24 +1105,31 @@ static void ndk_fz_close_bounded(struct kunit *test, u64 seed, u32 round,
  * A raw iWARP peer: a TCP connection to ndk's listener carrying an MPA
  * request of random revision, flags, MPA v2 read limits and RTR kind and
  * private data of random length and content; then it sends garbage,
- * hangs up, or stays silent, never sending the first frame its RTR asks
- * it for (garbage only where siw survives it). ndk's consumer accepts,
- * rejects or just closes what comes; every status it sees must be one
- * NDKPI documents, and every close must complete within
- * NDK_FZ_CLOSE_BOUND. A request that announces more
- * private data than it carries is left out: siw leaks its endpoint for
- * it (deviations.rst).
+ * hangs up, or stays silent. ndk's consumer accepts, rejects or just
+ * closes what comes; every status it sees must be one NDKPI documents,
+ * and every close must complete within NDK_FZ_CLOSE_BOUND. A request
+ * that announces more private data than it carries is left out: siw
+ * leaks its endpoint for it (deviations.rst).
+ *
+ * An accepted MPA v2 request may ask for RTR: siw then waits for the
+ * peer's first frame, and a hang-up or garbage instead crashes the kernel
+ * in siw and iw_cm, while the frame itself trips lockdep (deviations.rst).
+ * Where lockdep runs, the consumer rejects such a request. Elsewhere the
+ * peer stays silent until the connector has closed, which must not wait
+ * for it, and then sends an RDMA write of nothing as its first frame,
+ * without CRC: only then can iw_cm let go of the QP.
  */
 static void ndk_fz_mpa_round(struct kunit *test, struct ndk_cenv *e,
-			     u64 *rnd, u64 seed, u32 round, bool all)
+			     u64 *rnd, u64 seed, u32 round)
 {
 	u8 *frame = kunit_kzalloc(test, 1024, GFP_KERNEL);
 	struct ndk_mpa_req *req = (struct ndk_mpa_req *)frame;
 	u32 r = (u32)(ndk_fz_next(rnd) >> 32);
-	u32 pd = (r >> 8) % 600, len, i, action;
+	u32 pd = (r >> 8) % 600, len, i, action, peer;
 	struct ndk_wait *aw = kunit_kzalloc(test, sizeof(*aw), GFP_KERNEL);
 	struct socket *sock = NULL;
 	struct sockaddr_in dst;
+	bool enhanced, pending = false;
 	NDK_QP *qp = NULL;
 	NTSTATUS st;
 	__be16 *v2;
@@ -1141,23 +1148,24 @@ static void ndk_fz_mpa_round(struct kunit *test, struct ndk_cenv *e,
 		frame[sizeof(*req) + i] = (u8)ndk_fz_next(rnd);
 	req->pd_len = cpu_to_be16(pd);
 	len = sizeof(*req) + pd;
+	action = (r >> 12) % 3;
+	peer = (r >> 14) % 3;
+	enhanced = (be16_to_cpu(req->bits) & 0x10ff) == 0x1002;
+	if (enhanced && !action && IS_ENABLED(CONFIG_PROVE_LOCKING)) {
+		action = 1;
+	} else if (enhanced && !action) {
+		peer = 2;
+		req->bits &= ~cpu_to_be16(0x4000);
+		if (pd >= 4)
+			v2[1] |= cpu_to_be16(0x8000);
+	}
 
 	ndk_listen_addr(e, &dst);
 	reinit_completion(&e->incoming_done);
 	if (ndk_mpa_connect(&dst, frame, len, &sock))
 		return;
-	/*
-	 * An accepted request that asks for RTR, from a peer that never
-	 * sends the frame: closing its connector waits in rdma_destroy_id()
-	 * for good over siw, an open defect of ndk (the close must not wait
-	 * for it). Only `make fuzz` (@all) accepts such a request.
-	 */
-	action = (r >> 12) % 3;
-	if (!all && !action && (be16_to_cpu(req->bits) & 0x10ff) == 0x1002)
-		action = 1;
 	kunit_info(test, "seed %llu round %u: MPA bits 0x%04x, %u bytes of private data, consumer %u, peer %u\n",
-		   seed, round, be16_to_cpu(req->bits), pd, action,
-		   (r >> 14) % 3);
+		   seed, round, be16_to_cpu(req->bits), pd, action, peer);
 	if (wait_for_completion_timeout(&e->incoming_done, HZ)) {
 		ndk_wait_init(aw);
 		switch (action) {
@@ -1170,7 +1178,8 @@ static void ndk_fz_mpa_round(struct kunit *test, struct ndk_cenv *e,
 							      aw);
 			KUNIT_EXPECT_TRUE(test, st == STATUS_PENDING ||
 					  ndk_fz_accept_status(st));
-			if (st == STATUS_PENDING &&
+			pending = st == STATUS_PENDING;
+			if (pending && !enhanced &&
 			    wait_for_completion_timeout(&aw->done, 2 * HZ))
 				KUNIT_EXPECT_TRUE_MSG(test,
 						      ndk_fz_accept_status(aw->status),
@@ -1192,12 +1201,12 @@ static void ndk_fz_mpa_round(struct kunit *test, struct ndk_cenv *e,
 	 * accepted MPA v2 request awaits its first frame crashes the
 	 * kernel in siw and iw_cm (deviations.rst): not sent there.
 	 */
-	if ((r >> 14) % 3 == 0 && !(qp && (be16_to_cpu(req->bits) & 0xff) == 2)) {
+	if (peer == 0 && !(qp && (be16_to_cpu(req->bits) & 0xff) == 2)) {
 		struct kvec iov = { .iov_base = frame, .iov_len = 256 };
 		struct msghdr msg = { .msg_flags = MSG_DONTWAIT };
 
 		kernel_sendmsg(sock, &msg, &iov, 1, iov.iov_len);
-	} else if ((r >> 14) % 3 == 1) {
+	} else if (peer == 1) {
 		sock_release(sock);
 		sock = NULL;
 	}
@@ -1205,6 +1214,16 @@ static void ndk_fz_mpa_round(struct kunit *test, struct ndk_cenv *e,
 		ndk_fz_close_bounded(test, seed, round, &e->incoming->Header,
 				     e->incoming->Dispatch->NdkCloseConnector);
 	e->incoming = NULL;
+	if (pending && enhanced) {
+		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&aw->calls), 1,
+				    "seed %llu round %u: accept results",
+				    seed, round);
+		KUNIT_EXPECT_TRUE_MSG(test, ndk_fz_accept_status(aw->status),
+				      "seed %llu round %u: accept 0x%08x",
+				      seed, round, aw->status);
+	}
+	if (qp && enhanced)
+		ndk_mpa_send_rtr(sock);
 	if (qp)
 		ndk_fz_close_bounded(test, seed, round, &qp->Header,
 				     qp->Dispatch->NdkCloseQp);
@@ -1226,8 +1245,7 @@ static void ndk_fuzz_mpa_test(struct kunit *test)
 	for (i = 0; i < nseeds; i++) {
 		rnd = seeds[i] * 0x9E3779B97F4A7C15ULL + 7;
 		for (round = 0; round < max(ops / 100, 4U); round++)
-			ndk_fz_mpa_round(test, e, &rnd, seeds[i], round,
-					 asked);
+			ndk_fz_mpa_round(test, e, &rnd, seeds[i], round);
 		kunit_info(test, "seed %llu: %u MPA peers\n", seeds[i],
 			   max(ops / 100, 4U));
 	}
