@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * ndk_fuzz: a seeded consumer fuzzer with a reference model.
+ * ndk_fuzz: seeded fuzzers with reference models: a consumer's calls
+ * (this comment), a raw MPA peer and a hostile raw-verbs peer (the
+ * comments of their cases).
  *
  * A connected pair of QPs, each with a CQ of its own, takes a random
  * sequence of posting, polling, arming and flushing calls, drawn from a
@@ -1240,20 +1242,637 @@ static void ndk_fuzz_mpa_test(struct kunit *test)
 
 	if (!ndk_test_iwarp())
 		kunit_skip(test, "MPA is iWARP's");
-	/* A round connects once: a hundredth of the calls, at least 4. */
+	/*
+	 * A round connects once, as costly as a thousand of the consumer
+	 * fuzzer's calls: one per thousand, at least four.
+	 */
 	nseeds = ndk_fz_settings(seeds, ARRAY_SIZE(seeds), &ops, 400, &asked);
 	for (i = 0; i < nseeds; i++) {
 		rnd = seeds[i] * 0x9E3779B97F4A7C15ULL + 7;
-		for (round = 0; round < max(ops / 100, 4U); round++)
+		for (round = 0; round < max(ops / 1000, 4U); round++)
 			ndk_fz_mpa_round(test, e, &rnd, seeds[i], round);
 		kunit_info(test, "seed %llu: %u MPA peers\n", seeds[i],
-			   max(ops / 100, 4U));
+			   max(ops / 1000, 4U));
 	}
+}
+
+/*
+ * A hostile peer speaking raw verbs to ndk's consumer: it connects with
+ * private data of random length and content, then sends messages of
+ * random length (some too long for the receive), sends that invalidate
+ * ndk's token or any other key, and RDMA writes and reads with ndk's
+ * token or a wrong one, at offsets in and around the region, and it
+ * disconnects at a random point. The consumer keeps receives posted and
+ * a region open to the peer, whose contents a shadow copy follows. What
+ * must hold: the peer's private data reaches the consumer as sent; each
+ * receive gets exactly one result, in order, with a documented status;
+ * a message or an access in bounds through a valid token succeeds, and
+ * a write's data is in the region once the message that follows it has
+ * arrived; nothing outside the region, and nothing through a wrong
+ * token, ever changes it; an invalidated token works again as soon as
+ * the consumer has polled the receive that carried the invalidation;
+ * and the consumer's closes end within NDK_FZ_CLOSE_BOUND whatever the
+ * peer did.
+ */
+#define NDK_FZP_RECV	8		/* receives kept posted */
+#define NDK_FZP_RLEN	256		/* bytes each receive holds */
+#define NDK_FZP_WIN	(NDK_FZP_RECV * NDK_FZP_RLEN) /* the window's offset */
+#define NDK_FZP_STEPS	24		/* peer operations per connection */
+
+/* The peer's operations, counted for the seed's summary. */
+enum {
+	NDK_FZP_SEND, NDK_FZP_INV, NDK_FZP_WRITE, NDK_FZP_READ,
+	NDK_FZP_IMM, NDK_FZP_ATOMIC, NDK_FZP_HANGUP, NDK_FZP_KINDS
+};
+
+struct ndk_fzp {
+	struct kunit *test;
+	struct ndk_cenv *e;
+	u64 seed;
+	u64 rnd;
+	u32 round;
+	bool iwarp;
+	bool failed;
+	/* the peer */
+	struct rdma_cm_id *id;
+	struct completion ev_done;
+	enum rdma_cm_event_type ev;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	u8 *buf;			/* NDK_PMEM_LEN: sent, then read */
+	u64 dma;
+	u8 pdata[264];			/* sent with the request */
+	u8 got[RDMA_MAX_PRIVATE_DATA];	/* as the consumer got it */
+	/* ndk's consumer */
+	NDK_QP *qp;
+	NDK_CONNECTOR *conn;
+	struct ndk_pmem *mem;		/* receives, then the window */
+	u8 *shadow;			/* what the window must hold */
+	UINT32 ptok;			/* the PD's privileged token */
+	u64 posted;			/* receives posted, by context 1.. */
+	u64 reaped;			/* their results polled */
+	u32 count[NDK_FZP_KINDS];	/* operations by kind, for a seed */
+	u32 bad;			/* of them, ones that had to fail */
+};
+
+static __printf(3, 4) void ndk_fzp_expect(struct ndk_fzp *p, bool cond,
+					   const char *fmt, ...)
+{
+	char msg[160];
+	va_list ap;
+
+	if (cond || p->failed)
+		return;
+	p->failed = true;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	KUNIT_FAIL(p->test, "seed %llu round %u: %s", p->seed, p->round, msg);
+}
+
+static u32 ndk_fzp_below(struct ndk_fzp *p, u32 n)
+{
+	return n ? (u32)((ndk_fz_next(&p->rnd) >> 32) % n) : 0;
+}
+
+static int ndk_fzp_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct ndk_fzp *p = id->context;
+
+	p->ev = ev->event;
+	complete(&p->ev_done);
+	return 0;
+}
+
+/* The peer's next CM event; false if none came. */
+static bool ndk_fzp_event(struct ndk_fzp *p)
+{
+	return wait_for_completion_timeout(&p->ev_done, NDK_TEST_TIMEOUT);
+}
+
+/* One completion of the peer's; false if none came. */
+static bool ndk_fzp_wc(struct ndk_fzp *p, struct ib_wc *wc)
+{
+	unsigned long end = jiffies + NDK_TEST_TIMEOUT;
+
+	while (ib_poll_cq(p->cq, 1, wc) < 1) {
+		if (time_after(jiffies, end))
+			return false;
+		usleep_range(200, 1000);
+	}
+	return true;
+}
+
+static void ndk_fzp_post_recv(struct ndk_fzp *p)
+{
+	u32 slot = p->posted % NDK_FZP_RECV;
+	NDK_SGE sge = ndk_pmem_sge(p->mem, slot * NDK_FZP_RLEN, NDK_FZP_RLEN);
+	NTSTATUS st;
+
+	st = p->qp->Dispatch->NdkReceive(p->qp,
+					 (void *)(uintptr_t)(p->posted + 1),
+					 &sge, 1);
+	ndk_fzp_expect(p, st == STATUS_SUCCESS, "receive posted: 0x%08x", st);
+	if (st == STATUS_SUCCESS)
+		p->posted++;
+}
+
+/*
+ * The consumer's next result, which must be the oldest receive's, with a
+ * documented status. With @wait, waits for it. Returns false if none came.
+ */
+static bool ndk_fzp_reap(struct ndk_fzp *p, NDK_RESULT_EX *r, bool wait)
+{
+	unsigned long end = jiffies + NDK_TEST_TIMEOUT;
+	NDK_CQ *cq = p->e->cq;
+
+	while (!cq->Dispatch->NdkGetCqResultsEx(cq, r, 1)) {
+		if (!wait || time_after(jiffies, end))
+			return false;
+		usleep_range(200, 1000);
+	}
+	p->reaped++;
+	ndk_fzp_expect(p, r->RequestContext == (void *)(uintptr_t)p->reaped,
+		       "result %llu has context %lu", p->reaped,
+		       (unsigned long)(uintptr_t)r->RequestContext);
+	ndk_fzp_expect(p, ndk_fz_documented(r->Status),
+		       "receive %llu: status 0x%08x", p->reaped, r->Status);
+	return true;
+}
+
+/* The window of the region against its shadow. */
+static void ndk_fzp_check_window(struct ndk_fzp *p, const char *when)
+{
+	u32 n = NDK_PMEM_LEN - NDK_FZP_WIN, i;
+	const u8 *b = p->mem->buf + NDK_FZP_WIN;
+
+	for (i = 0; i < n && b[i] == p->shadow[i]; i++)
+		;
+	ndk_fzp_expect(p, i == n, "%s: region byte %u is 0x%02x, not 0x%02x",
+		       when, NDK_FZP_WIN + i, i < n ? b[i] : 0,
+		       i < n ? p->shadow[i] : 0);
+}
+
+/*
+ * Connect to ndk's listener with @len bytes of private data and read
+ * limits @ird and @ord; true once ndk's consumer has the request.
+ */
+static bool ndk_fzp_connect(struct ndk_fzp *p, u32 len, u32 ird, u32 ord)
+{
+	struct rdma_conn_param param = {};
+	struct ib_qp_init_attr init = {};
+	/* siw's MPA v2 read limits take 4 bytes of the MPA request's. */
+	u32 i, max = p->iwarp ? RDMA_MAX_PRIVATE_DATA - 4 : 56;
+	struct kunit *test = p->test;
+	unsigned long end;
+	struct sockaddr_in dst;
+	ULONG n, in, out;
+	NTSTATUS st;
+	int ret;
+
+	for (i = 0; i < len; i++)
+		p->pdata[i] = ndk_fzp_below(p, 4) ? (u8)ndk_fz_next(&p->rnd) : 0;
+	ndk_listen_addr(p->e, &dst);
+	init_completion(&p->ev_done);
+	p->id = rdma_create_id(&init_net, ndk_fzp_handler, p, RDMA_PS_TCP,
+			       IB_QPT_RC);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(p->id));
+	KUNIT_ASSERT_EQ(test,
+			rdma_resolve_addr(p->id, (struct sockaddr *)&p->e->addr,
+					  (struct sockaddr *)&dst, 2000), 0);
+	KUNIT_ASSERT_TRUE(test, ndk_fzp_event(p));
+	KUNIT_ASSERT_EQ(test, p->ev, RDMA_CM_EVENT_ADDR_RESOLVED);
+	reinit_completion(&p->ev_done);
+	KUNIT_ASSERT_EQ(test, rdma_resolve_route(p->id, 2000), 0);
+	KUNIT_ASSERT_TRUE(test, ndk_fzp_event(p));
+	KUNIT_ASSERT_EQ(test, p->ev, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	p->pd = ib_alloc_pd(p->id->device, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(p->pd));
+	p->cq = ib_alloc_cq(p->id->device, p, 32, 0, IB_POLL_DIRECT);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(p->cq));
+	init.send_cq = p->cq;
+	init.recv_cq = p->cq;
+	init.qp_type = IB_QPT_RC;
+	init.sq_sig_type = IB_SIGNAL_ALL_WR;
+	init.cap.max_send_wr = 8;
+	init.cap.max_recv_wr = 1;
+	init.cap.max_send_sge = 1;
+	init.cap.max_recv_sge = 1;
+	KUNIT_ASSERT_EQ(test, rdma_create_qp(p->id, p->pd, &init), 0);
+
+	param.private_data = len ? p->pdata : NULL;
+	param.private_data_len = len;
+	param.responder_resources = ird;
+	param.initiator_depth = ord;
+	param.retry_count = 7;
+	param.rnr_retry_count = ndk_fzp_below(p, 8);
+	reinit_completion(&p->ev_done);
+	reinit_completion(&p->e->incoming_done);
+	ret = rdma_connect(p->id, &param);
+	if (ret) {
+		ndk_fzp_expect(p, len > max, "%u bytes of private data: connect %d",
+			       len, ret);
+		return false;
+	}
+	/* The request, or the peer's news that it went nowhere. */
+	end = jiffies + NDK_TEST_TIMEOUT;
+	while (!completion_done(&p->e->incoming_done) &&
+	       !completion_done(&p->ev_done) && time_before(jiffies, end))
+		usleep_range(1000, 5000);
+	if (!try_wait_for_completion(&p->e->incoming_done)) {
+		ndk_fzp_expect(p, len > max,
+			       "no request for %u bytes of private data (event %d)",
+			       len, completion_done(&p->ev_done) ? p->ev : -1);
+		return false;
+	}
+	p->conn = p->e->incoming;
+	p->e->incoming = NULL;
+	n = sizeof(p->got);
+	st = p->conn->Dispatch->NdkGetConnectionData(p->conn, &in, &out, p->got,
+						     &n);
+	ndk_fzp_expect(p, st == STATUS_SUCCESS, "connection data 0x%08x", st);
+	/* Up to its last byte that is not zero, as the transport pads it. */
+	if (st == STATUS_SUCCESS)
+		ndk_fzp_expect(p, !memcmp(p->got, p->pdata, min_t(u32, n, len)) &&
+			       (n <= len || !memchr_inv(p->got + len, 0, n - len)) &&
+			       (n >= len || !memchr_inv(p->pdata + n, 0, len - n)),
+			       "%u bytes of private data sent, %u reported, differing",
+			       len, (u32)n);
+	return true;
+}
+
+/* A token for the peer to name: ndk's own mostly, else a wrong one. */
+static UINT32 ndk_fzp_token(struct ndk_fzp *p, UINT32 rtok, bool *valid)
+{
+	u32 k = ndk_fzp_below(p, 24);
+
+	*valid = k < 20;
+	switch (k) {
+	case 20:
+		return rtok ^ (1U << ndk_fzp_below(p, 32));
+	case 21:
+		return rtok + 0x100;
+	case 22:
+		return p->ptok;
+	case 23:
+		return (u32)ndk_fz_next(&p->rnd);
+	default:
+		return rtok;
+	}
+}
+
+/* What a peer's operation must do. */
+enum { NDK_FZP_GOOD, NDK_FZP_BAD, NDK_FZP_ANY };
+
+/* A peer's access to ndk's region: where, how long, through what. */
+static void ndk_fzp_aim(struct ndk_fzp *p, struct ib_rdma_wr *wr,
+			u32 *len, u32 *off, int *expect)
+{
+	UINT32 rtok = ndk_pmem_rtok(p->mem);
+	bool valid;
+
+	wr->rkey = ndk_fzp_token(p, rtok, &valid);
+	*len = ndk_fzp_below(p, 8) ? ndk_fzp_below(p, 512) :
+	       ndk_fzp_below(p, NDK_PMEM_LEN);
+	*off = NDK_FZP_WIN - 64 + ndk_fzp_below(p, NDK_PMEM_LEN -
+						 NDK_FZP_WIN + 128);
+	wr->remote_addr = ndk_pmem_va(p->mem, *off);
+	if (!ndk_fzp_below(p, 32)) {
+		wr->remote_addr = ndk_pmem_va(p->mem, 0) - 1 -
+				  ndk_fzp_below(p, 64);
+		valid = false;
+	}
+	if (*off + *len > NDK_PMEM_LEN)
+		valid = false;
+	*expect = valid ? NDK_FZP_GOOD : NDK_FZP_BAD;
+}
+
+/* The shadow after an atomic at @off that returned @old. */
+static void ndk_fzp_atomic_done(struct ndk_fzp *p, struct ib_atomic_wr *aw,
+				u32 off, u64 old)
+{
+	u8 *s = p->shadow + off - NDK_FZP_WIN;
+	u64 now = get_unaligned((u64 *)s);
+
+	ndk_fzp_expect(p, old == now, "atomic at +%u returned %llx, held %llx",
+		       off, old, now);
+	if (aw->wr.opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
+		put_unaligned(now + aw->compare_add, (u64 *)s);
+	else if (now == aw->compare_add)
+		put_unaligned(aw->swap, (u64 *)s);
+}
+
+/*
+ * One operation of the peer's. Returns false once the connection is
+ * broken, or ought to be.
+ */
+static bool ndk_fzp_step(struct ndk_fzp *p, bool reads)
+{
+	struct ib_sge sge = { .addr = p->dma, .lkey = p->pd->local_dma_lkey };
+	struct ib_atomic_wr aw = { .wr.sg_list = &sge, .wr.num_sge = 1 };
+	struct ib_rdma_wr wr = { .wr.sg_list = &sge, .wr.num_sge = 1 };
+	u32 op = ndk_fzp_below(p, 16), len = 0, off = 0, i, kind;
+	int expect = NDK_FZP_GOOD;
+	bool received, placed;
+	struct ib_send_wr *w = &wr.wr;
+	NDK_RESULT_EX r;
+	struct ib_wc wc;
+	UINT32 key = 0;
+
+	if (op == 15) {
+		p->count[NDK_FZP_HANGUP]++;
+		return false;
+	}
+	if (op < 5) {
+		/* A message, a few too long for the receive. */
+		kind = NDK_FZP_SEND;
+		w->opcode = IB_WR_SEND;
+		len = ndk_fzp_below(p, 16) ? ndk_fzp_below(p, NDK_FZP_RLEN + 1) :
+		      NDK_FZP_RLEN + 1 + ndk_fzp_below(p, 64);
+		if (len > NDK_FZP_RLEN)
+			expect = NDK_FZP_BAD;
+	} else if (op < 7) {
+		bool valid;
+
+		kind = NDK_FZP_INV;
+		w->opcode = IB_WR_SEND_WITH_INV;
+		key = ndk_fzp_token(p, ndk_pmem_rtok(p->mem), &valid);
+		w->ex.invalidate_rkey = key;
+		len = ndk_fzp_below(p, NDK_FZP_RLEN + 1);
+		expect = valid ? NDK_FZP_GOOD : NDK_FZP_BAD;
+	} else if (op < 13) {
+		/* An access in, before or beyond the region. */
+		ndk_fzp_aim(p, &wr, &len, &off, &expect);
+		/*
+		 * Without read credits on both sides a read stalls in the
+		 * peer's own QP, which would show nothing of ndk.
+		 */
+		if (op < 10 || !reads) {
+			kind = NDK_FZP_WRITE;
+			w->opcode = IB_WR_RDMA_WRITE;
+		} else {
+			kind = NDK_FZP_READ;
+			w->opcode = IB_WR_RDMA_READ;
+		}
+	} else if (op == 13) {
+		/*
+		 * Immediate data, which NDKPI never sends: a message or a
+		 * write that takes a receive. ndk may fail either.
+		 */
+		kind = NDK_FZP_IMM;
+		w->ex.imm_data = (u32)ndk_fz_next(&p->rnd);
+		if (ndk_fzp_below(p, 2)) {
+			w->opcode = IB_WR_SEND_WITH_IMM;
+			len = ndk_fzp_below(p, NDK_FZP_RLEN + 1);
+		} else {
+			w->opcode = IB_WR_RDMA_WRITE_WITH_IMM;
+			ndk_fzp_aim(p, &wr, &len, &off, &expect);
+		}
+		if (expect == NDK_FZP_GOOD)
+			expect = NDK_FZP_ANY;
+	} else {
+		/* An atomic, which NDKPI never grants: it may fail. */
+		if (!reads)
+			return true;
+		kind = NDK_FZP_ATOMIC;
+		w = &aw.wr;
+		w->opcode = ndk_fzp_below(p, 2) ? IB_WR_ATOMIC_FETCH_AND_ADD :
+			    IB_WR_ATOMIC_CMP_AND_SWP;
+		ndk_fzp_aim(p, &wr, &len, &off, &expect);
+		len = 8;
+		off &= ~7U;
+		aw.remote_addr = ndk_pmem_va(p->mem, off) +
+				 (ndk_fzp_below(p, 8) ? 0 : 1 + ndk_fzp_below(p, 7));
+		aw.rkey = wr.rkey;
+		aw.compare_add = ndk_fzp_below(p, 2) ?
+				 get_unaligned((u64 *)(p->shadow + (off < NDK_FZP_WIN ? 0 :
+							off - NDK_FZP_WIN))) :
+				 ndk_fz_next(&p->rnd);
+		aw.swap = ndk_fz_next(&p->rnd);
+		if (aw.remote_addr != ndk_pmem_va(p->mem, off) ||
+		    off < NDK_FZP_WIN || off + 8 > NDK_PMEM_LEN)
+			expect = NDK_FZP_BAD;
+		else if (expect == NDK_FZP_GOOD)
+			expect = NDK_FZP_ANY;
+	}
+	sge.length = len;
+	for (i = 0; i < len && w->opcode != IB_WR_RDMA_READ; i++)
+		p->buf[i] = (u8)ndk_fz_next(&p->rnd);
+	/* A device that cannot send this (siw: atomics, immediate data). */
+	if (ib_post_send(p->id->qp, w, NULL))
+		return true;
+	p->count[kind]++;
+	if (expect == NDK_FZP_BAD)
+		p->bad++;
+	if (!ndk_fzp_wc(p, &wc)) {
+		ndk_fzp_expect(p, false, "the peer's operation %d never completed",
+			       w->opcode);
+		return false;
+	}
+	/* Zero bytes touch no memory: a wrong token may go unchecked. */
+	if (!len && (w->opcode == IB_WR_RDMA_WRITE ||
+		     w->opcode == IB_WR_RDMA_READ) && expect == NDK_FZP_BAD)
+		expect = NDK_FZP_ANY;
+	if (expect == NDK_FZP_BAD) {
+		/* iWARP completes a write once sent, not once placed. */
+		ndk_fzp_expect(p, wc.status != IB_WC_SUCCESS || p->iwarp ||
+			       w->opcode == IB_WR_SEND_WITH_INV,
+			       "operation %d through token 0x%x at +%d, %u bytes succeeded",
+			       w->opcode, wr.rkey, (int)off, len);
+		return false;
+	}
+	ndk_fzp_expect(p, wc.status == IB_WC_SUCCESS || expect == NDK_FZP_ANY,
+		       "operation %d of %u bytes at +%u: status %d",
+		       w->opcode, len, off, wc.status);
+	if (wc.status != IB_WC_SUCCESS)
+		return false;
+	placed = w->opcode == IB_WR_RDMA_WRITE ||
+		 w->opcode == IB_WR_RDMA_WRITE_WITH_IMM;
+	if (placed)
+		for (i = 0; i < len; i++)
+			if (off + i >= NDK_FZP_WIN)
+				p->shadow[off + i - NDK_FZP_WIN] = p->buf[i];
+	if (kind == NDK_FZP_ATOMIC) {
+		ndk_fzp_atomic_done(p, &aw, off, get_unaligned((u64 *)p->buf));
+		ndk_fzp_check_window(p, "after an atomic");
+		return true;
+	}
+	if (w->opcode == IB_WR_RDMA_READ) {
+		if (off >= NDK_FZP_WIN)
+			ndk_fzp_expect(p, !memcmp(p->buf, p->shadow + off -
+						  NDK_FZP_WIN, len),
+				       "read of %u bytes at +%u differs", len,
+				       off);
+		return true;
+	}
+	received = w->opcode != IB_WR_RDMA_WRITE;
+	if (!received) {
+		/* The message behind it says the write is placed. */
+		wr.wr.opcode = IB_WR_SEND;
+		sge.length = 0;
+		if (ib_post_send(p->id->qp, &wr.wr, NULL) || !ndk_fzp_wc(p, &wc) ||
+		    wc.status != IB_WC_SUCCESS) {
+			ndk_fzp_expect(p, false, "the message behind a write failed");
+			return false;
+		}
+		len = 0;
+	}
+	/* The consumer's receive of the message. */
+	if (!ndk_fzp_reap(p, &r, true)) {
+		ndk_fzp_expect(p, false, "receive %llu never completed",
+			       p->reaped + 1);
+		return false;
+	}
+	if (kind == NDK_FZP_IMM && r.Status != STATUS_SUCCESS)
+		return false;
+	/* A write's immediate data: its length is the device's to say. */
+	if (w->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
+		len = r.BytesTransferred;
+	ndk_fzp_expect(p, r.Status == STATUS_SUCCESS && r.BytesTransferred == len,
+		       "receive %llu: 0x%08x, %u bytes of %u", p->reaped,
+		       r.Status, r.BytesTransferred, len);
+	if (r.Status == STATUS_SUCCESS && len && w->opcode != IB_WR_RDMA_WRITE_WITH_IMM)
+		ndk_fzp_expect(p, !memcmp(p->mem->buf + (p->reaped - 1) %
+					  NDK_FZP_RECV * NDK_FZP_RLEN,
+					  p->buf, len),
+			       "receive %llu: data differs", p->reaped);
+	if (key)
+		ndk_fzp_expect(p, r.Type == NdkOperationTypeReceiveAndInvalidate &&
+			       r.TypeSpecificCompletionOutput == key,
+			       "receive %llu: type 0x%x, token 0x%lx, not 0x%x",
+			       p->reaped, r.Type,
+			       (unsigned long)r.TypeSpecificCompletionOutput, key);
+	if (placed)
+		ndk_fzp_check_window(p, "after a write");
+	ndk_fzp_post_recv(p);
+	return r.Status == STATUS_SUCCESS;
+}
+
+/* One connection of the hostile peer, from request to close. */
+static void ndk_fzp_round(struct ndk_fzp *p)
+{
+	struct kunit *test = p->test;
+	u32 len, ird = ndk_fzp_below(p, 3), ord = ndk_fzp_below(p, 3), i;
+	u32 steps = ndk_fzp_below(p, NDK_FZP_STEPS + 1);
+	struct ndk_wait *aw = kunit_kzalloc(test, sizeof(*aw), GFP_KERNEL);
+	NDK_RESULT_EX r;
+	NTSTATUS st;
+
+	KUNIT_ASSERT_NOT_NULL(test, aw);
+	/* rdma_conn_param's length is a byte: 255 at most. */
+	len = ndk_fzp_below(p, 4) ? ndk_fzp_below(p, 57) :
+	      ndk_fzp_below(p, p->iwarp ? 256 : 65);
+	p->qp = ndk_cenv_qp(test, p->e);
+	p->posted = 0;
+	p->reaped = 0;
+	if (!ndk_fzp_connect(p, len, ird, ord))
+		goto out;
+	for (i = 0; i < NDK_FZP_RECV; i++)
+		ndk_fzp_post_recv(p);
+	ndk_wait_init(aw);
+	st = p->conn->Dispatch->NdkAccept(p->conn, p->qp, ird, ord, NULL, 0,
+					  NULL, NULL, ndk_test_request_cb, aw);
+	if (st == STATUS_PENDING && ndk_wait_for(aw))
+		st = aw->status;
+	ndk_fzp_expect(p, st == STATUS_SUCCESS, "accept: 0x%08x", st);
+	if (st != STATUS_SUCCESS || !ndk_fzp_event(p) ||
+	    p->ev != RDMA_CM_EVENT_ESTABLISHED) {
+		ndk_fzp_expect(p, false, "the peer's connect ended with event %d",
+			       p->ev);
+		goto out;
+	}
+	reinit_completion(&p->ev_done);
+	for (i = 0; i < steps; i++)
+		if (!ndk_fzp_step(p, ird && ord))
+			break;
+out:
+	if (p->id)
+		rdma_disconnect(p->id);
+	if (p->conn)
+		ndk_fz_close_bounded(test, p->seed, p->round, &p->conn->Header,
+				     p->conn->Dispatch->NdkCloseConnector);
+	p->conn = NULL;
+	ndk_fz_close_bounded(test, p->seed, p->round, &p->qp->Header,
+			     p->qp->Dispatch->NdkCloseQp);
+	/*
+	 * Every receive gets its result, exactly once: the last ones from
+	 * the device's flush or ndk's sweep, which may come after the close
+	 * (deviations.rst).
+	 */
+	while (p->reaped < p->posted && ndk_fzp_reap(p, &r, true))
+		;
+	ndk_fzp_reap(p, &r, false);
+	ndk_fzp_expect(p, p->reaped == p->posted, "%llu receives, %llu results",
+		       p->posted, p->reaped);
+	ndk_fzp_check_window(p, "after the close");
+	if (p->id) {
+		if (p->id->qp)
+			rdma_destroy_qp(p->id);
+		if (!IS_ERR_OR_NULL(p->cq))
+			ib_free_cq(p->cq);
+		if (!IS_ERR_OR_NULL(p->pd))
+			ib_dealloc_pd(p->pd);
+		rdma_destroy_id(p->id);
+	}
+	p->id = NULL;
+	p->cq = NULL;
+	p->pd = NULL;
+}
+
+static void ndk_fuzz_peer_test(struct kunit *test)
+{
+	struct ndk_fzp *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	struct ib_device *dev;
+	u32 nseeds, ops, i;
+	u64 seeds[8];
+	bool asked;
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	p->test = test;
+	p->e = ndk_cenv_need(test);
+	p->iwarp = ndk_test_iwarp();
+	dev = container_of(p->e->a, struct ndk_adapter, ndk)->ibdev;
+	p->buf = kunit_kzalloc(test, NDK_PMEM_LEN, GFP_KERNEL);
+	p->shadow = kunit_kzalloc(test, NDK_PMEM_LEN, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p->buf);
+	KUNIT_ASSERT_NOT_NULL(test, p->shadow);
+	p->dma = ib_dma_map_single(dev, p->buf, NDK_PMEM_LEN,
+				   DMA_BIDIRECTIONAL);
+	KUNIT_ASSERT_FALSE(test, ib_dma_mapping_error(dev, p->dma));
+	p->e->pd->Dispatch->NdkGetPrivilegedMemoryRegionToken(p->e->pd,
+							      &p->ptok);
+	p->mem = ndk_pmem_new(test, p->e, NDK_MR_FLAG_ALLOW_REMOTE_READ |
+			      NDK_MR_FLAG_ALLOW_REMOTE_WRITE |
+			      NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+	memcpy(p->shadow, p->mem->buf + NDK_FZP_WIN, NDK_PMEM_LEN - NDK_FZP_WIN);
+	/*
+	 * A connection costs about as much guest time as four hundred of the
+	 * consumer fuzzer's calls: one per four hundred, at least ten.
+	 */
+	nseeds = ndk_fz_settings(seeds, ARRAY_SIZE(seeds), &ops, 400, &asked);
+	for (i = 0; i < nseeds && !p->failed; i++) {
+		p->seed = seeds[i];
+		p->rnd = seeds[i] * 0x9E3779B97F4A7C15ULL + 11;
+		for (p->round = 0; p->round < max(ops / 400, 10U) && !p->failed;
+		     p->round++)
+			ndk_fzp_round(p);
+		kunit_info(test, "seed %llu: %u hostile peers: %u messages, %u invalidating, %u writes, %u reads, %u with immediate data, %u atomics, %u that had to fail, %u hang-ups\n",
+			   p->seed, p->round, p->count[NDK_FZP_SEND],
+			   p->count[NDK_FZP_INV], p->count[NDK_FZP_WRITE],
+			   p->count[NDK_FZP_READ], p->count[NDK_FZP_IMM],
+			   p->count[NDK_FZP_ATOMIC], p->bad,
+			   p->count[NDK_FZP_HANGUP]);
+		memset(p->count, 0, sizeof(p->count));
+		p->bad = 0;
+	}
+	ndk_pmem_free(test, p->mem);
+	ib_dma_unmap_single(dev, p->dma, NDK_PMEM_LEN, DMA_BIDIRECTIONAL);
 }
 
 static struct kunit_case ndk_fuzz_cases[] = {
 	KUNIT_CASE(ndk_fuzz_consumer_test),
 	KUNIT_CASE(ndk_fuzz_mpa_test),
+	KUNIT_CASE(ndk_fuzz_peer_test),
 	{}
 };
 
