@@ -1864,6 +1864,10 @@ static void ndk_fuzz_peer_test(struct kunit *test)
 			   p->count[NDK_FZP_HANGUP]);
 		memset(p->count, 0, sizeof(p->count));
 		p->bad = 0;
+		/* Its rounds draw from one stream: a prefix of them repeats. */
+		if (p->failed)
+			kunit_info(test, "again: make fuzz NDK_FUZZ_SEED=%llu NDK_FUZZ_OPS=%u\n",
+				   p->seed, p->round * 400);
 	}
 	ndk_pmem_free(test, p->mem);
 	ib_dma_unmap_single(dev, p->dma, NDK_PMEM_LEN, DMA_BIDIRECTIONAL);
