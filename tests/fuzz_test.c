@@ -80,7 +80,12 @@ struct ndk_fz_side {
 	struct ndk_fz_queue q[2];
 	struct ndk_fz_match match;	/* messages to this side */
 	bool inv_out;
-	bool armed;
+	/*
+	 * Arms a notification may answer, at most 2: an arm made while
+	 * ndk's callback for the one before waits for the model's lock is
+	 * a new arm to ndk, which took the old one already.
+	 */
+	u8 arms;
 	u32 polls;		/* by the notification callback */
 };
 
@@ -729,11 +734,11 @@ static void ndk_fz_notify(PVOID ctx, NTSTATUS status)
 	if (status != STATUS_SUCCESS) {
 		ndk_fz_fail(f, "side %d: notification status 0x%08x", s->i,
 			    status);
-	} else if (!s->armed) {
+	} else if (!s->arms) {
 		ndk_fz_fail(f, "side %d: a notification without an arm",
 			    s->i);
 	} else {
-		s->armed = false;
+		s->arms--;
 		s->polls++;
 		ndk_fz_log(f, "%u: side %d notified", f->op, s->i);
 		ndk_fz_poll_cq(f, s->i, 1 + s->polls % 8, s->polls & 1);
@@ -767,7 +772,7 @@ static NTSTATUS ndk_fz_op(struct ndk_fz *f)
 	}
 	if (pick < 998) {
 		ndk_fz_log(f, "%u: side %d arm", f->op, side);
-		s->armed = true;
+		s->arms = min_t(u8, s->arms + 1, 2);
 		s->cq->Dispatch->NdkArmCq(s->cq,
 					  arms[ndk_fz_below(f, ARRAY_SIZE(arms))]);
 		return STATUS_SUCCESS;
@@ -1049,8 +1054,9 @@ static void ndk_fuzz_consumer_test(struct kunit *test)
 		}
 		memcpy(msg, f->msg, sizeof(msg));
 		fail_op = f->fail_op;
-		kunit_info(test, "seed %llu: the last calls and results before the failure:\n",
-			   f->seed);
+		/* Said first: the search for the shortest prefix takes long. */
+		kunit_info(test, "seed %llu, call %u: %s; the last calls and results before it:\n",
+			   f->seed, fail_op, msg);
 		for (j = f->nlog > NDK_FZ_LOG ? f->nlog - NDK_FZ_LOG : 0;
 		     j < f->nlog; j++)
 			kunit_info(test, "  %s\n", f->log[j % NDK_FZ_LOG]);
