@@ -1626,7 +1626,7 @@ static bool ndk_fzp_step(struct ndk_fzp *p, bool reads)
 		 * write that takes a receive. ndk may fail either.
 		 */
 		kind = NDK_FZP_IMM;
-		w->ex.imm_data = (u32)ndk_fz_next(&p->rnd);
+		w->ex.imm_data = cpu_to_be32((u32)ndk_fz_next(&p->rnd));
 		if (ndk_fzp_below(p, 2)) {
 			w->opcode = IB_WR_SEND_WITH_IMM;
 			len = ndk_fzp_below(p, NDK_FZP_RLEN + 1);
