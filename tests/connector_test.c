@@ -1076,10 +1076,13 @@ static struct socket *ndk_mpa_mute_connect(struct kunit *test,
  * An MPA v2 request that asks for RTR, a zero-length RDMA write as the
  * initiator's first frame, and then silence. The accept cannot complete
  * before that frame, nor can iw_cm destroy the id: the connector's close
- * must not wait for it, and completes the accept as cancelled, once. The
- * QP, which iw_cm holds until then, closes once the frame has come.
+ * must not wait for it. With @expire the accept's bound ends it first
+ * (STATUS_IO_TIMEOUT), else the close does (STATUS_CANCELLED); either
+ * way once. The QP, which iw_cm holds until then, closes once the frame
+ * has come.
  */
-static void ndk_conn_rtr_silent_test(struct kunit *test)
+static void ndk_rtr_silent(struct kunit *test, struct ndk_cenv *e,
+			   bool expire)
 {
 	struct {
 		struct ndk_mpa_req req;
@@ -1091,7 +1094,6 @@ static void ndk_conn_rtr_silent_test(struct kunit *test)
 		.ird = cpu_to_be16(0x8000 | 1),		/* peer to peer */
 		.ord = cpu_to_be16(0x8000 | 1),		/* RTR: an RDMA write */
 	};
-	struct ndk_cenv *e = test->priv;
 	struct ndk_wait aw, cw;
 	struct sockaddr_in dst;
 	struct socket *sock;
@@ -1123,6 +1125,8 @@ static void ndk_conn_rtr_silent_test(struct kunit *test)
 							 ndk_test_request_cb,
 							 &aw),
 			STATUS_PENDING);
+	if (expire)
+		KUNIT_EXPECT_TRUE(test, ndk_wait_for(&aw));
 	ndk_wait_init(&cw);
 	st = e->incoming->Dispatch->NdkCloseConnector(&e->incoming->Header,
 						       ndk_test_close_cb, &cw);
@@ -1134,7 +1138,8 @@ static void ndk_conn_rtr_silent_test(struct kunit *test)
 	KUNIT_EXPECT_TRUE_MSG(test, closed,
 			      "the close waits for the peer's first frame");
 	KUNIT_EXPECT_EQ(test, atomic_read(&aw.calls), 1);
-	KUNIT_EXPECT_EQ(test, aw.status, STATUS_CANCELLED);
+	KUNIT_EXPECT_EQ(test, aw.status,
+			expire ? STATUS_IO_TIMEOUT : STATUS_CANCELLED);
 	KUNIT_EXPECT_EQ(test, ndk_mpa_send_rtr(sock), 20);
 	if (!closed)
 		KUNIT_EXPECT_TRUE(test, ndk_wait_for(&cw));
@@ -1142,6 +1147,11 @@ static void ndk_conn_rtr_silent_test(struct kunit *test)
 	ndk_close_all(test, NULL, qp);
 	KUNIT_EXPECT_EQ(test, atomic_read(&aw.calls), 1);
 	sock_release(sock);
+}
+
+static void ndk_conn_rtr_silent_test(struct kunit *test)
+{
+	ndk_rtr_silent(test, test->priv, false);
 }
 
 /* An active side speaking ib_cm directly, so it can stay silent. */
@@ -1973,6 +1983,15 @@ static void ndk_tmo_accept_mute_test(struct kunit *test)
 }
 
 /*
+ * The accept's bound ends an accept that a silent RTR peer holds open:
+ * the timeout work must not wait for the peer either (ndk_rtr_silent()).
+ */
+static void ndk_tmo_rtr_silent_test(struct kunit *test)
+{
+	ndk_rtr_silent(test, ndk_tmo_env(test), true);
+}
+
+/*
  * An ndk peer whose NdkConnect succeeded but which withholds
  * NdkCompleteConnect. Its rdma_cm asks for more time with an MRA, which
  * would keep NdkAccept waiting some 17 minutes on RoCE; the bound fails
@@ -2244,6 +2263,7 @@ static struct kunit_case ndk_connector_cases[] = {
 	KUNIT_CASE(ndk_tmo_connect_silent_test),
 	KUNIT_CASE(ndk_tmo_connect_unanswered_test),
 	KUNIT_CASE(ndk_tmo_accept_mute_test),
+	KUNIT_CASE(ndk_tmo_rtr_silent_test),
 	KUNIT_CASE(ndk_tmo_complete_withheld_test),
 	KUNIT_CASE(ndk_tmo_connect_race_test),
 	KUNIT_CASE(ndk_tmo_accept_race_test),
