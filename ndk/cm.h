@@ -47,6 +47,9 @@ union ndk_sockaddr {
  * @id: the rdma_cm id; destroyed only by the cancel work or after a
  *	timeout, never from its handler, and set to NULL under @lock then
  * @iwarp: the transport has no RTU step
+ * @accept_open: on iWARP, rdma_accept() went out and ESTABLISHED has not
+ *	come: iw_cm would hold the id's destruction until it does; under
+ *	the id's handler lock
  * @flushed: the QP was moved to the error state; written only in the
  *	id's event handler and in work items that the close waits for
  * @lock: protects @state, the pending request, @bound and @id's
@@ -100,6 +103,7 @@ struct ndk_connector {
 	struct ndk_obj obj;
 	struct rdma_cm_id *id;
 	bool iwarp;
+	bool accept_open;
 	bool flushed;
 	u8 ird;
 	u8 ord;

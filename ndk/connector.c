@@ -511,10 +511,10 @@ static NTSTATUS ndk_conn_create(struct ndk_obj *obj)
 }
 
 /*
- * An iWARP id whose accept the transport has not settled: iw_cm destroys
- * it only once siw reports the connection established, and for a request
- * that asks for RTR that is when the peer's first frame comes, for good
- * if it never does. Its destruction goes to ndk_wq, and nobody waits for
+ * An iWARP id whose accept is open (struct ndk_connector.accept_open):
+ * iw_cm destroys it only once siw reports the connection established,
+ * and for a request that asks for RTR that is when the peer's first
+ * frame comes, for good if it never does. Its destruction goes to ndk_wq, and nobody waits for
  * it. Allocated with the connector, so that the close cannot fail.
  * @qp: the connection's QP: iw_cm holds it, and moving it to the error
  *	state before the transport settled ends in a BUG() in iw_cm
@@ -545,28 +545,34 @@ static void ndk_conn_orphan_work(struct work_struct *work)
 }
 
 /*
- * End @conn's use of @id, which it no longer holds; @state: the
- * connection's state when it was ended. Destroying the id waits for a
- * running event handler and ends the connection on the wire (a request
- * never answered is rejected, one in flight abandoned). Where iw_cm
- * would wait for the peer, the id is disowned instead: under its handler
- * lock no event reaches @conn any more (see ndk_cm_handler()), and
- * ndk_wq destroys it. The caller flushes the QP unless this left that
- * to the orphan's work (@conn->flushed set).
+ * End @conn's use of @id, which it no longer holds. Destroying the id
+ * waits for a running event handler and ends the connection on the wire
+ * (a request never answered is rejected, one in flight abandoned). While
+ * an iWARP accept is open, iw_cm would make that wait for the peer, so
+ * the id is disowned instead: under its handler lock no event reaches
+ * @conn any more (see ndk_cm_handler()), and ndk_wq destroys it. That
+ * holds whether the close or the accept's bound ended the accept, which
+ * is why @conn->accept_open, not @conn->state (the bound sets DONE),
+ * decides. The caller flushes the QP unless this left that to the
+ * orphan's work (@conn->flushed set).
  */
-static void ndk_conn_drop_id(struct ndk_connector *conn, struct rdma_cm_id *id,
-			     u8 state)
+static void ndk_conn_drop_id(struct ndk_connector *conn, struct rdma_cm_id *id)
 {
 	struct ndk_conn_orphan *o = conn->orphan;
+	bool open = false;
 
-	if (!o || state != NDK_CONN_ACCEPTING) {
+	if (o) {
+		rdma_lock_handler(id);
+		open = conn->accept_open;
+		if (open)
+			id->context = NULL;
+		rdma_unlock_handler(id);
+	}
+	if (!open) {
 		rdma_destroy_id(id);
 		return;
 	}
 	conn->orphan = NULL;
-	rdma_lock_handler(id);
-	id->context = NULL;
-	rdma_unlock_handler(id);
 	o->id = id;
 	if (conn->qp && !conn->flushed) {
 		ndk_obj_get(&conn->qp->obj);
@@ -589,7 +595,6 @@ static void ndk_conn_drop_id(struct ndk_connector *conn, struct rdma_cm_id *id,
  */
 static void ndk_conn_timed_out(struct ndk_connector *conn)
 {
-	u8 state = READ_ONCE(conn->state);
 	struct rdma_cm_id *id;
 	unsigned long flags;
 
@@ -604,7 +609,7 @@ static void ndk_conn_timed_out(struct ndk_connector *conn)
 	memcpy(&conn->dst, &id->route.addr.dst_addr, sizeof(conn->dst));
 	conn->id = NULL;
 	spin_unlock_irqrestore(&conn->lock, flags);
-	ndk_conn_drop_id(conn, id, state);
+	ndk_conn_drop_id(conn, id);
 	if (!conn->flushed)
 		ndk_conn_flush_qp(conn);
 }
@@ -626,8 +631,7 @@ static void ndk_conn_timeout_work(struct work_struct *work)
  */
 static void ndk_conn_cancel(struct ndk_connector *conn)
 {
-	u8 state = READ_ONCE(conn->state);
-	bool rejecting = state == NDK_CONN_REJECTING;
+	bool rejecting = READ_ONCE(conn->state) == NDK_CONN_REJECTING;
 
 	/*
 	 * No bound expires from now on. One that has expired is finished
@@ -646,7 +650,7 @@ static void ndk_conn_cancel(struct ndk_connector *conn)
 	if (cancel_work_sync(&conn->work) && rejecting)
 		ndk_obj_put(&conn->obj);
 	if (conn->id) {
-		ndk_conn_drop_id(conn, conn->id, state);
+		ndk_conn_drop_id(conn, conn->id);
 		conn->id = NULL;
 	}
 	/*

@@ -644,6 +644,9 @@ int ndk_conn_cm_event(struct ndk_obj *obj, struct rdma_cm_id *id,
 	if (ev->event == RDMA_CM_EVENT_CONNECT_RESPONSE ||
 	    ev->event == RDMA_CM_EVENT_ESTABLISHED)
 		ndk_conn_note_addrs(conn, id);
+	/* Even after the bound ended the accept: see ndk_conn_drop_id(). */
+	if (ev->event == RDMA_CM_EVENT_ESTABLISHED)
+		conn->accept_open = false;
 	ndk_conn_event(conn, id, ev);
 	return 0;
 }
@@ -721,6 +724,7 @@ static NTSTATUS ndk_conn_step(struct ndk_connector *conn, bool in_caller,
 			rdma_lock_handler(conn->id);
 		ndk_conn_param(conn, &param);
 		err = NDK_FI_ERR(rdma_accept(conn->id, &param));
+		conn->accept_open = conn->iwarp && !err;
 		if (!locked)
 			rdma_unlock_handler(conn->id);
 		/*
