@@ -20,12 +20,14 @@
  *
  * The seeds and the number of calls come from the kernel command line
  * (ndk_check.fuzz_seeds=1,2,3 ndk_check.fuzz_ops=N, `make fuzz`); `make
- * check` runs a few fixed seeds, briefly. A failing seed is run again on
- * shorter prefixes of its calls, and the shortest that still fails is
- * printed with the seed.
+ * check` runs a few fixed seeds, briefly. A seed's calls run in slices,
+ * each a case of its own with a pair of its own (ndk_fz_slices_fill()).
+ * A failing slice is run again on shorter prefixes of its calls, and the
+ * shortest that still fails is printed with the slice's seed.
  */
 #include <linux/delay.h>
 #include <linux/timer.h>
+#include <net/sock.h>
 #include "ndk_tests.h"
 
 #define NDK_FZ_DEPTH	8	/* requests per queue */
@@ -35,6 +37,12 @@
 #define NDK_FZ_QCAP	64	/* requests the model tracks per queue */
 #define NDK_FZ_BROKEN	32	/* calls at most after a failure */
 #define NDK_FZ_LOG	40	/* calls and results a failure shows */
+/*
+ * One in this many requests is one that must fail and so breaks the
+ * connection (a wrong token, a receive too small...): a new connection
+ * costs the guest as much as a few hundred calls.
+ */
+#define NDK_FZ_RARE	32
 
 /* The seeds and calls of `make check`. */
 static const u64 ndk_fz_check_seeds[] = { 1, 2, 3 };
@@ -475,7 +483,7 @@ static NTSTATUS ndk_fz_receive(struct ndk_fz *f, int side)
 	u32 seq = q->head;
 
 	/* Mostly room for any send; now and then too little. */
-	ndk_fz_sgl(f, s, &l, NDK_FZ_SGE, !ndk_fz_one_in(f, 48));
+	ndk_fz_sgl(f, s, &l, NDK_FZ_SGE, !ndk_fz_one_in(f, 4 * NDK_FZ_RARE));
 	want = ndk_fz_expect(f, &l, NDK_FZ_SGE, 0, 0);
 	ndk_fz_what(f, "receive", ctx, &l, 0);
 	st = s->qp->Dispatch->NdkReceive(s->qp, (void *)ctx,
@@ -504,7 +512,7 @@ static NTSTATUS ndk_fz_send(struct ndk_fz *f, int side, bool inv)
 	 * receive fails the connection. Mostly, the peer posts one first.
 	 */
 	if (f->iwarp && (d->match.head == d->match.tail || d->match.sends)) {
-		if (!ndk_fz_one_in(f, 8))
+		if (!ndk_fz_one_in(f, NDK_FZ_RARE))
 			return ndk_fz_receive(f, !side);
 		bad = true;
 	}
@@ -513,7 +521,7 @@ static NTSTATUS ndk_fz_send(struct ndk_fz *f, int side, bool inv)
 	if (inv) {
 		/* One invalidation of the peer's region at a time. */
 		tok = ndk_pmem_rtok(d->inv);
-		if (ndk_fz_one_in(f, 16)) {
+		if (ndk_fz_one_in(f, NDK_FZ_RARE)) {
 			bad = true;
 			tok ^= 0x5a000000;
 		} else if (d->inv_out) {
@@ -564,12 +572,15 @@ static NTSTATUS ndk_fz_rdma(struct ndk_fz *f, int side, bool write)
 		maxsge = min_t(u32, maxsge, f->info.MaxReadRequestSge);
 	flags = ndk_fz_flags(f, allowed);
 	ndk_fz_sgl(f, s, &l, maxsge, false);
+	/* A read of nothing fails on siw (below): mostly, one reads more. */
+	while (!write && f->iwarp && !l.total && !ndk_fz_one_in(f, NDK_FZ_RARE))
+		ndk_fz_sgl(f, s, &l, maxsge, false);
 	want = ndk_fz_expect(f, &l, maxsge, flags, allowed);
 	raddr = ndk_pmem_va(d->mem,
 			    ndk_fz_below(f, NDK_PMEM_LEN -
 					    min_t(u64, l.total,
 						  NDK_PMEM_LEN) + 1));
-	if (ndk_fz_one_in(f, 48)) {
+	if (ndk_fz_one_in(f, 4 * NDK_FZ_RARE)) {
 		bad = true;
 		if (ndk_fz_one_in(f, 2))
 			tok ^= 0x3c000000;
@@ -770,7 +781,7 @@ static NTSTATUS ndk_fz_op(struct ndk_fz *f)
 			       ndk_fz_one_in(f, 2));
 		return STATUS_SUCCESS;
 	}
-	if (pick < 998) {
+	if (pick < 998 || !ndk_fz_one_in(f, 4)) {
 		ndk_fz_log(f, "%u: side %d arm", f->op, side);
 		s->arms = min_t(u8, s->arms + 1, 2);
 		s->cq->Dispatch->NdkArmCq(s->cq,
@@ -978,14 +989,17 @@ closed:
 }
 
 /*
- * The shortest prefix of @seed's calls that still fails, searched by
- * halving between what passed and @fail calls.
+ * The shortest prefix of @f->seed's calls that still fails, searched by
+ * halving between what passed and @fail calls, until @deadline: KUnit
+ * ends a case after 300 s on 6.1 and 6.12. *@all says whether the
+ * search ended before it.
  */
-static u32 ndk_fz_shortest(struct ndk_fz *f, u32 fail)
+static u32 ndk_fz_shortest(struct ndk_fz *f, u32 fail, unsigned long deadline,
+			   bool *all)
 {
 	u32 good = 0, mid;
 
-	while (fail - good > 1) {
+	while (fail - good > 1 && time_before(jiffies, deadline)) {
 		mid = good + (fail - good) / 2;
 		f->ops = mid;
 		if (ndk_fz_run(f))
@@ -993,41 +1007,118 @@ static u32 ndk_fz_shortest(struct ndk_fz *f, u32 fail)
 		else
 			good = mid;
 	}
+	*all = fail - good <= 1;
 	return fail;
 }
 
 /*
- * The seeds and calls the harness asked for: the seeds into @seeds, the
- * number of seeds returned, the calls per seed in *@ops.
+ * A seed's calls run in slices, each a case of its own, short enough for
+ * KUnit's 300 s per case on 6.1 and 6.12. Slice k of seed s draws from
+ * the stream of seed s + (k << 32), whose own next slice is slice k + 1
+ * of s: a slice repeats on its own, as `make fuzz` with that seed.
  */
-static u32 ndk_fz_settings(u64 *seeds, u32 max, u32 *ops, u32 check_ops,
-			   bool *asked)
-{
-	u64 v;
-	u32 n;
+struct ndk_fz_slice {
+	u64 base;	/* the seed asked for */
+	u64 seed;	/* its slice's */
+	u64 first;	/* its first call among the seed's */
+	u32 calls;	/* 0: more slices than the table holds */
+};
 
-	n = ndk_test_cmdline_u64s("fuzz_seeds", seeds, max);
-	*asked = n;
+#define NDK_FZ_SLICES	1024
+static struct ndk_fz_slice ndk_fz_slices[NDK_FZ_SLICES];
+static u32 ndk_fz_nslices;
+
+/*
+ * The slices of the seeds and calls the harness asked for
+ * (ndk_check.fuzz_seeds=1,2,3 ndk_check.fuzz_ops=N), or of `make
+ * check`'s, @per calls each at most. The cases run one at a time: each
+ * case's generator fills the one table anew.
+ */
+static void ndk_fz_slices_fill(u32 per)
+{
+	u64 seeds[8], v, first;
+	u32 n, i, ops;
+
+	n = ndk_test_cmdline_u64s("fuzz_seeds", seeds, ARRAY_SIZE(seeds));
 	if (!n) {
-		n = min_t(u32, max, ARRAY_SIZE(ndk_fz_check_seeds));
-		memcpy(seeds, ndk_fz_check_seeds, n * sizeof(*seeds));
+		n = ARRAY_SIZE(ndk_fz_check_seeds);
+		memcpy(seeds, ndk_fz_check_seeds, sizeof(ndk_fz_check_seeds));
 	}
 	if (!ndk_test_cmdline_u64s("fuzz_ops", &v, 1) || !v || v > U32_MAX)
-		*ops = check_ops;
+		ops = NDK_FZ_CHECK_OPS;
 	else
-		*ops = v;
-	return n;
+		ops = v;
+	ndk_fz_nslices = 0;
+	for (i = 0; i < n; i++) {
+		for (first = 0; first < ops; first += per) {
+			struct ndk_fz_slice *sl;
+
+			if (ndk_fz_nslices == NDK_FZ_SLICES - 1) {
+				ndk_fz_slices[ndk_fz_nslices++] =
+					(struct ndk_fz_slice){};
+				return;
+			}
+			sl = &ndk_fz_slices[ndk_fz_nslices++];
+			sl->base = seeds[i];
+			sl->seed = seeds[i] + ((first / per) << 32);
+			sl->first = first;
+			sl->calls = min_t(u64, per, ops - first);
+		}
+	}
+}
+
+static const void *ndk_fz_slices_gen(const void *prev, char *desc, u32 per)
+{
+	const struct ndk_fz_slice *sl = prev;
+	u32 i;
+
+	if (!sl)
+		ndk_fz_slices_fill(per);
+	i = sl ? sl - ndk_fz_slices + 1 : 0;
+	if (i >= ndk_fz_nslices)
+		return NULL;
+	sl = &ndk_fz_slices[i];
+	if (sl->calls)
+		snprintf(desc, KUNIT_PARAM_DESC_SIZE, "seed %llu, calls %llu-%llu",
+			 sl->base, sl->first,
+			 sl->first + sl->calls - 1);
+	else
+		strscpy(desc, "the slices left out", KUNIT_PARAM_DESC_SIZE);
+	return sl;
+}
+
+/* The slice a case runs; NULL (the case failed) past the table's end. */
+static const struct ndk_fz_slice *ndk_fz_slice(struct kunit *test)
+{
+	const struct ndk_fz_slice *sl = test->param_value;
+
+	if (sl->calls)
+		return sl;
+	KUNIT_FAIL(test, "more than %u slices of calls: run fewer seeds or calls at once",
+		   NDK_FZ_SLICES - 1);
+	return NULL;
+}
+
+/* Calls per slice of the consumer fuzzer: about 20 guest seconds on siw. */
+#define NDK_FZ_SLICE	10000
+
+static const void *ndk_fz_consumer_gen(const void *prev, char *desc)
+{
+	return ndk_fz_slices_gen(prev, desc, NDK_FZ_SLICE);
 }
 
 static void ndk_fuzz_consumer_test(struct kunit *test)
 {
+	const struct ndk_fz_slice *sl = ndk_fz_slice(test);
 	struct ndk_fz *f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
-	u64 seeds[8];
-	u32 nseeds, ops, i, j, shortest, fail_op;
-	bool asked;
+	unsigned long deadline = jiffies + 180 * HZ;
+	u32 j, shortest, fail_op;
 	char msg[sizeof(f->msg)];
 	ULONG size;
+	bool all;
 
+	if (!sl)
+		return;
 	KUNIT_ASSERT_NOT_NULL(test, f);
 	f->buf = kunit_kzalloc(test, NDK_POST_BUF, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, f->buf);
@@ -1042,30 +1133,26 @@ static void ndk_fuzz_consumer_test(struct kunit *test)
 								     &f->info,
 								     &size),
 			STATUS_SUCCESS);
-	nseeds = ndk_fz_settings(seeds, ARRAY_SIZE(seeds), &ops,
-				 NDK_FZ_CHECK_OPS, &asked);
-	for (i = 0; i < nseeds; i++) {
-		f->seed = seeds[i];
-		f->ops = ops;
-		if (!ndk_fz_run(f)) {
-			kunit_info(test, "seed %llu: %u calls in %u connections, 0 failed\n",
-				   f->seed, ops, f->round);
-			continue;
-		}
-		memcpy(msg, f->msg, sizeof(msg));
-		fail_op = f->fail_op;
-		/* Said first: the search for the shortest prefix takes long. */
-		kunit_info(test, "seed %llu, call %u: %s; the last calls and results before it:\n",
-			   f->seed, fail_op, msg);
-		for (j = f->nlog > NDK_FZ_LOG ? f->nlog - NDK_FZ_LOG : 0;
-		     j < f->nlog; j++)
-			kunit_info(test, "  %s\n", f->log[j % NDK_FZ_LOG]);
-		shortest = ndk_fz_shortest(f, fail_op + 1);
-		KUNIT_FAIL(test, "seed %llu, call %u: %s; fails from %u calls on",
-			   seeds[i], fail_op, msg, shortest);
-		kunit_info(test, "again: make fuzz NDK_FUZZ_SEED=%llu NDK_FUZZ_OPS=%u\n",
-			   seeds[i], shortest);
+	f->seed = sl->seed;
+	f->ops = sl->calls;
+	if (!ndk_fz_run(f)) {
+		kunit_info(test, "seed %llu: %u calls in %u connections, 0 failed\n",
+			   f->seed, sl->calls, f->round);
+		return;
 	}
+	memcpy(msg, f->msg, sizeof(msg));
+	fail_op = f->fail_op;
+	/* Said first: the search for the shortest prefix takes long. */
+	kunit_info(test, "seed %llu, call %u: %s; the last calls and results before it:\n",
+		   f->seed, fail_op, msg);
+	for (j = f->nlog > NDK_FZ_LOG ? f->nlog - NDK_FZ_LOG : 0; j < f->nlog;
+	     j++)
+		kunit_info(test, "  %s\n", f->log[j % NDK_FZ_LOG]);
+	shortest = ndk_fz_shortest(f, fail_op + 1, deadline, &all);
+	KUNIT_FAIL(test, "seed %llu, call %u: %s; fails from %s%u calls on",
+		   sl->seed, fail_op, msg, all ? "" : "at most ", shortest);
+	kunit_info(test, "again: make fuzz NDK_FUZZ_SEED=%llu NDK_FUZZ_OPS=%u\n",
+		   sl->seed, shortest);
 }
 
 /* How long a close may take whatever the peer does (deviations.rst). */
@@ -1110,6 +1197,28 @@ static void ndk_fz_close_bounded(struct kunit *test, u64 seed, u32 round,
 }
 
 /*
+ * Whether the consumer got the request on @sock within a second. siw
+ * answers a request it refuses, or hangs up, and never reports it: then
+ * the wait ends there.
+ */
+static bool ndk_fz_mpa_incoming(struct ndk_cenv *e, struct socket *sock)
+{
+	unsigned long end = jiffies + HZ;
+	struct sock *sk = sock->sk;
+
+	do {
+		if (wait_for_completion_timeout(&e->incoming_done,
+						msecs_to_jiffies(10)))
+			return true;
+		if (!skb_queue_empty_lockless(&sk->sk_receive_queue) ||
+		    (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN) ||
+		    READ_ONCE(sk->sk_err))
+			break;
+	} while (time_before(jiffies, end));
+	return completion_done(&e->incoming_done);
+}
+
+/*
  * A raw iWARP peer: a TCP connection to ndk's listener carrying an MPA
  * request of random revision, flags, MPA v2 read limits and RTR kind and
  * private data of random length and content; then it sends garbage,
@@ -1126,8 +1235,10 @@ static void ndk_fz_close_bounded(struct kunit *test, u64 seed, u32 round,
  * peer stays silent until the connector has closed, which must not wait
  * for it, and then sends an RDMA write of nothing as its first frame,
  * without CRC: only then can iw_cm let go of the QP.
+ *
+ * Return: whether the request reached the consumer.
  */
-static void ndk_fz_mpa_round(struct kunit *test, struct ndk_cenv *e,
+static bool ndk_fz_mpa_round(struct kunit *test, struct ndk_cenv *e,
 			     u64 *rnd, u64 seed, u32 round)
 {
 	u8 *frame = kunit_kzalloc(test, 1024, GFP_KERNEL);
@@ -1137,7 +1248,7 @@ static void ndk_fz_mpa_round(struct kunit *test, struct ndk_cenv *e,
 	struct ndk_wait *aw = kunit_kzalloc(test, sizeof(*aw), GFP_KERNEL);
 	struct socket *sock = NULL;
 	struct sockaddr_in dst;
-	bool enhanced, pending = false;
+	bool enhanced, incoming, pending = false;
 	NDK_QP *qp = NULL;
 	NTSTATUS st;
 	__be16 *v2;
@@ -1171,10 +1282,11 @@ static void ndk_fz_mpa_round(struct kunit *test, struct ndk_cenv *e,
 	ndk_listen_addr(e, &dst);
 	reinit_completion(&e->incoming_done);
 	if (ndk_mpa_connect(&dst, frame, len, &sock))
-		return;
+		return false;
 	kunit_info(test, "seed %llu round %u: MPA bits 0x%04x, %u bytes of private data, consumer %u, peer %u\n",
 		   seed, round, be16_to_cpu(req->bits), pd, action, peer);
-	if (wait_for_completion_timeout(&e->incoming_done, HZ)) {
+	incoming = ndk_fz_mpa_incoming(e, sock);
+	if (incoming) {
 		ndk_wait_init(aw);
 		switch (action) {
 		case 0:
@@ -1237,29 +1349,37 @@ static void ndk_fz_mpa_round(struct kunit *test, struct ndk_cenv *e,
 				     qp->Dispatch->NdkCloseQp);
 	if (sock)
 		sock_release(sock);
+	return incoming;
+}
+
+/*
+ * A round connects once, as costly as a hundred of the consumer fuzzer's
+ * calls (siw refuses most requests at once): one per hundred, at least
+ * four a slice; a thousand a slice, about 40 guest seconds.
+ */
+static const void *ndk_fz_mpa_gen(const void *prev, char *desc)
+{
+	return ndk_fz_slices_gen(prev, desc, 100000);
 }
 
 static void ndk_fuzz_mpa_test(struct kunit *test)
 {
-	struct ndk_cenv *e = ndk_cenv_need(test);
-	u32 nseeds, ops, i, round;
-	u64 seeds[8], rnd;
-	bool asked;
+	const struct ndk_fz_slice *sl = ndk_fz_slice(test);
+	struct ndk_cenv *e;
+	u32 round, rounds, got = 0;
+	u64 rnd;
 
+	if (!sl)
+		return;
 	if (!ndk_test_iwarp())
 		kunit_skip(test, "MPA is iWARP's");
-	/*
-	 * A round connects once, as costly as a thousand of the consumer
-	 * fuzzer's calls: one per thousand, at least four.
-	 */
-	nseeds = ndk_fz_settings(seeds, ARRAY_SIZE(seeds), &ops, 400, &asked);
-	for (i = 0; i < nseeds; i++) {
-		rnd = seeds[i] * 0x9E3779B97F4A7C15ULL + 7;
-		for (round = 0; round < max(ops / 1000, 4U); round++)
-			ndk_fz_mpa_round(test, e, &rnd, seeds[i], round);
-		kunit_info(test, "seed %llu: %u MPA peers\n", seeds[i],
-			   max(ops / 1000, 4U));
-	}
+	e = ndk_cenv_need(test);
+	rounds = max(sl->calls / 100, 4U);
+	rnd = sl->seed * 0x9E3779B97F4A7C15ULL + 7;
+	for (round = 0; round < rounds; round++)
+		got += ndk_fz_mpa_round(test, e, &rnd, sl->seed, round);
+	kunit_info(test, "seed %llu: %u MPA peers, %u of them reported to the consumer\n",
+		   sl->seed, rounds, got);
 }
 
 /*
@@ -1825,14 +1945,25 @@ out:
 	p->pd = NULL;
 }
 
+/*
+ * A connection costs about as much guest time as four hundred of the
+ * consumer fuzzer's calls: one per four hundred, at least ten a slice;
+ * 250 a slice, about 30 guest seconds.
+ */
+static const void *ndk_fz_peer_gen(const void *prev, char *desc)
+{
+	return ndk_fz_slices_gen(prev, desc, 100000);
+}
+
 static void ndk_fuzz_peer_test(struct kunit *test)
 {
+	const struct ndk_fz_slice *sl = ndk_fz_slice(test);
 	struct ndk_fzp *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
 	struct ib_device *dev;
-	u32 nseeds, ops, i;
-	u64 seeds[8];
-	bool asked;
+	u32 rounds;
 
+	if (!sl)
+		return;
 	KUNIT_ASSERT_NOT_NULL(test, p);
 	p->test = test;
 	p->e = ndk_cenv_need(test);
@@ -1851,38 +1982,28 @@ static void ndk_fuzz_peer_test(struct kunit *test)
 			      NDK_MR_FLAG_ALLOW_REMOTE_WRITE |
 			      NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
 	memcpy(p->shadow, p->mem->buf + NDK_FZP_WIN, NDK_PMEM_LEN - NDK_FZP_WIN);
-	/*
-	 * A connection costs about as much guest time as four hundred of the
-	 * consumer fuzzer's calls: one per four hundred, at least ten.
-	 */
-	nseeds = ndk_fz_settings(seeds, ARRAY_SIZE(seeds), &ops, 400, &asked);
-	for (i = 0; i < nseeds && !p->failed; i++) {
-		p->seed = seeds[i];
-		p->rnd = seeds[i] * 0x9E3779B97F4A7C15ULL + 11;
-		for (p->round = 0; p->round < max(ops / 400, 10U) && !p->failed;
-		     p->round++)
-			ndk_fzp_round(p);
-		kunit_info(test, "seed %llu: %u hostile peers: %u messages, %u invalidating, %u writes, %u reads, %u with immediate data, %u atomics, %u that had to fail, %u hang-ups\n",
-			   p->seed, p->round, p->count[NDK_FZP_SEND],
-			   p->count[NDK_FZP_INV], p->count[NDK_FZP_WRITE],
-			   p->count[NDK_FZP_READ], p->count[NDK_FZP_IMM],
-			   p->count[NDK_FZP_ATOMIC], p->bad,
-			   p->count[NDK_FZP_HANGUP]);
-		memset(p->count, 0, sizeof(p->count));
-		p->bad = 0;
-		/* Its rounds draw from one stream: a prefix of them repeats. */
-		if (p->failed)
-			kunit_info(test, "again: make fuzz NDK_FUZZ_SEED=%llu NDK_FUZZ_OPS=%u\n",
-				   p->seed, p->round * 400);
-	}
+	p->seed = sl->seed;
+	p->rnd = sl->seed * 0x9E3779B97F4A7C15ULL + 11;
+	rounds = max(sl->calls / 400, 10U);
+	for (p->round = 0; p->round < rounds && !p->failed; p->round++)
+		ndk_fzp_round(p);
+	kunit_info(test, "seed %llu: %u hostile peers: %u messages, %u invalidating, %u writes, %u reads, %u with immediate data, %u atomics, %u that had to fail, %u hang-ups\n",
+		   p->seed, p->round, p->count[NDK_FZP_SEND],
+		   p->count[NDK_FZP_INV], p->count[NDK_FZP_WRITE],
+		   p->count[NDK_FZP_READ], p->count[NDK_FZP_IMM],
+		   p->count[NDK_FZP_ATOMIC], p->bad, p->count[NDK_FZP_HANGUP]);
+	/* Its rounds draw from one stream: a prefix of them repeats. */
+	if (p->failed)
+		kunit_info(test, "again: make fuzz NDK_FUZZ_SEED=%llu NDK_FUZZ_OPS=%u\n",
+			   p->seed, p->round * 400);
 	ndk_pmem_free(test, p->mem);
 	ib_dma_unmap_single(dev, p->dma, NDK_PMEM_LEN, DMA_BIDIRECTIONAL);
 }
 
 static struct kunit_case ndk_fuzz_cases[] = {
-	KUNIT_CASE(ndk_fuzz_consumer_test),
-	KUNIT_CASE(ndk_fuzz_mpa_test),
-	KUNIT_CASE(ndk_fuzz_peer_test),
+	KUNIT_CASE_PARAM(ndk_fuzz_consumer_test, ndk_fz_consumer_gen),
+	KUNIT_CASE_PARAM(ndk_fuzz_mpa_test, ndk_fz_mpa_gen),
+	KUNIT_CASE_PARAM(ndk_fuzz_peer_test, ndk_fz_peer_gen),
 	{}
 };
 

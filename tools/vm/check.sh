@@ -5,7 +5,8 @@
 # build ndk against it, boot QEMU, run the KUnit suites over Soft-RoCE and
 # judge the console log. Ends with "N passed, N failed[, N skipped]".
 #
-# Environment: NDK_KERNEL (6.1, 6.12 or 7.3), NDK_QEMU_ACCEL (tcg), NDK_CHECK_TIMEOUT (seconds, 1500),
+# Environment: NDK_KERNEL (6.1, 6.12 or 7.3), NDK_QEMU_ACCEL (tcg),
+# NDK_CHECK_TIMEOUT (seconds, 1500, more for a long fuzz),
 # NDK_CHECK_PROVOKE=warn|leak|sleep|open makes the test module provoke that
 # splat, to prove the detection turns the run red (`make check-selftest`),
 # NDK_CHECK_TRANSPORTS=rxe,siw (the default) picks the soft devices,
@@ -66,7 +67,14 @@ rm -f "$outdir/console.log" "$outdir/vm.done"
 python3 "$NDK_VM_DIR/follow.py" "$outdir/console.log" "$outdir/vm.done" &
 follower=$!
 rc=0
-boot_vm "$ktree" "$outdir" "$append" "${NDK_CHECK_TIMEOUT:-1500}" || rc=$?
+# A long fuzz takes its time: 10 ms per call and seed, more than the
+# three fuzzers take together over both transports on a debug kernel.
+limit=1500
+if [ -n "${NDK_FUZZ_OPS:-}" ]; then
+	seeds=$(tr ',' '\n' <<<"${NDK_FUZZ_SEED:-1,2,3}" | wc -l)
+	limit=$((limit + seeds * NDK_FUZZ_OPS / 100))
+fi
+boot_vm "$ktree" "$outdir" "$append" "${NDK_CHECK_TIMEOUT:-$limit}" || rc=$?
 touch "$outdir/vm.done"
 wait "$follower" || true
 [ "$rc" = 124 ] && log "the VM timed out"
