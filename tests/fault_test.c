@@ -177,6 +177,20 @@ static NTSTATUS ndk_fi_srq(struct kunit *test, struct ndk_cenv *e, int nth,
 	return ndk_fi_created(test, st, &w, fi, srq);
 }
 
+/* A memory window: its object, its page list and its verbs MR. */
+static NTSTATUS ndk_fi_mw(struct kunit *test, struct ndk_cenv *e, int nth,
+			  struct ndk_fi *fi)
+{
+	NDK_MW *mw = NULL;
+	struct ndk_wait w;
+	NTSTATUS st;
+
+	ndk_wait_init(&w);
+	ndk_fault_arm(nth);
+	st = e->pd->Dispatch->NdkCreateMw(e->pd, ndk_test_create_cb, &w, &mw);
+	return ndk_fi_created(test, st, &w, fi, mw);
+}
+
 /*
  * A PD of its own, so that the first registration also builds the PD's
  * registration QP; then an MR registered from a kmalloc MDL.
@@ -395,7 +409,8 @@ static void ndk_fi_close_listener(struct kunit *test, NDK_LISTENER *lst,
 
 /*
  * The whole handshake through a listener of the path's own: connect,
- * accept, complete. Failures may hit either side. On IB and RoCE the
+ * accept, complete, each side with private data (copied, so it can fail
+ * too). Failures may hit either side. On IB and RoCE the
  * accept completes only once the active side completed too, so it is
  * collected last; an accept that fails is closed at once, which rejects
  * the request and so ends the connect.
@@ -405,6 +420,7 @@ static NTSTATUS ndk_fi_connect(struct kunit *test, struct ndk_cenv *e,
 {
 	NDK_CONNECTOR *c = ndk_cenv_connector(test, e);
 	NDK_QP *aqp = ndk_cenv_qp(test, e), *pqp = ndk_cenv_qp(test, e);
+	u8 pdata[16] = "ndk fault path";
 	bool cw_inline;
 	NTSTATUS st, ast = STATUS_SUCCESS;
 	struct ndk_wait cw, aw, ccw, lw;
@@ -427,7 +443,8 @@ static NTSTATUS ndk_fi_connect(struct kunit *test, struct ndk_cenv *e,
 	ndk_wait_init(&aw);
 	ndk_wait_init(&ccw);
 	ndk_fault_arm(nth);
-	st = ndk_cenv_connect(e, c, aqp, NDK_TEST_PORT + 3, NULL, 0, &cw);
+	st = ndk_cenv_connect(e, c, aqp, NDK_TEST_PORT + 3, pdata,
+			      sizeof(pdata), &cw);
 	cw_inline = st != STATUS_PENDING && st != STATUS_SUCCESS;
 	if (st != STATUS_PENDING)
 		goto out;
@@ -435,8 +452,9 @@ static NTSTATUS ndk_fi_connect(struct kunit *test, struct ndk_cenv *e,
 	if (completion_done(&l->first))
 		in = l->in[0];
 	if (in) {
-		ast = in->Dispatch->NdkAccept(in, pqp, 4, 4, NULL, 0, NULL,
-					      NULL, ndk_test_request_cb, &aw);
+		ast = in->Dispatch->NdkAccept(in, pqp, 4, 4, pdata,
+					      sizeof(pdata), NULL, NULL,
+					      ndk_test_request_cb, &aw);
 		if (ast != STATUS_PENDING) {
 			KUNIT_EXPECT_NE(test, ast, STATUS_SUCCESS);
 			in = NULL;
@@ -506,6 +524,7 @@ static const struct ndk_fault_path ndk_fault_paths[] = {
 	{ "NdkCreateCq", ndk_fi_cq },
 	{ "NdkCreateQp", ndk_fi_qp },
 	{ "NdkCreateSrq", ndk_fi_srq },
+	{ "NdkCreateMw", ndk_fi_mw },
 	{ "NdkRegisterMr on a new PD", ndk_fi_register },
 	{ "NdkInitializeFastRegisterMr", ndk_fi_fast_mr },
 	{ "NdkListen", ndk_fi_listen },
