@@ -313,6 +313,14 @@ for t in $transports; do
 	unload_case $t
 	wdk_case $t
 	selftest_case $t
+	# make coverage: every event of ndk over one transport only, so
+	# that the events' own code runs and their call sites go both ways.
+	if [ "$(arg coverage)" = 1 ]; then
+		v=0
+		[ $t = siw ] && v=1
+		echo $v >$T/events/ndk/enable
+		echo 1 >$T/events/ndk/ndk_cm_event/enable
+	fi
 	trace_begin
 	echo "NDK-CHECK: tests begin $t"
 	insmod /ndk/ndk_kunit.ko $kunit_args ||
