@@ -28,6 +28,26 @@ bool ndk_fault(void)
 }
 
 /**
+ * ndk_fault_errno() - the error an injected failure returns
+ *
+ * Return: -ENOMEM.
+ */
+int ndk_fault_errno(void)
+{
+	return -ENOMEM;
+}
+
+/**
+ * ndk_fault_null() - the pointer an injected allocation failure returns
+ *
+ * Return: NULL.
+ */
+void *ndk_fault_null(void)
+{
+	return NULL;
+}
+
+/**
  * ndk_fault_arm() - make the @nth wrapped call from now on fail
  * @nth: 1 for the next one
  */

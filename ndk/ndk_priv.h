@@ -43,6 +43,14 @@ void ndk_slab_exit(void);
  */
 #if IS_ENABLED(CONFIG_KUNIT)
 bool ndk_fault(void);
+/*
+ * An injected failure's value comes from out of line: a constant would
+ * let the compiler jump from the injection straight to the error path,
+ * past the caller's test of the result, which gcov then counts as never
+ * failing.
+ */
+int ndk_fault_errno(void);
+void *ndk_fault_null(void);
 void ndk_fault_arm(int nth);
 int ndk_fault_disarm(bool *fired);
 /* The ndk_sweep suite plays a driver that loses its flushes (siw's). */
@@ -59,14 +67,24 @@ static inline bool ndk_fault(void)
 	return false;
 }
 
+static inline int ndk_fault_errno(void)
+{
+	return -ENOMEM;
+}
+
+static inline void *ndk_fault_null(void)
+{
+	return NULL;
+}
+
 static inline bool ndk_fault_lost(enum ib_wc_status status)
 {
 	return false;
 }
 #endif
-#define NDK_FI_NULL(call)	(ndk_fault() ? NULL : (call))
-#define NDK_FI_PTR(call)	(ndk_fault() ? ERR_PTR(-ENOMEM) : (call))
-#define NDK_FI_ERR(call)	(ndk_fault() ? -ENOMEM : (call))
+#define NDK_FI_NULL(call)	(ndk_fault() ? ndk_fault_null() : (call))
+#define NDK_FI_PTR(call)	(ndk_fault() ? ERR_PTR(ndk_fault_errno()) : (call))
+#define NDK_FI_ERR(call)	(ndk_fault() ? ndk_fault_errno() : (call))
 
 /* ------------------------------------------------------------------ */
 /* Status translation (status.c)                                      */
