@@ -675,6 +675,63 @@ static void ndk_conn_atomic_test(struct kunit *test)
 }
 
 /*
+ * NdkGetLocalAddress and NdkGetPeerAddress: a connector with no address
+ * yet says so; a missing length is refused; a buffer missing or too
+ * small gets the size it needs, and nothing written to it.
+ */
+static void ndk_conn_address_args_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_CONNECTOR *fresh = ndk_cenv_connector(test, e);
+	struct sockaddr_in dst, sin;
+	struct ndk_pair p;
+	int i, side;
+
+	for (i = 0; i < 2; i++) {
+		ULONG len = sizeof(sin);
+		NDK_FN_GET_LOCAL_ADDRESS get = i ?
+			fresh->Dispatch->NdkGetPeerAddress :
+			fresh->Dispatch->NdkGetLocalAddress;
+
+		KUNIT_EXPECT_EQ(test, get(fresh, (struct sockaddr *)&sin, &len),
+				STATUS_INVALID_DEVICE_STATE);
+	}
+	ndk_close_all(test, fresh, NULL);
+	ndk_listen_addr(e, &dst);
+	ndk_establish(test, e, &p, (struct sockaddr *)&e->addr,
+		      (struct sockaddr *)&dst, sizeof(dst), false);
+	for (side = 0; side < 2; side++) {
+		NDK_CONNECTOR *c = side ? p.in : p.c;
+
+		for (i = 0; i < 2; i++) {
+			NDK_FN_GET_LOCAL_ADDRESS get = i ?
+				c->Dispatch->NdkGetPeerAddress :
+				c->Dispatch->NdkGetLocalAddress;
+			ULONG len = sizeof(sin) - 1;
+
+			KUNIT_EXPECT_EQ(test, get(c, (struct sockaddr *)&sin,
+						  NULL),
+					STATUS_INVALID_PARAMETER);
+			memset(&sin, 0xa5, sizeof(sin));
+			KUNIT_EXPECT_EQ(test, get(c, (struct sockaddr *)&sin,
+						  &len),
+					STATUS_BUFFER_TOO_SMALL);
+			KUNIT_EXPECT_EQ(test, len, sizeof(sin));
+			KUNIT_EXPECT_EQ(test, sin.sin_family, 0xa5a5);
+			len = 0;
+			KUNIT_EXPECT_EQ(test, get(c, NULL, &len),
+					STATUS_BUFFER_TOO_SMALL);
+			KUNIT_EXPECT_EQ(test, len, sizeof(sin));
+			KUNIT_EXPECT_EQ(test, get(c, (struct sockaddr *)&sin,
+						  &len),
+					STATUS_SUCCESS);
+			KUNIT_EXPECT_EQ(test, sin.sin_family, AF_INET);
+		}
+	}
+	ndk_pair_close(test, &p);
+}
+
+/*
  * A consumer may open the same interface more than once, and Microsoft's
  * RdmaSample does, once per socket: QPs of a second instance serve the
  * connector of the first on the active side and the listener's connector
@@ -2238,6 +2295,7 @@ static struct kunit_case ndk_connector_cases[] = {
 	KUNIT_CASE(ndk_conn_connect_accept_test),
 	KUNIT_CASE(ndk_conn_ex_test),
 	KUNIT_CASE(ndk_conn_other_instance_test),
+	KUNIT_CASE(ndk_conn_address_args_test),
 	KUNIT_CASE(nd_conn_reject),
 	KUNIT_CASE(ndk_conn_refused_test),
 	KUNIT_CASE(nd_large_private_data),
