@@ -1800,11 +1800,6 @@ static void ndk_post_flush_race_test(struct kunit *test)
 }
 
 /*
- * A full receive queue, SRQ or initiator queue refuses the next request
- * with STATUS_INSUFFICIENT_RESOURCES, which never completes; every
- * request taken before it does.
- */
-/*
  * A request the driver refuses fails with the driver's status and leaves
  * nothing behind: its slot is free, the queue's head where it was, the
  * posted count as it was. The QP is marked connected behind the
@@ -1833,6 +1828,117 @@ static void ndk_post_refused_test(struct kunit *test)
 		posted -= per_cpu_ptr(q->stats, cpu)->v[NDK_STAT_POSTED];
 	KUNIT_EXPECT_EQ(test, posted, 0ULL);
 	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
+}
+
+/* A driver double's post_send that takes every request and runs none. */
+static int ndk_post_swallow(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+			    const struct ib_send_wr **bad)
+{
+	return 0;
+}
+
+/* One that refuses every request. */
+static int ndk_post_refuse(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+			   const struct ib_send_wr **bad)
+{
+	*bad = wr;
+	return -ENOMEM;
+}
+
+/* The queue fills up last: a full queue refuses before anything else. */
+enum { NDK_REFUSE_GOING, NDK_REFUSE_DRIVER, NDK_REFUSE_FULL, NDK_REFUSALS };
+
+/* Post initiator request @op (send, send-and-invalidate, write, read). */
+static NTSTATUS ndk_post_op(NDK_QP *qp, int op, void *ctx, NDK_SGE *sge,
+			    struct ndk_pmem *m)
+{
+	switch (op) {
+	case 0:
+		return qp->Dispatch->NdkSend(qp, ctx, sge, 1, 0);
+	case 1:
+		return qp->Dispatch->NdkSendAndInvalidate(qp, ctx, sge, 1, 0,
+							  ndk_pmem_rtok(m));
+	case 2:
+		return qp->Dispatch->NdkWrite(qp, ctx, sge, 1,
+					      ndk_pmem_va(m, 64),
+					      ndk_pmem_rtok(m), 0);
+	default:
+		return qp->Dispatch->NdkRead(qp, ctx, sge, 1,
+					     ndk_pmem_va(m, 64),
+					     ndk_pmem_rtok(m), 0);
+	}
+}
+
+/*
+ * Every kind of initiator request meets the same refusals, each with its
+ * status, and takes nothing: a driver being unloaded
+ * (STATUS_DEVICE_REMOVED), a driver that refuses the request (its
+ * errno's status) and a queue full of requests a driver double took and
+ * never ran (STATUS_INSUFFICIENT_RESOURCES). The requests the double took come back cancelled
+ * when the QP closes, once each. The QP is marked connected behind the
+ * driver's back, as in ndk_post_refused_test().
+ */
+static void ndk_post_refusals_test(struct kunit *test)
+{
+	static const NTSTATUS want[NDK_REFUSALS] = {
+		STATUS_DEVICE_REMOVED, STATUS_INSUFFICIENT_RESOURCES,
+		STATUS_INSUFFICIENT_RESOURCES,
+	};
+	static const char * const ops[] = {
+		"send", "send-and-invalidate", "write", "read",
+	};
+	static const enum module_state going = MODULE_STATE_GOING;
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_pmem *m = ndk_pmem_new(test, e,
+					  NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
+					  NDK_MR_FLAG_ALLOW_REMOTE_READ |
+					  NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
+	struct ndk_verbs_double *vd = kunit_kzalloc(test, sizeof(*vd),
+						    GFP_KERNEL);
+	NDK_QP *qp = ndk_cenv_qp(test, e);
+	struct ndk_qp *q = container_of(qp, struct ndk_qp, ndk);
+	const enum module_state *driver = q->driver;
+	NDK_SGE sge = ndk_pmem_sge(m, 0, 16);
+	u32 taken = 0, head, got;
+	int cond, op;
+	NDK_RESULT_EX r;
+	NTSTATUS st;
+
+	KUNIT_ASSERT_NOT_NULL(test, vd);
+	ndk_verbs_double_insert(vd, q);
+	WRITE_ONCE(q->connected, true);
+	for (cond = 0; cond < NDK_REFUSALS; cond++) {
+		vd->dev.ops.post_send = cond == NDK_REFUSE_DRIVER ?
+					ndk_post_refuse : ndk_post_swallow;
+		if (cond == NDK_REFUSE_FULL) {
+			while (ndk_post_op(qp, 0, (void *)(uintptr_t)(taken + 1),
+					   &sge, m) == STATUS_SUCCESS)
+				taken++;
+			KUNIT_EXPECT_GE(test, taken, 8U);
+		}
+		if (cond == NDK_REFUSE_GOING)
+			q->driver = &going;
+		head = q->sq.head;
+		for (op = 0; op < ARRAY_SIZE(ops); op++) {
+			st = ndk_post_op(qp, op, (void *)0xbad, &sge, m);
+			KUNIT_EXPECT_EQ_MSG(test, st, want[cond], "%s, refusal %d",
+					    ops[op], cond);
+		}
+		KUNIT_EXPECT_EQ(test, q->sq.head, head);
+		q->driver = driver;
+	}
+	WRITE_ONCE(q->connected, false);
+	ndk_verbs_double_remove(vd, q);
+	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
+	for (got = 0; got < taken && ndk_penv_poll(e->cq, &r, 1); got++) {
+		KUNIT_EXPECT_PTR_EQ(test, r.RequestContext,
+				    (void *)(uintptr_t)(got + 1));
+		KUNIT_EXPECT_EQ(test, r.Status, STATUS_CANCELLED);
+	}
+	KUNIT_EXPECT_EQ(test, got, taken);
+	KUNIT_EXPECT_EQ(test, e->cq->Dispatch->NdkGetCqResultsEx(e->cq, &r, 1),
+			0U);
+	ndk_pmem_free(test, m);
 }
 
 /**
@@ -1919,6 +2025,11 @@ static void ndk_post_refused_swept_test(struct kunit *test)
 	kfree(w);
 }
 
+/*
+ * A full receive queue, SRQ or initiator queue refuses the next request
+ * with STATUS_INSUFFICIENT_RESOURCES, which never completes; every
+ * request taken before it does.
+ */
 static void ndk_post_queue_full_test(struct kunit *test)
 {
 	struct ndk_cenv *e = ndk_cenv_need(test);
@@ -2234,6 +2345,7 @@ static struct kunit_case ndk_qp_cases[] = {
 	KUNIT_CASE(ndk_post_flush_race_test),
 	KUNIT_CASE(ndk_post_refused_test),
 	KUNIT_CASE(ndk_post_refused_swept_test),
+	KUNIT_CASE(ndk_post_refusals_test),
 	KUNIT_CASE(ndk_post_queue_full_test),
 	KUNIT_CASE(nd_send_no_receive),
 	KUNIT_CASE(nd_qp_max),
