@@ -173,6 +173,43 @@ static void ndk_cq_affinity_test(struct kunit *test)
 	KUNIT_EXPECT_LT(test, v, ibdev->num_comp_vectors);
 }
 
+/* A device double's vector 2 interrupts CPU 1; its others, no CPU known. */
+static const struct cpumask *ndk_vector_affinity(struct ib_device *ibdev,
+						 int v)
+{
+	return v == 2 ? cpumask_of(1) : NULL;
+}
+
+/*
+ * The completion vector of an affinity, on a device double of four
+ * vectors: the one whose interrupt goes to the affinity's first CPU,
+ * else that CPU spread over the vectors; vector 0 without an affinity
+ * or with one vector.
+ */
+static void ndk_cq_vector_test(struct kunit *test)
+{
+	struct ib_device *dev = kunit_kzalloc(test, sizeof(*dev), GFP_KERNEL);
+	GROUP_AFFINITY none = { .Mask = 0 }, cpu1 = { .Mask = 2 };
+	GROUP_AFFINITY cpu3 = { .Mask = 8 }, far = { .Group = 1, .Mask = 2 };
+
+	KUNIT_ASSERT_NOT_NULL(test, dev);
+	dev->num_comp_vectors = 4;
+	KUNIT_EXPECT_EQ(test, ndk_cq_pick_vector(dev, NULL), 0);
+	KUNIT_EXPECT_EQ(test, ndk_cq_pick_vector(dev, &none), 0);
+	KUNIT_EXPECT_EQ(test, ndk_cq_pick_vector(dev, &cpu1), 1);
+	KUNIT_EXPECT_EQ(test, ndk_cq_pick_vector(dev, &cpu3), 3);
+	KUNIT_EXPECT_EQ(test, ndk_cq_pick_vector(dev, &far),
+			(BITS_PER_LONG + 1) % 4);
+	dev->ops.get_vector_affinity = ndk_vector_affinity;
+	if (nr_cpu_ids > 1)
+		KUNIT_EXPECT_EQ(test, ndk_cq_pick_vector(dev, &cpu1), 2);
+	KUNIT_EXPECT_EQ(test, ndk_cq_pick_vector(dev, &cpu3), 3);
+	KUNIT_EXPECT_EQ(test, ndk_cq_pick_vector(dev, &far),
+			(BITS_PER_LONG + 1) % 4);
+	dev->num_comp_vectors = 1;
+	KUNIT_EXPECT_EQ(test, ndk_cq_pick_vector(dev, &cpu1), 0);
+}
+
 struct ndk_arm_case {
 	int first;
 	ULONG second;
@@ -1097,6 +1134,7 @@ static struct kunit_case ndk_cq_cases[] = {
 	KUNIT_CASE(ndk_cq_contexts_test),
 	KUNIT_CASE(ndk_cq_depth_test),
 	KUNIT_CASE(ndk_cq_affinity_test),
+	KUNIT_CASE(ndk_cq_vector_test),
 	KUNIT_CASE_PARAM(ndk_cq_arm_merge_test, ndk_arm_gen_params),
 	KUNIT_CASE(ndk_cq_arm_empty_test),
 	KUNIT_CASE(ndk_cq_resize_test),
