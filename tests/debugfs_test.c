@@ -145,8 +145,50 @@ static void ndk_obs_debugfs_test(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, ndk_obs_conn_line(text, c, &unused));
 }
 
+/* The endpoints line of listener @l: its address and state. */
+static void ndk_obs_expect_listener(struct kunit *test, struct ndk_cenv *e,
+				    NDK_LISTENER *l, const char *want_addr,
+				    const char *want_state)
+{
+	char kind[16], addr[64], state[16], *text;
+
+	text = ndk_obs_read(test, e, "endpoints");
+	KUNIT_ASSERT_TRUE_MSG(test, ndk_obs_ep_line(text, ndk_obs_id(&l->Header),
+						    kind, addr, state),
+			      "no listener line:\n%s", text);
+	KUNIT_EXPECT_STREQ(test, kind, "listener");
+	KUNIT_EXPECT_STREQ(test, addr, want_addr);
+	KUNIT_EXPECT_STREQ(test, state, want_state);
+}
+
+/*
+ * A listener's line through its life: idle and without an address
+ * before NdkListen, then listening at the address it asked for, paused
+ * while NdkControlConnectEvents holds its requests back, listening again.
+ */
+static void ndk_obs_listener_states_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_LISTENER *l = ndk_cenv_listener(test, e);
+	struct sockaddr_in sin = e->addr;
+	char addr[64];
+
+	ndk_obs_expect_listener(test, e, l, "-", "idle");
+	KUNIT_ASSERT_EQ(test, ndk_cenv_listen(test, e, l, NDK_TEST_PORT + 5),
+			STATUS_SUCCESS);
+	sin.sin_port = htons(NDK_TEST_PORT + 5);
+	snprintf(addr, sizeof(addr), "%pISpc", &sin);
+	ndk_obs_expect_listener(test, e, l, addr, "listening");
+	l->Dispatch->NdkControlConnectEvents(l, TRUE);
+	ndk_obs_expect_listener(test, e, l, addr, "paused");
+	l->Dispatch->NdkControlConnectEvents(l, FALSE);
+	ndk_obs_expect_listener(test, e, l, addr, "listening");
+	ndk_test_close(test, &l->Header, l->Dispatch->NdkCloseListener);
+}
+
 static struct kunit_case ndk_debugfs_cases[] = {
 	KUNIT_CASE(ndk_obs_debugfs_test),
+	KUNIT_CASE(ndk_obs_listener_states_test),
 	{}
 };
 
