@@ -735,8 +735,7 @@ static void ndk_conn_args_test(struct kunit *test)
 			STATUS_CONNECTION_INVALID);
 	KUNIT_EXPECT_EQ(test, d->NdkGetConnectionData(c, NULL, NULL, buf, NULL),
 			STATUS_INVALID_PARAMETER);
-	KUNIT_EXPECT_EQ(test, d->NdkGetConnectionData(c, NULL, NULL, NULL,
-						       &len),
+	KUNIT_EXPECT_EQ(test, d->NdkGetConnectionData(c, NULL, NULL, NULL, &len),
 			STATUS_INVALID_PARAMETER);
 	KUNIT_EXPECT_EQ(test, d->NdkGetConnectionData(c, NULL, NULL, buf, &len),
 			STATUS_CONNECTION_INVALID);
