@@ -1546,8 +1546,75 @@ static void ndk_mr_guessed_token_test(struct kunit *test)
 	ndk_menv_free(test, &g->me);
 }
 
+/*
+ * The region calls refuse inline, with no callback, what NDKPI does not
+ * allow: NdkCreateMr without a PD or a completion; NdkRegisterMr without
+ * a completion, an MDL, a length or an address, or on a region made for
+ * fast registration; NdkDeregisterMr without a completion, on a fast
+ * region or on one not registered; NdkInitializeFastRegisterMr without a
+ * completion, on a region for NdkRegisterMr, or for no page at all.
+ */
+static void ndk_mr_args_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_MR *mr = ndk_test_mr(test, e, false), *fast = ndk_test_mr(test, e, true);
+	const NDK_MR_DISPATCH *d = mr->Dispatch;
+	const ULONG rw = NDK_MR_FLAG_ALLOW_LOCAL_WRITE;
+	struct ndk_mdl mdl, empty = {};
+	NDK_MR *unused = NULL;
+	struct ndk_wait w;
+	u8 *buf = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	ndk_mdl_init_kva(&mdl, buf, PAGE_SIZE);
+	ndk_wait_init(&w);
+	KUNIT_EXPECT_EQ(test, e->pd->Dispatch->NdkCreateMr(NULL, FALSE,
+							   ndk_test_create_cb,
+							   &w, &unused),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, e->pd->Dispatch->NdkCreateMr(e->pd, FALSE, NULL,
+							   &w, &unused),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, d->NdkRegisterMr(mr, &mdl, PAGE_SIZE, rw, NULL,
+					       &w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, d->NdkRegisterMr(mr, NULL, PAGE_SIZE, rw,
+					       ndk_test_request_cb, &w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, d->NdkRegisterMr(mr, &mdl, 0, rw,
+					       ndk_test_request_cb, &w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, d->NdkRegisterMr(mr, &empty, PAGE_SIZE, rw,
+					       ndk_test_request_cb, &w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, d->NdkRegisterMr(fast, &mdl, PAGE_SIZE, rw,
+					       ndk_test_request_cb, &w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, d->NdkDeregisterMr(mr, NULL, &w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, d->NdkDeregisterMr(fast, ndk_test_request_cb, &w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, d->NdkDeregisterMr(mr, ndk_test_request_cb, &w),
+			STATUS_INVALID_DEVICE_STATE);
+	KUNIT_EXPECT_EQ(test, d->NdkInitializeFastRegisterMr(fast, 4, TRUE,
+							     NULL, &w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, d->NdkInitializeFastRegisterMr(mr, 4, TRUE,
+							     ndk_test_request_cb,
+							     &w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, d->NdkInitializeFastRegisterMr(fast, 0, TRUE,
+							     ndk_test_request_cb,
+							     &w),
+			STATUS_IMPLEMENTATION_LIMIT);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 0);
+	ndk_test_close_mr(test, fast);
+	ndk_test_close_mr(test, mr);
+}
+
 static struct kunit_case ndk_mr_cases[] = {
 	KUNIT_CASE(ndk_mr_contexts_test),
+	KUNIT_CASE(ndk_mr_args_test),
 	KUNIT_CASE_PARAM(ndk_mr_rdma_test, ndk_mr_rdma_gen_params),
 	KUNIT_CASE_PARAM(ndk_mr_caller_test, ndk_mr_caller_gen_params),
 	KUNIT_CASE_PARAM(ndk_mr_violation_test, ndk_mr_violation_gen_params),
