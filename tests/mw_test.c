@@ -276,8 +276,10 @@ static void ndk_mw_bind_refused_test(struct kunit *test)
 	struct ndk_mem *ro = ndk_kzalloc_test(test, sizeof(*ro));
 	u64 va = ndk_mem_va(&w->t), len = w->t.len;
 	NDK_QP *idle = ndk_cenv_qp(test, e);
-	NDK_MR *romr, *fast;
+	struct ndk_cenv other = *e;
+	NDK_MR *romr, *fast, *omr;
 	u32 before, token;
+	NDK_MW *omw;
 	NTSTATUS st;
 
 	before = w->mw->Dispatch->NdkGetRemoteTokenFromMw(w->mw);
@@ -303,16 +305,43 @@ static void ndk_mw_bind_refused_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ndk_test_bind(test, e, &w->me, w->mr, w->mw,
 					    va, 64, NDK_OP_FLAG_INLINE, &token),
 			STATUS_INVALID_PARAMETER);
-	/* No window, or a region that is none or not registered. */
+	/*
+	 * No window, a window for a region, or a region that is none, one
+	 * for fast registration, or one not registered.
+	 */
 	KUNIT_EXPECT_EQ(test, ndk_test_bind(test, e, &w->me, w->mr,
 					    (NDK_MW *)w->mr, va, 64, NDK_MW_RW,
 					    NULL),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, ndk_test_bind(test, e, &w->me, w->mr, NULL, va,
+					    64, NDK_MW_RW, NULL),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, ndk_test_bind(test, e, &w->me, (NDK_MR *)w->mw,
+					    w->mw, va, 64, NDK_MW_RW, &token),
 			STATUS_INVALID_PARAMETER);
 	fast = ndk_test_mr(test, e, true);
 	KUNIT_EXPECT_EQ(test, ndk_test_bind(test, e, &w->me, fast, w->mw, va,
 					    64, NDK_MW_RW, &token),
 			STATUS_INVALID_PARAMETER);
 	ndk_test_close_mr(test, fast);
+	fast = ndk_test_mr(test, e, false);
+	KUNIT_EXPECT_EQ(test, ndk_test_bind(test, e, &w->me, fast, w->mw, va,
+					    64, NDK_MW_RW, &token),
+			STATUS_INVALID_PARAMETER);
+	ndk_test_close_mr(test, fast);
+	/* A region or a window of another PD. */
+	other.pd = container_of(ndk_test_create_pd(test, e->a), NDK_PD, Header);
+	omr = ndk_test_mr(test, &other, false);
+	omw = ndk_test_mw(test, &other);
+	KUNIT_EXPECT_EQ(test, ndk_test_bind(test, e, &w->me, omr, w->mw, va,
+					    64, NDK_MW_RW, &token),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, ndk_test_bind(test, e, &w->me, w->mr, omw, va,
+					    64, NDK_MW_RW, &token),
+			STATUS_INVALID_PARAMETER);
+	ndk_test_close_mw(test, omw);
+	ndk_test_close_mr(test, omr);
+	ndk_test_close(test, &other.pd->Header, other.pd->Dispatch->NdkClosePd);
 	/* A writable window needs a region the adapter may write. */
 	ndk_mem_init(test, ro, NDK_MDL_KVA, false, false, 0, PAGE_SIZE);
 	romr = ndk_test_mr(test, e, false);
