@@ -313,13 +313,19 @@ for t in $transports; do
 	unload_case $t
 	wdk_case $t
 	selftest_case $t
-	# make coverage: every event of ndk over one transport only, so
-	# that the events' own code runs and their call sites go both ways.
+	# make coverage: every event of ndk traced over siw and counted by
+	# perf over rxe (tpcount.c), so that both sides of the events' code
+	# run.
+	tp=
 	if [ "$(arg coverage)" = 1 ]; then
 		v=0
 		[ $t = siw ] && v=1
 		echo $v >$T/events/ndk/enable
 		echo 1 >$T/events/ndk/ndk_cm_event/enable
+		if [ $t = rxe ]; then
+			/ndk/tpcount $(cat $T/events/ndk/*/id) &
+			tp=$!
+		fi
 	fi
 	trace_begin
 	echo "NDK-CHECK: tests begin $t"
@@ -328,6 +334,10 @@ for t in $transports; do
 	# Objects a failed case left open still call back into the test
 	# module: unloaded, a later step would run freed text.
 	left=$(open_objects)
+	if [ -n "$tp" ]; then
+		kill $tp
+		wait $tp
+	fi
 	if [ -n "$left" ]; then
 		echo "NDK-CHECK: tests end $t"
 		echo "NDK-CHECK: ndk objects left open after the suites over $t ($left): ndk_kunit kept loaded, the run stops: failed"
