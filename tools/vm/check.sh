@@ -50,7 +50,8 @@ if [ "${NDK_COVERAGE:-0}" = 1 ]; then
 	gcc -static -O2 -Wall -o "$outdir/tpcount" "$NDK_VM_DIR/tpcount.c"
 	extra+=("$outdir/tpcount")
 fi
-"$NDK_VM_DIR/mkinitramfs.sh" "$ktree" "$outdir/initramfs.cpio.gz" \
+NDK_INITRAMFS_ELF=$(command -v kmod) \
+	"$NDK_VM_DIR/mkinitramfs.sh" "$ktree" "$outdir/initramfs.cpio.gz" \
 	"$NDK_VM_DIR/init.sh" "${extra[@]}" "$NDK_TOP/ndk/ndk.ko" "$NDK_TOP/tests/ndk_kunit.ko" \
 	"$NDK_TOP/tests/rping/ndk_rping.ko" \
 	"$NDK_TOP/tests/unload/ndk_unload.ko" "$NDK_TOP/wdk/ndk_wdk.ko" \
