@@ -441,12 +441,15 @@ static NTSTATUS ndk_disconnect(NDK_CONNECTOR *pNdkConnector,
 
 	if (!RequestCompletion)
 		return STATUS_INVALID_PARAMETER;
-	/* Already disconnected by the peer: nothing left to do. */
-	if (READ_ONCE(conn->state) == NDK_CONN_DONE)
-		return STATUS_SUCCESS;
 	status = ndk_conn_begin(conn, NDK_CONN_ESTABLISHED,
 				NDK_CONN_DISCONNECTING, RequestCompletion,
 				RequestContext);
+	/*
+	 * Already disconnected by the peer, also while this call ran (the
+	 * state is read under the lock): nothing left to do.
+	 */
+	if (status == STATUS_CONNECTION_ABORTED)
+		return STATUS_SUCCESS;
 	if (status == STATUS_PENDING)
 		status = ndk_conn_run(conn);
 	return status;
