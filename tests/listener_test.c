@@ -638,8 +638,54 @@ static void ndk_listen_flood_test(struct kunit *test)
 		   slab[0], slab[1], slab[2]);
 }
 
+/*
+ * A listener refuses inline, with no callback, a creation without its
+ * connect event or completion, and an NdkListen without a completion or
+ * an address, or a second one; the first still listens.
+ */
+static void ndk_listener_args_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_LISTENER *l = ndk_cenv_listener(test, e), *unused = NULL;
+	struct sockaddr_in sin = e->addr;
+	struct ndk_wait w;
+
+	ndk_wait_init(&w);
+	KUNIT_EXPECT_EQ(test, e->a->Dispatch->NdkCreateListener(e->a, NULL, e,
+								ndk_test_create_cb,
+								&w, &unused),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, e->a->Dispatch->NdkCreateListener(e->a,
+								ndk_conn_event_cb,
+								e, NULL, &w,
+								&unused),
+			STATUS_INVALID_PARAMETER);
+	sin.sin_port = htons(NDK_TEST_PORT + 6);
+	KUNIT_EXPECT_EQ(test, l->Dispatch->NdkListen(l, (struct sockaddr *)&sin,
+						     sizeof(sin), NULL, &w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, l->Dispatch->NdkListen(l, (struct sockaddr *)&sin,
+						     sizeof(sin) - 1,
+						     ndk_test_request_cb, &w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, l->Dispatch->NdkListen(l, NULL, sizeof(sin),
+						     ndk_test_request_cb, &w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 0);
+	KUNIT_ASSERT_EQ(test, ndk_cenv_listen(test, e, l, NDK_TEST_PORT + 6),
+			STATUS_SUCCESS);
+	ndk_wait_init(&w);
+	KUNIT_EXPECT_EQ(test, l->Dispatch->NdkListen(l, (struct sockaddr *)&sin,
+						     sizeof(sin),
+						     ndk_test_request_cb, &w),
+			STATUS_INVALID_DEVICE_STATE);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 0);
+	ndk_test_close(test, &l->Header, l->Dispatch->NdkCloseListener);
+}
+
 static struct kunit_case ndk_listener_cases[] = {
 	KUNIT_CASE(ndk_listener_contexts_test),
+	KUNIT_CASE(ndk_listener_args_test),
 	KUNIT_CASE(ndk_listen_contexts_test),
 	KUNIT_CASE(nd_dual_listen),
 	KUNIT_CASE(nd_conn_listen_closing),
