@@ -364,8 +364,51 @@ static void ndk_endpoint_table_test(struct kunit *test)
 		ndk_sep_del_conn(c[i]);
 }
 
+/*
+ * NdkCreateSharedEndpoint without a completion or an address, and
+ * NdkConnectWithSharedEndpoint with no endpoint or another object in
+ * its place, fail inline with no callback.
+ */
+static void ndk_endpoint_args_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_CONNECTOR *c = ndk_cenv_connector(test, e);
+	NDK_SHARED_ENDPOINT *unused = NULL;
+	NDK_QP *qp = ndk_cenv_qp(test, e);
+	struct sockaddr_in sin = e->addr, dst;
+	NDK_FN_CONNECT_WITH_SHARED_ENDPOINT cws =
+		c->Dispatch->NdkConnectWithSharedEndpoint;
+	NDK_SHARED_ENDPOINT *not_sep = (NDK_SHARED_ENDPOINT *)e->cq;
+	struct sockaddr *to = (struct sockaddr *)&dst;
+	struct ndk_wait w;
+
+	ndk_wait_init(&w);
+	ndk_listen_addr(e, &dst);
+	KUNIT_EXPECT_EQ(test, e->a->Dispatch->NdkCreateSharedEndpoint(e->a,
+								      (struct sockaddr *)&sin,
+								      sizeof(sin),
+								      NULL, &w,
+								      &unused),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, e->a->Dispatch->NdkCreateSharedEndpoint(e->a,
+								      (struct sockaddr *)&sin,
+								      0,
+								      ndk_test_create_cb,
+								      &w, &unused),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, cws(c, qp, NULL, to, sizeof(dst), 1, 1, NULL, 0,
+				  ndk_test_request_cb, &w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, cws(c, qp, not_sep, to, sizeof(dst), 1, 1, NULL,
+				  0, ndk_test_request_cb, &w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 0);
+	ndk_close_all(test, c, qp);
+}
+
 static struct kunit_case ndk_endpoint_cases[] = {
 	KUNIT_CASE(ndk_endpoint_contexts_test),
+	KUNIT_CASE(ndk_endpoint_args_test),
 	KUNIT_CASE(ndk_endpoint_shared_test),
 	KUNIT_CASE(ndk_endpoint_table_test),
 	KUNIT_CASE(ndk_endpoint_listener_test),
