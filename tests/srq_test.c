@@ -217,13 +217,17 @@ static void ndk_srq_contexts_test(struct kunit *test)
 	ndk_test_contexts(test, ndk_srq_create_in, e->pd);
 }
 
-/* Depths and SGE counts beyond the adapter's fail inline. */
+/*
+ * Depths and SGE counts beyond the adapter's fail inline, and so do a
+ * creation without a PD or a completion.
+ */
 static void ndk_srq_limits_test(struct kunit *test)
 {
 	struct ndk_cenv *e = test->priv;
 	const NDK_ADAPTER_INFO *info =
 		&container_of(e->a, struct ndk_adapter, ndk)->info;
 	struct ndk_senv s = {};
+	NDK_SRQ *unused_srq = NULL;
 	NDK_QP *unused = NULL;
 	struct ndk_wait w;
 
@@ -239,6 +243,16 @@ static void ndk_srq_limits_test(struct kunit *test)
 					   &w),
 			STATUS_INVALID_PARAMETER);
 	KUNIT_EXPECT_EQ(test, ndk_senv_srq(e, &s, 16, 1, 17, &w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test,
+			e->pd->Dispatch->NdkCreateSrq(NULL, 16, 1, 0, NULL, NULL,
+						      NULL, ndk_test_create_cb,
+						      &w, &unused_srq),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test,
+			e->pd->Dispatch->NdkCreateSrq(e->pd, 16, 1, 0, NULL,
+						      NULL, NULL, NULL, &w,
+						      &unused_srq),
 			STATUS_INVALID_PARAMETER);
 	/* A QP needs a live SRQ object. */
 	KUNIT_EXPECT_EQ(test,
