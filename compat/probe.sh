@@ -82,6 +82,12 @@ static const struct cpumask * __maybe_unused p(struct ib_device *dev)
 	return ib_get_vector_affinity(dev, 0);
 }'
 
+# A KUnit parameter generator that is passed the test.
+probe KUNIT_GEN_PARAMS_TEST kunit/test.h '
+static_assert(__builtin_types_compatible_p(
+	typeof(((struct kunit_case *)0)->generate_params),
+	const void *(*)(struct kunit *, const void *, char *)));'
+
 # WQ_PERCPU, an enumerator (no macro to test).
 probe WQ_PERCPU linux/workqueue.h '
 static const unsigned int __maybe_unused p = WQ_PERCPU;'

@@ -13,6 +13,43 @@
 #include "../ndk/compat.h"
 
 /*
+ * Between 6.12 and 7.3 a KUnit parameter generator came to take the
+ * test as its first argument: NDK_PARAM_GEN(name) declares one the
+ * kernel's way, with @prev and @desc.
+ */
+#ifdef HAVE_KUNIT_GEN_PARAMS_TEST
+#define NDK_PARAM_GEN(name)						\
+	const void *(name)(struct kunit *test, const void *prev, char *desc)
+#else
+#define NDK_PARAM_GEN(name) const void *(name)(const void *prev, char *desc)
+#endif
+
+/*
+ * Between 6.12 and 7.3 the get_vector_affinity op went away (see
+ * ndk/compat.h): a device double gets it where it exists.
+ *
+ * Return: whether @dev now has @fn as its op.
+ */
+#ifdef HAVE_IB_GET_VECTOR_AFFINITY
+static inline bool
+ndk_test_set_vector_affinity(struct ib_device *dev,
+			     const struct cpumask *(*fn)(struct ib_device *,
+							 int))
+{
+	dev->ops.get_vector_affinity = fn;
+	return true;
+}
+#else
+static inline bool
+ndk_test_set_vector_affinity(struct ib_device *dev,
+			     const struct cpumask *(*fn)(struct ib_device *,
+							 int))
+{
+	return false;
+}
+#endif
+
+/*
  * 6.2 ("timers: Rename del_timer_sync() to timer_delete_sync()"), and
  * 6.1.y stable has it too (Debian's 6.1.192 does): hence a probe.
  */

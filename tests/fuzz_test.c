@@ -1102,7 +1102,7 @@ static const struct ndk_fz_slice *ndk_fz_slice(struct kunit *test)
 /* Calls per slice of the consumer fuzzer: about 20 guest seconds on siw. */
 #define NDK_FZ_SLICE	10000
 
-static const void *ndk_fz_consumer_gen(const void *prev, char *desc)
+static NDK_PARAM_GEN(ndk_fz_consumer_gen)
 {
 	return ndk_fz_slices_gen(prev, desc, NDK_FZ_SLICE);
 }
@@ -1357,7 +1357,7 @@ static bool ndk_fz_mpa_round(struct kunit *test, struct ndk_cenv *e,
  * calls (siw refuses most requests at once): one per hundred, at least
  * four a slice; a thousand a slice, about 40 guest seconds.
  */
-static const void *ndk_fz_mpa_gen(const void *prev, char *desc)
+static NDK_PARAM_GEN(ndk_fz_mpa_gen)
 {
 	return ndk_fz_slices_gen(prev, desc, 100000);
 }
@@ -1950,7 +1950,7 @@ out:
  * consumer fuzzer's calls: one per four hundred, at least ten a slice;
  * 250 a slice, about 30 guest seconds.
  */
-static const void *ndk_fz_peer_gen(const void *prev, char *desc)
+static NDK_PARAM_GEN(ndk_fz_peer_gen)
 {
 	return ndk_fz_slices_gen(prev, desc, 100000);
 }
