@@ -1795,8 +1795,12 @@ static bool ndk_fzp_step(struct ndk_fzp *p, bool reads)
 			       w->opcode);
 		return false;
 	}
-	/* Zero bytes touch no memory: a wrong token may go unchecked. */
+	/*
+	 * Zero bytes touch no memory: a wrong token may go unchecked, also
+	 * that of a write with immediate data (rxe takes it).
+	 */
 	if (!len && (w->opcode == IB_WR_RDMA_WRITE ||
+		     w->opcode == IB_WR_RDMA_WRITE_WITH_IMM ||
 		     w->opcode == IB_WR_RDMA_READ) && expect == NDK_FZP_BAD)
 		expect = NDK_FZP_ANY;
 	if (expect == NDK_FZP_BAD) {
