@@ -331,8 +331,10 @@ for t in $transports; do
 		[ $t = siw ] && v=1
 		echo $v >$T/events/ndk/enable
 		echo 1 >$T/events/ndk/ndk_cm_event/enable
+		# Its words would break into the suites' lines on the
+		# console: they go there after the suites.
 		if [ $t = rxe ]; then
-			/ndk/tpcount $(cat $T/events/ndk/*/id) &
+			/ndk/tpcount $(cat $T/events/ndk/*/id) >/tmp/tpcount.log 2>&1 &
 			tp=$!
 		fi
 	fi
@@ -356,6 +358,7 @@ for t in $transports; do
 	fi
 	rmmod ndk_kunit || echo "NDK-CHECK: rmmod ndk_kunit failed"
 	echo "NDK-CHECK: tests end $t"
+	[ -z "$tp" ] || sed 's/^/NDK-COVERAGE: /' /tmp/tpcount.log
 	trace_end $t
 	[ -e /sys/class/infiniband/${t}0 ] || continue
 	delete_device $t 30
