@@ -455,13 +455,21 @@ static struct ndk_fz_req *ndk_fz_posted(struct ndk_fz *f, int side, int qi,
 	if (st != want) {
 		struct ndk_qp *qp = container_of(f->s[side].qp, struct ndk_qp,
 						 ndk);
+		struct ndk_wr_ring *ring = qi == NDK_FZ_SQ ? &qp->sq : &qp->rq;
+		u32 slot = ring->head & ring->mask;
+		char next[48];
 
+		/* The state, sequence number and type of the next slot. */
+		snprintf(next, sizeof(next), "; slot %u: %u, %u of %u, type %u",
+			 slot, READ_ONCE(ring->state[slot]),
+			 READ_ONCE(ring->seq[slot]), ring->head,
+			 READ_ONCE(ring->type[slot]));
 		/* Requests waiting: the model's and ndk's; the round. */
-		ndk_fz_fail(f, "side %d %s: 0x%08x, model 0x%08x (%u/%u; %u%s%s)",
+		ndk_fz_fail(f, "side %d %s: 0x%08x, model 0x%08x (%u/%u; %u%s%s%s)",
 			    side, f->what, st, want, live,
 			    ndk_fz_ndk_live(f, side, qi), f->round,
 			    READ_ONCE(qp->connected) ? "" : ", disconnected",
-			    READ_ONCE(qp->in_error) ? ", in error" : "");
+			    READ_ONCE(qp->in_error) ? ", in error" : "", next);
 		return NULL;
 	}
 	if (st != STATUS_SUCCESS)
