@@ -517,8 +517,9 @@ static NTSTATUS ndk_conn_create(struct ndk_obj *obj)
  * An iWARP id whose accept is open (struct ndk_connector.accept_open):
  * iw_cm destroys it only once siw reports the connection established,
  * and for a request that asks for RTR that is when the peer's first
- * frame comes, for good if it never does. Its destruction goes to ndk_wq, and nobody waits for
- * it. Allocated with the connector, so that the close cannot fail.
+ * frame comes, for good if it never does. Its destruction goes to
+ * ndk_wq, and nobody waits for it. Allocated with the connector, so that
+ * the close cannot fail.
  * @qp: the connection's QP: iw_cm holds it, and moving it to the error
  *	state before the transport settled ends in a BUG() in iw_cm
  *	(deviations.rst); flushed and released after the destruction.

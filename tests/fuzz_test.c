@@ -1363,7 +1363,7 @@ static bool ndk_fz_mpa_round(struct kunit *test, struct ndk_cenv *e,
 /*
  * A round connects once, as costly as a hundred of the consumer fuzzer's
  * calls (siw refuses most requests at once): one per hundred, at least
- * four a slice; a thousand a slice, about 40 guest seconds.
+ * four a slice; a thousand a slice, about 20 guest seconds over siw.
  */
 static NDK_PARAM_GEN(ndk_fz_mpa_gen)
 {

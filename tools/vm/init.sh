@@ -6,15 +6,8 @@
 # then over Soft-iWARP, scan for leaks, power off.
 . /ndk/guest.sh
 guest_setup
-# kmod's insmod and rmmod, which check.sh packs: busybox's insmod loads a
-# module whose init failed a second time another way, so a failed run of
-# a test module (the self-test's) would be followed by a second run whose
-# success the judge would take.
-mkdir -p /ndk/bin
-ln -s "$(command -v kmod)" /ndk/bin/insmod
-ln -s "$(command -v kmod)" /ndk/bin/rmmod
-insmod() { /ndk/bin/insmod "$@"; }
-rmmod() { /ndk/bin/rmmod "$@"; }
+# kmod's, which check.sh packs.
+guest_kmod
 
 arg() { tr ' ' '\n' </proc/cmdline | sed -n "s/^ndk_check\.$1=//p"; }
 kunit_args=

@@ -7,12 +7,8 @@
 # that the judge can tell which run failed; then power off.
 . /ndk/guest.sh
 guest_setup
-# kmod, which selftest-loop.sh packs, by the name it acts as.
-mkdir -p /ndk/bin
-ln -s "$(command -v kmod)" /ndk/bin/insmod
-ln -s "$(command -v kmod)" /ndk/bin/rmmod
-insmod() { /ndk/bin/insmod "$@"; }
-rmmod() { /ndk/bin/rmmod "$@"; }
+# kmod's, which selftest-loop.sh packs.
+guest_kmod
 
 arg() { tr ' ' '\n' </proc/cmdline | sed -n "s/^ndk_loop\.$1=//p"; }
 t=$(arg transport)
