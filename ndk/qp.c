@@ -11,18 +11,38 @@
 #include "sweep.h"
 
 /*
- * Whether a QP's queue has room for request @head (the queue's head,
- * read once by the caller): fewer than its depth unretired, and the slot
- * retired. Poster only.
+ * Move the head of @ring past slots that older requests still hold, to
+ * the next free one; the sequence numbers passed over are never used.
+ * There is one: fewer than the depth are taken, of twice as many slots.
  */
-static __always_inline bool ndk_ring_room(const struct ndk_wr_ring *ring,
-					  u32 head)
+static noinline bool ndk_ring_skip(struct ndk_wr_ring *ring)
 {
-	if (head - READ_ONCE(ring->retired) >= ring->depth)
+	u32 n;
+
+	for (n = 0; n <= ring->mask; n++) {
+		ring->head++;
+		/* Pairs with ndk_ring_free_slot(): the poller is done with it. */
+		if (smp_load_acquire(&ring->state[ring->head & ring->mask]) ==
+		    NDK_SLOT_FREE)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether a QP's queue has room for one more request: fewer than its
+ * depth unretired. The request's slot is then the head's (ring.h).
+ * Poster only.
+ */
+static __always_inline bool ndk_ring_room(struct ndk_wr_ring *ring)
+{
+	if (ring->posted - READ_ONCE(ring->retired) >= ring->depth)
 		return false;
 	/* Pairs with ndk_ring_free_slot(): the poller is done with the slot. */
-	return smp_load_acquire(&ring->state[head & ring->mask]) ==
-	       NDK_SLOT_FREE;
+	if (likely(smp_load_acquire(&ring->state[ring->head & ring->mask]) ==
+		   NDK_SLOT_FREE))
+		return true;
+	return ndk_ring_skip(ring);
 }
 
 static struct ndk_qp *to_ndk_qp(NDK_QP *qp)
@@ -135,7 +155,7 @@ static __always_inline NTSTATUS ndk_qp_post_wr(struct ndk_qp *qp,
 {
 	int err;
 
-	if (unlikely(!ndk_ring_room(&qp->sq, qp->sq.head)))
+	if (unlikely(!ndk_ring_room(&qp->sq)))
 		return STATUS_INSUFFICIENT_RESOURCES;
 	if (unlikely(ndk_qp_driver_going(qp)))
 		return STATUS_DEVICE_REMOVED;
@@ -146,6 +166,7 @@ static __always_inline NTSTATUS ndk_qp_post_wr(struct ndk_qp *qp,
 		return ndk_status_from_errno(err);
 	}
 	qp->sq.head++;
+	qp->sq.posted++;
 	ndk_stat_add_to(qp->stats, NDK_STAT_POSTED, 1);
 	return STATUS_SUCCESS;
 }
@@ -262,7 +283,7 @@ static NTSTATUS ndk_qp_submit(struct ndk_qp *qp, struct ib_send_wr *wr,
 	u32 n;
 	int err;
 
-	if (!status && !ndk_ring_room(&qp->sq, qp->sq.head))
+	if (!status && !ndk_ring_room(&qp->sq))
 		status = STATUS_INSUFFICIENT_RESOURCES;
 	if (status) {
 		ndk_qp_post_held(qp, NULL);
@@ -277,10 +298,12 @@ static NTSTATUS ndk_qp_submit(struct ndk_qp *qp, struct ib_send_wr *wr,
 	if ((Flags & (NDK_OP_FLAG_DEFER | NDK_OP_FLAG_INLINE)) !=
 	    NDK_OP_FLAG_DEFER) {
 		err = ndk_qp_post_held(qp, wr);
-		if (err)
+		if (err) {
 			ndk_ring_untake(&qp->sq, qp->sq.head);
-		else
+		} else {
 			qp->sq.head++;
+			qp->sq.posted++;
+		}
 		return ndk_status_from_errno(err);
 	}
 	n = qp->nheld;
@@ -295,6 +318,7 @@ static NTSTATUS ndk_qp_submit(struct ndk_qp *qp, struct ib_send_wr *wr,
 	if (n)
 		qp->held[n - 1].wr.next = &qp->held[n].wr;
 	qp->sq.head++;
+	qp->sq.posted++;
 	WRITE_ONCE(qp->nheld, n + 1);
 	if (n + 1 == qp->max_held)
 		ndk_qp_post_held(qp, NULL);
@@ -440,6 +464,7 @@ static noinline NTSTATUS ndk_qp_post_refused(struct ndk_qp *qp, int err)
 	    cmpxchg(state, taken, NDK_SLOT_FREE) != taken)
 		return STATUS_SUCCESS;
 	qp->sq.head = head;
+	qp->sq.posted--;
 	ndk_stat_add_to(qp->stats, NDK_STAT_POSTED, -1);
 	return ndk_status_from_errno(err);
 }
@@ -503,7 +528,7 @@ static __always_inline NTSTATUS ndk_qp_post(struct ndk_qp *qp,
 	ctx = sq->ctx;
 	types = sq->type;
 	state = sq->state + slot;
-	if (unlikely(head - READ_ONCE(sq->retired) >= sq->depth))
+	if (unlikely(sq->posted - READ_ONCE(sq->retired) >= sq->depth))
 		goto slow;
 	/* Pairs with ndk_ring_free_slot(): the poller is done with the slot. */
 	if (unlikely(smp_load_acquire(state) != NDK_SLOT_FREE ||
@@ -519,6 +544,7 @@ static __always_inline NTSTATUS ndk_qp_post(struct ndk_qp *qp,
 	wr->num_sge = nSge;
 	wr->send_flags = send_flags | ndk_ib_flags[Flags & 7];
 	sq->head = head + 1;
+	sq->posted++;
 	ndk_stat_add_to(qp->stats, NDK_STAT_POSTED, 1);
 	err = ib_post_send(qp->ibqp, wr, NULL);
 	if (unlikely(err))
@@ -659,15 +685,14 @@ static noinline NTSTATUS ndk_receive_check(struct ndk_qp *qp,
 		return status;
 	if (total > qp->max_xfer)
 		return STATUS_INVALID_BUFFER_SIZE;
-	if (!ndk_ring_room(&qp->rq, qp->rq.head))
+	if (!ndk_ring_room(&qp->rq))
 		return STATUS_INSUFFICIENT_RESOURCES;
 	return STATUS_SUCCESS;
 }
 
 /* Every check of a receive with at least one SGE, in one pass. */
 static __always_inline bool ndk_receive_ok(struct ndk_qp *qp,
-					   const NDK_SGE *pSgl, ULONG nSge,
-					   u32 head)
+					   const NDK_SGE *pSgl, ULONG nSge)
 {
 	u64 total;
 	ULONG i;
@@ -682,7 +707,7 @@ static __always_inline bool ndk_receive_ok(struct ndk_qp *qp,
 			return false;
 		total += pSgl[i].Length;
 	}
-	return total <= qp->max_xfer && ndk_ring_room(&qp->rq, head);
+	return total <= qp->max_xfer && ndk_ring_room(&qp->rq);
 }
 
 /*
@@ -698,19 +723,21 @@ static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
 	struct ndk_qp *qp = to_ndk_qp(pNdkQp);
 	struct ndk_wr_ring *rq = &qp->rq;
 	struct ib_sge *sgl = ndk_ib_sges(pSgl);
-	u32 head = rq->head;
 	struct ib_recv_wr wr;
 	bool failed = false;
 	NTSTATUS status;
+	u32 head;
 	int err;
 
-	if (unlikely(!ndk_receive_ok(qp, pSgl, nSge, head))) {
+	if (unlikely(!ndk_receive_ok(qp, pSgl, nSge))) {
 		status = ndk_receive_check(qp, pSgl, nSge);
 		if (status)
 			return status;
 		failed = READ_ONCE(qp->in_error);
 		sgl = ndk_sges_packed(pSgl, &nSge, ndk_qp_rsge(qp));
 	}
+	/* Read after the room check, which may move it. */
+	head = rq->head;
 	wr.next = NULL;
 	wr.sg_list = sgl;
 	wr.num_sge = nSge;
@@ -722,6 +749,7 @@ static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
 		return ndk_status_from_errno(err);
 	}
 	rq->head = head + 1;
+	rq->posted++;
 	ndk_stat_add_to(qp->stats, NDK_STAT_POSTED, 1);
 	if (unlikely(failed))
 		ndk_qp_sweep_later(qp);

@@ -78,9 +78,10 @@ EXPORT_SYMBOL_NDK_TEST(ndk_wr_owner_set_next);
  * @ring: the ring
  * @depth: how many requests the queue holds
  *
- * Twice as many slots as requests: a read that siw completes late keeps
- * its slot while the requests behind it come and go, and the queue still
- * takes its depth unless more than @depth of those pass it.
+ * Twice as many slots as requests, so that the slot of the next sequence
+ * number is almost always free: only a request that stays while those
+ * behind it come and go (a read that siw completes late) keeps it, and
+ * the poster then takes the next free one, which is near.
  *
  * One allocation per ring, NDK_RING_SLOT_BYTES per slot: the contexts,
  * the sequence numbers, the types and the states, in that order, so that

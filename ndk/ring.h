@@ -24,6 +24,12 @@
  * @depth: requests a QP's queue holds, as the consumer asked (an SRQ's
  *	depth is its own @depth, which may change)
  * @head: sequence number of the next request; poster only
+ * @posted: requests posted, of QP queues; poster only. The depth bounds
+ *	@posted - @retired. A request takes the slot of @head, or where an
+ *	older one still holds that slot, the next free one: @head moves on
+ *	to it, and the numbers passed over are never used. Requests leave
+ *	their queue out of order where a read completes after the requests
+ *	posted behind it (siw), and so may hold a slot for many turns.
  * @retired: requests the poller has retired; poller only (QP queues)
  * @sweep_next: the next sequence number the sweep looks at; poller only
  * @tag: the queue's kind and the owner's owner_id, placed as in a wr_id
@@ -39,7 +45,7 @@
  * requests; and it finds them without wc->qp, which dangles once the QP
  * is destroyed.
  *
- * The five 32-bit fields leave a 4-byte hole before @tag.
+ * The six 32-bit fields leave no hole before @tag.
  *
  * A slot's @state orders it between the poster on one CPU and the poller
  * (or the sweep, which runs inside a poll) on another; four pairs:
@@ -70,6 +76,7 @@ struct ndk_wr_ring {
 	u32 mask;
 	u32 depth;
 	u32 head;
+	u32 posted;
 	u32 retired;
 	u32 sweep_next;
 	u64 tag;
@@ -141,7 +148,7 @@ static __always_inline u64 ndk_ring_take(struct ndk_wr_ring *ring, u32 head,
 /* Some request of the queue has had no result yet; any context. */
 static inline bool ndk_ring_outstanding(const struct ndk_wr_ring *ring)
 {
-	return ring->ctx && READ_ONCE(ring->retired) != READ_ONCE(ring->head);
+	return ring->ctx && READ_ONCE(ring->retired) != READ_ONCE(ring->posted);
 }
 
 /* The device refused request @head: nothing will poll it. */

@@ -69,6 +69,30 @@ void ndk_sweep_put(struct ndk_qp *qp)
 		queue_work(ndk_wq, &qp->release_work);
 }
 
+/*
+ * The oldest request of @ring from sequence number @from on, if it is
+ * older than one turn of the ring before @end, the head; else that turn.
+ * Requests leave their queue in order but for reads that complete after
+ * the requests behind them (siw), which can hold a slot for many turns
+ * (ring.h). A scan of every slot: only for a cursor more than a turn
+ * behind.
+ */
+static u32 ndk_sweep_oldest(const struct ndk_wr_ring *ring, u32 from,
+			    u32 end)
+{
+	u32 oldest = end - (ring->mask + 1), i, seq;
+
+	for (i = 0; i <= ring->mask; i++) {
+		/* Pairs with the poster's release: the slot is filled. */
+		if (smp_load_acquire(&ring->state[i]) == NDK_SLOT_FREE)
+			continue;
+		seq = ring->seq[i];
+		if ((s32)(seq - oldest) < 0 && (s32)(seq - from) >= 0)
+			oldest = seq;
+	}
+	return oldest;
+}
+
 /**
  * ndk_sweep_add() - let @cq's poller report what @ring still holds
  * @cq: the CQ of @ring's completions
@@ -85,12 +109,13 @@ bool ndk_sweep_add(struct ndk_cq *cq, struct ndk_qp *qp,
 {
 	unsigned long flags;
 	bool added = false;
+	u32 end;
 
 	spin_lock_irqsave(&cq->sweep_lock, flags);
 	if (list_empty(&ring->sweep)) {
 		atomic_inc(&qp->sweep_refs);
-		/* Every request still in the ring is within one turn of it. */
-		ring->sweep_next = READ_ONCE(ring->head) - (ring->mask + 1);
+		end = READ_ONCE(ring->head);
+		ring->sweep_next = ndk_sweep_oldest(ring, end - S32_MAX, end);
 		list_add_tail(&ring->sweep, &cq->sweeps);
 		WRITE_ONCE(cq->sweep_due, true);
 		added = true;
@@ -118,6 +143,11 @@ static ULONG ndk_sweep_ring(struct ndk_wr_ring *ring, void *results,
 	/* The head may step back past the cursor (ndk_qp_post_refused()). */
 	for (; (s32)(end - ring->sweep_next) > 0 && done < n;
 	     ring->sweep_next++) {
+		/* More than a turn behind: only a request left there. */
+		if (unlikely(end - ring->sweep_next > ring->mask + 1))
+			ring->sweep_next = ndk_sweep_oldest(ring,
+							    ring->sweep_next,
+							    end);
 		seq = ring->sweep_next;
 		slot = seq & ring->mask;
 		/* Pairs with the poster's store: the slot is filled. */

@@ -2020,7 +2020,7 @@ static void ndk_post_refused_swept_test(struct kunit *test)
 				    (void *)0x5e4d);
 		KUNIT_EXPECT_EQ(test, w->r[0].Status, STATUS_CANCELLED);
 	}
-	KUNIT_EXPECT_EQ(test, q->sq.retired, q->sq.head);
+	KUNIT_EXPECT_EQ(test, q->sq.retired, q->sq.posted);
 	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
 	kfree(w);
 }

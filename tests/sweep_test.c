@@ -651,6 +651,67 @@ static void ndk_sweep_qp_fatal_test(struct kunit *test)
 	ndk_sweep_env_one_free(test, se);
 }
 
+/*
+ * A request the device keeps while the ones behind it complete, as siw
+ * keeps a read until its answer comes, after the writes and sends posted
+ * behind it: the queue takes requests as long as fewer than its depth
+ * wait, however many turns of its ring the others make past the old
+ * one's slot; and when the QP fails the sweep still finds the old one,
+ * and reports it once. A driver double loses every send; a raw QP on the
+ * CQ completes each but the first.
+ */
+static void ndk_sweep_straggler_test(struct kunit *test)
+{
+	struct ndk_sweep_env *se = ndk_sweep_env_one(test);
+	struct ndk_sweep_lost *lost = ndk_sweep_lose(test);
+	NDK_SGE sge = ndk_pmem_sge(se->l, 0, 64);
+	struct ndk_verbs_double *d;
+	struct ndk_test_lqp *l;
+	u32 turns, i, seq, got;
+	NDK_RESULT_EX r[2];
+	struct ndk_qp *q;
+	NTSTATUS st;
+	NDK_QP *qp;
+
+	qp = ndk_sweep_lost_send(test, se, &d);
+	q = container_of(qp, struct ndk_qp, ndk);
+	turns = 3 * (q->sq.mask + 1);
+	l = ndk_test_loopback_qp(test, container_of(se->e->a,
+						    struct ndk_adapter, ndk),
+				 container_of(se->acq, struct ndk_cq, ndk)->ibcq);
+	for (i = 1; i <= turns; i++) {
+		st = qp->Dispatch->NdkSend(qp, ndk_sweep_ctx(1), &sge, 1, 0);
+		if (st != STATUS_SUCCESS) {
+			KUNIT_FAIL(test, "send %u of %u behind the first: 0x%08x",
+				   i, turns, st);
+			break;
+		}
+		/* The send's completion, then one of the raw QP's own. */
+		seq = q->sq.head - 1;
+		ndk_test_loopback_send(test, l, q->sq.tag | seq, 0x1000 + i,
+				       false);
+		KUNIT_ASSERT_TRUE(test, ndk_penv_poll(se->acq, r, 2));
+		got = r[0].RequestContext == ndk_sweep_ctx(1) ? 0 : 1;
+		KUNIT_EXPECT_PTR_EQ(test, r[got].RequestContext,
+				    ndk_sweep_ctx(1));
+		KUNIT_EXPECT_EQ(test, r[got].Status, STATUS_SUCCESS);
+		KUNIT_EXPECT_EQ(test, (uintptr_t)r[!got].RequestContext,
+				(uintptr_t)0x1000 + i);
+	}
+	qp->Dispatch->NdkFlush(qp);
+	KUNIT_EXPECT_TRUE(test, ndk_penv_poll(se->acq, r, 1));
+	KUNIT_EXPECT_PTR_EQ(test, r[0].RequestContext, ndk_sweep_ctx(0));
+	KUNIT_EXPECT_EQ(test, r[0].Status, STATUS_CANCELLED);
+	msleep(2 * NDK_SWEEP_LOST_MS);
+	KUNIT_EXPECT_EQ(test, se->acq->Dispatch->NdkGetCqResultsEx(se->acq, r,
+								   2), 0U);
+	ndk_test_loopback_free(l);
+	ndk_verbs_double_remove(d, q);
+	ndk_sweep_found(test, lost);
+	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
+	ndk_sweep_env_one_free(test, se);
+}
+
 /* What the sweep has reported on @cq so far. */
 static u64 ndk_sweep_swept(NDK_CQ *cq)
 {
@@ -884,6 +945,7 @@ static struct kunit_case ndk_sweep_cases[] = {
 	KUNIT_CASE(ndk_sweep_stale_test),
 	KUNIT_CASE(ndk_sweep_reposts_test),
 	KUNIT_CASE(ndk_sweep_qp_fatal_test),
+	KUNIT_CASE(ndk_sweep_straggler_test),
 	KUNIT_CASE(ndk_sweep_silent_tail_test),
 	KUNIT_CASE_PARAM(ndk_sweep_cleaner_test, ndk_sweep_cleaner_gen_params),
 	{}
