@@ -234,31 +234,39 @@ static void ndk_fz_late(struct ndk_fz *f, u64 ctx)
 
 /*
  * The device accepted a request where the model counted the queue full:
- * only silent requests done unseen can have made room, and they are the
- * oldest (a queue completes in order). Forget enough of them.
+ * only silent requests done unseen can have made room. Forget enough of
+ * them, the oldest first, and over iWARP the silent reads last: siw
+ * completes what follows a read before the read, so the one done may be
+ * a later write or send, which a later result would then vouch for
+ * (ndk_fz_result()). Had the model forgotten a read still waiting
+ * instead, it would count one request fewer than ndk from there on.
  */
 static void ndk_fz_room(struct ndk_fz *f, struct ndk_fz_queue *q, u32 live)
 {
+	int pass;
 	u32 i;
 
-	for (i = q->tail; i != q->head && live >= NDK_FZ_DEPTH; i++) {
-		struct ndk_fz_req *r = &q->r[i % NDK_FZ_QCAP];
+	for (pass = 0; pass < 2; pass++) {
+		for (i = q->tail; i != q->head && live >= NDK_FZ_DEPTH; i++) {
+			struct ndk_fz_req *r = &q->r[i % NDK_FZ_QCAP];
+			bool read = f->iwarp && r->type == NdkOperationTypeRead;
 
-		if (!r->live)
-			continue;
-		/* siw completes what follows a read before the read. */
-		if (f->iwarp && r->type == NdkOperationTypeRead && !r->silent)
-			continue;
-		if (!r->silent) {
-			if (!f->broken)
-				ndk_fz_fail(f, "%s taken, %u waiting, first %llx",
-					    f->what, live, r->ctx);
-			return;
+			if (!r->live || (read && (!r->silent || !pass)))
+				continue;
+			if (!r->silent) {
+				/* Nothing after it is done either. */
+				if (!pass)
+					break;
+				if (!f->broken)
+					ndk_fz_fail(f, "%s taken, %u waiting, first %llx",
+						    f->what, live, r->ctx);
+				return;
+			}
+			/* Done, or (siw) its failure is still to come. */
+			ndk_fz_late(f, r->ctx);
+			r->live = false;
+			live--;
 		}
-		/* Done, or (siw, out of order) its failure is still to come. */
-		ndk_fz_late(f, r->ctx);
-		r->live = false;
-		live--;
 	}
 	ndk_fz_advance(q);
 }
@@ -278,7 +286,7 @@ static u32 ndk_fz_ndk_live(struct ndk_fz *f, int side, int qi)
 	struct ndk_qp *qp = container_of(f->s[side].qp, struct ndk_qp, ndk);
 	struct ndk_wr_ring *ring = qi == NDK_FZ_SQ ? &qp->sq : &qp->rq;
 
-	return ring->head - READ_ONCE(ring->retired);
+	return ring->posted - READ_ONCE(ring->retired);
 }
 
 /* What the call being made is, for a failure's message. */
