@@ -6,9 +6,11 @@
 # then the line and branch coverage of each file of ndk/ from the counters
 # the guest dumped to its console, measured by the host's gcov (the
 # compiler that built ndk) through gcovr: HTML under build/coverage/html/,
-# the uncovered lines of each file in build/coverage/uncovered.txt and the
-# summary, printed last, in build/coverage/summary.txt. The coverage of a
-# red run is reported too; the exit status is the run's.
+# the uncovered lines of each file in build/coverage/uncovered.txt, each
+# with its reason from tools/vm/coverage-reasons, and the summary, printed
+# last, in build/coverage/summary.txt. The coverage of a red run is
+# reported too; the exit status is the run's, or 1 if it passed and some
+# uncovered code has no reason.
 #
 # Environment: as check.sh's (NDK_KERNEL, NDK_CHECK_TRANSPORTS, ...).
 set -euo pipefail
@@ -59,10 +61,15 @@ if [ -s "$out/gcovr.log" ]; then
 	cat "$out/gcovr.log" >&2
 	die "gcovr reported problems ($out/gcovr.log)"
 fi
+reasons=0
 python3 "$NDK_VM_DIR/coverage.py" "$out/coverage.json" "$out/summary.json" \
-	"$out/uncovered.txt" >"$out/summary.txt"
+	"$out/uncovered.txt" "$NDK_VM_DIR/coverage-reasons" \
+	>"$out/summary.txt" || reasons=$?
 [ "$rc" = 0 ] ||
 	log "the run failed (status $rc): this is the coverage of a red run"
 log "HTML: $out/html/index.html; uncovered lines: $out/uncovered.txt"
 cat "$out/summary.txt"
-exit "$rc"
+[ "$reasons" = 0 ] ||
+	log "code no test reaches, without a reason in tools/vm/coverage-reasons"
+[ "$rc" = 0 ] || exit "$rc"
+exit "$reasons"
