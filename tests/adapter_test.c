@@ -289,7 +289,37 @@ static void ndk_adapter_query_extension_test(struct kunit *test)
 							     v, &iface),
 			STATUS_NOT_SUPPORTED);
 	KUNIT_EXPECT_PTR_EQ(test, iface.Dispatch, (const void *)0x5a5a);
+	/* Nothing to query, nothing to ask for, nowhere to answer. */
+	KUNIT_EXPECT_EQ(test, a->Dispatch->NdkQueryExtension(NULL, &id, v,
+							     &iface),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, a->Dispatch->NdkQueryExtension(&a->Header, NULL,
+							     v, &iface),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, a->Dispatch->NdkQueryExtension(&a->Header, &id,
+							     v, NULL),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_PTR_EQ(test, iface.Dispatch, (const void *)0x5a5a);
 	ndk_close_adapter(a);
+	/* Closing no adapter is nothing to do. */
+	ndk_close_adapter(NULL);
+}
+
+/*
+ * The suites' exit hooks close what a failed case left open: each live
+ * object under the adapter, successors and parents alike, and then the
+ * adapter, which no longer waits for anything.
+ */
+static void ndk_adapter_leftovers_test(struct kunit *test)
+{
+	NDK_ADAPTER *a = ndk_test_open(test);
+
+	ndk_test_create_pd(test, a);
+	ndk_test_create_cq(test, a, 16);
+	ndk_test_create_pd(test, a);
+	KUNIT_EXPECT_EQ(test, ndk_close_leftovers(a), 3U);
+	KUNIT_EXPECT_EQ(test, ndk_close_leftovers(a), 0U);
+	KUNIT_EXPECT_TRUE(test, ndk_close_adapter_timeout(a, NDK_TEST_TIMEOUT));
 }
 
 struct ndk_notify_rec {
@@ -360,6 +390,7 @@ static struct kunit_case ndk_adapter_cases[] = {
 	KUNIT_CASE(ndk_adapter_inline_probe_test),
 	KUNIT_CASE(ndk_adapter_info_small_buffer_test),
 	KUNIT_CASE(ndk_adapter_query_extension_test),
+	KUNIT_CASE(ndk_adapter_leftovers_test),
 	KUNIT_CASE(ndk_adapter_notifier_test),
 	KUNIT_CASE(ndk_adapter_references_test),
 	{}

@@ -1066,6 +1066,10 @@ static void ndk_conn_bad_args_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, d->NdkCompleteConnect(c, NULL, NULL,
 						    ndk_test_request_cb, &w),
 			STATUS_CONNECTION_INVALID);
+	KUNIT_EXPECT_EQ(test, d->NdkCompleteConnect(c, NULL, NULL, NULL, &w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, d->NdkCompleteConnectEx(c, NULL, NULL, NULL, &w),
+			STATUS_INVALID_PARAMETER);
 	KUNIT_EXPECT_EQ(test, d->NdkDisconnect(c, ndk_test_request_cb, &w),
 			STATUS_CONNECTION_INVALID);
 	KUNIT_EXPECT_EQ(test, d->NdkDisconnect(c, NULL, NULL),
@@ -1082,6 +1086,14 @@ static void ndk_conn_bad_args_test(struct kunit *test)
 			STATUS_INVALID_PARAMETER);
 	KUNIT_EXPECT_EQ(test, d->NdkGetConnectionData(c, NULL, NULL, buf, &len),
 			STATUS_CONNECTION_INVALID);
+	/* A connector needs an adapter and a callback. */
+	KUNIT_EXPECT_EQ(test, e->a->Dispatch->NdkCreateConnector(NULL,
+								 ndk_test_create_cb,
+								 &w, NULL),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, e->a->Dispatch->NdkCreateConnector(e->a, NULL,
+								 &w, NULL),
+			STATUS_INVALID_PARAMETER);
 
 	ndk_establish(test, e, &p, (struct sockaddr *)&e->addr,
 		      (struct sockaddr *)&dst, sizeof(dst), false);
@@ -2293,6 +2305,26 @@ static void ndk_tmo_try_once(struct kunit *test, struct ndk_cenv *e,
 }
 
 /*
+ * A bound of 0 is no bound: connect and accept arm no timer, and the
+ * connection is made as with one.
+ */
+static void ndk_tmo_unbounded_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_tmo_env(test);
+	struct sockaddr_in dst;
+	struct ndk_pair p;
+
+	ndk_tmo_set(test, 0, 0);
+	ndk_listen_addr(e, &dst);
+	ndk_establish(test, e, &p, (struct sockaddr *)&e->addr,
+		      (struct sockaddr *)&dst, sizeof(dst), false);
+	KUNIT_EXPECT_FALSE(test, timer_pending(&container_of(p.c,
+							     struct ndk_connector,
+							     ndk)->timer));
+	ndk_pair_close(test, &p);
+}
+
+/*
  * The reply arrives around the moment the connect's bound expires: the
  * passive side accepts from well before to well after it. Every request
  * completes exactly once, both outcomes occur, and the two sides agree.
@@ -2379,6 +2411,7 @@ static struct kunit_case ndk_connector_cases[] = {
 	KUNIT_CASE(ndk_tmo_accept_mute_test),
 	KUNIT_CASE(ndk_tmo_rtr_silent_test),
 	KUNIT_CASE(ndk_tmo_complete_withheld_test),
+	KUNIT_CASE(ndk_tmo_unbounded_test),
 	KUNIT_CASE(ndk_tmo_connect_race_test),
 	KUNIT_CASE(ndk_tmo_accept_race_test),
 	{}

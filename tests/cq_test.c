@@ -299,6 +299,9 @@ static void ndk_cq_resize_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, cq->Dispatch->NdkResizeCq(cq, ndk_test_max_cq(a) + 1,
 							ndk_test_request_cb, &w),
 			bad);
+	/* Nothing to call back: refused whatever the device can do. */
+	KUNIT_EXPECT_EQ(test, cq->Dispatch->NdkResizeCq(cq, 32, NULL, &w),
+			STATUS_INVALID_PARAMETER);
 	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 0);
 
 	spin_lock_irqsave(&ndk_test_lock, flags);
@@ -1091,13 +1094,15 @@ static void ndk_cq_moderation_params_test(struct kunit *test)
 /*
  * An overflowing CQ is unusable. It says so only through a notification,
  * so nothing arrives until the consumer arms, and then the status is
- * STATUS_INTERNAL_ERROR.
+ * STATUS_INTERNAL_ERROR. Another event of the device's for the CQ is no
+ * failure.
  */
 static void ndk_cq_overflow_test(struct kunit *test)
 {
 	NDK_ADAPTER *a = ndk_env_adapter(test);
 	struct ndk_notify_rec rec = {};
 	struct ndk_test_lqp *l;
+	struct ib_event ev;
 	struct ndk_wait w;
 	struct ndk_cq *p;
 	NDK_CQ *cq = NULL;
@@ -1114,6 +1119,12 @@ static void ndk_cq_overflow_test(struct kunit *test)
 		kunit_skip(test, "device rounds a 1-entry CQ up to %d",
 			   p->ibcq->cqe);
 	}
+	/* An event of another kind leaves the CQ as it was. */
+	ev = (struct ib_event){ .device = p->ibcq->device,
+				.element.cq = p->ibcq,
+				.event = IB_EVENT_PORT_ACTIVE };
+	p->ibcq->event_handler(&ev, p->ibcq->cq_context);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(p->fatal), STATUS_SUCCESS);
 	l = ndk_test_loopback_qp(test, container_of(a, struct ndk_adapter, ndk),
 				 p->ibcq);
 	ndk_test_loopback_send(test, l, 1, 2, false);

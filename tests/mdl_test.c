@@ -116,6 +116,27 @@ static void ndk_lam_invalid_test(struct kunit *test)
 							  NULL, &buf.lam,
 							  &size, &fbo),
 			STATUS_INVALID_PARAMETER);
+	/* No bytes, nowhere to say the size or the offset, no memory. */
+	KUNIT_EXPECT_EQ(test, e->a->Dispatch->NdkBuildLAM(e->a, t->mdl, 0,
+							  NULL, NULL, &buf.lam,
+							  &size, &fbo),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, e->a->Dispatch->NdkBuildLAM(e->a, t->mdl, t->len,
+							  NULL, NULL, &buf.lam,
+							  NULL, &fbo),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, e->a->Dispatch->NdkBuildLAM(e->a, t->mdl, t->len,
+							  NULL, NULL, &buf.lam,
+							  &size, NULL),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, e->a->Dispatch->NdkBuildLAM(e->a, NULL, t->len,
+							  NULL, NULL, &buf.lam,
+							  &size, &fbo),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, buf.lam.AdapterPageCount, 0U);
+	/* Releasing nothing, or a mapping never built, does nothing. */
+	e->a->Dispatch->NdkReleaseLAM(e->a, NULL);
+	e->a->Dispatch->NdkReleaseLAM(e->a, &buf.lam);
 	ndk_mem_free(t);
 }
 

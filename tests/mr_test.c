@@ -1562,7 +1562,9 @@ static void ndk_mr_args_test(struct kunit *test)
 	const ULONG rw = NDK_MR_FLAG_ALLOW_LOCAL_WRITE;
 	struct ndk_mdl mdl, empty = {};
 	NDK_MR *unused = NULL;
-	struct ndk_wait w;
+	struct ndk_wait w, w2;
+	unsigned long flags;
+	NTSTATUS st, st2;
 	u8 *buf = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, buf);
@@ -1607,6 +1609,30 @@ static void ndk_mr_args_test(struct kunit *test)
 							     ndk_test_request_cb,
 							     &w),
 			STATUS_IMPLEMENTATION_LIMIT);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 0);
+
+	/* A region registered, or a fast one being set up, takes no second. */
+	ndk_wait_init(&w2);
+	KUNIT_ASSERT_EQ(test,
+			ndk_test_outcome(test, &w2,
+					 d->NdkRegisterMr(mr, &mdl, PAGE_SIZE,
+							  rw,
+							  ndk_test_request_cb,
+							  &w2)),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, d->NdkRegisterMr(mr, &mdl, PAGE_SIZE, rw,
+					       ndk_test_request_cb, &w),
+			STATUS_INVALID_DEVICE_STATE);
+	KUNIT_EXPECT_EQ(test, ndk_test_deregister(test, mr), STATUS_SUCCESS);
+	ndk_wait_init(&w2);
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	st = d->NdkInitializeFastRegisterMr(fast, 4, TRUE, ndk_test_request_cb,
+					    &w2);
+	st2 = d->NdkInitializeFastRegisterMr(fast, 4, TRUE,
+					     ndk_test_request_cb, &w);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	KUNIT_EXPECT_EQ(test, st2, STATUS_INVALID_DEVICE_STATE);
+	KUNIT_EXPECT_EQ(test, ndk_test_outcome(test, &w2, st), STATUS_SUCCESS);
 	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 0);
 	ndk_test_close_mr(test, fast);
 	ndk_test_close_mr(test, mr);

@@ -234,6 +234,16 @@ static void ndk_qp_limits_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ndk_qp_try(e, e->cq, (NDK_CQ *)e->pd, 4, 4, 1, 1,
 					 0, &w),
 			STATUS_INVALID_PARAMETER);
+	/* No PD, or nothing to call back. */
+	KUNIT_EXPECT_EQ(test, e->pd->Dispatch->NdkCreateQp(NULL, e->cq, e->cq,
+							   NULL, 4, 4, 1, 1, 0,
+							   ndk_test_create_cb,
+							   &w, NULL),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, e->pd->Dispatch->NdkCreateQp(e->pd, e->cq, e->cq,
+							   NULL, 4, 4, 1, 1, 0,
+							   NULL, &w, NULL),
+			STATUS_INVALID_PARAMETER);
 	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 0);
 }
 
@@ -2309,6 +2319,70 @@ static void nd_large_qp_depth(struct kunit *test)
 	ndk_test_close(test, &cq->Header, cq->Dispatch->NdkCloseCq);
 }
 
+/*
+ * The memory requests name a region they can act on: a fast-register
+ * region of the QP's PD, initialized, for NdkFastRegister; that or a
+ * window for NdkInvalidate, with the flags it takes. Anything else is
+ * refused before the device sees it (a double stands in for the
+ * device, and the QP counts as connected).
+ */
+static void ndk_post_memory_args_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_verbs_double *vd = kunit_kzalloc(test, sizeof(*vd),
+						    GFP_KERNEL);
+	NDK_MR *plain = ndk_test_mr(test, e, false);
+	NDK_MR *fast = ndk_test_mr(test, e, true);
+	NDK_QP *qp = ndk_cenv_qp(test, e);
+	struct ndk_qp *q = container_of(qp, struct ndk_qp, ndk);
+	const NDK_QP_DISPATCH *d = qp->Dispatch;
+	NDK_LOGICAL_ADDRESS page = 0;
+	struct ndk_wait w;
+	NTSTATUS st;
+	u32 head;
+
+	KUNIT_ASSERT_NOT_NULL(test, vd);
+	ndk_verbs_double_insert(vd, q);
+	vd->dev.ops.post_send = ndk_post_swallow;
+	WRITE_ONCE(q->connected, true);
+	head = q->sq.head;
+	/* A region that is not a fast one, and a fast one not initialized. */
+	KUNIT_EXPECT_EQ(test, d->NdkFastRegister(qp, NULL, plain, 1, &page, 0,
+						 64, NULL, 0),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, d->NdkFastRegister(qp, NULL, fast, 1, &page, 0,
+						 64, NULL, 0),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, d->NdkFastRegister(qp, NULL, NULL, 1, &page, 0,
+						 64, NULL, 0),
+			STATUS_INVALID_PARAMETER);
+	/* Nothing to invalidate, or an object that is neither. */
+	KUNIT_EXPECT_EQ(test, d->NdkInvalidate(qp, NULL, NULL, 0),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, d->NdkInvalidate(qp, NULL, &e->cq->Header, 0),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, d->NdkInvalidate(qp, NULL, &plain->Header, 0),
+			STATUS_INVALID_PARAMETER);
+	/* Initialized, the fast region still takes only its flags. */
+	ndk_wait_init(&w);
+	st = fast->Dispatch->NdkInitializeFastRegisterMr(fast, 4, TRUE,
+							 ndk_test_request_cb,
+							 &w);
+	KUNIT_ASSERT_EQ(test, ndk_test_outcome(test, &w, st), STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, d->NdkInvalidate(qp, NULL, &fast->Header,
+					       NDK_OP_FLAG_INLINE),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, d->NdkFastRegister(qp, NULL, fast, 1, &page, 0,
+						 64, NULL, NDK_OP_FLAG_INLINE),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, q->sq.head, head);
+	WRITE_ONCE(q->connected, false);
+	ndk_verbs_double_remove(vd, q);
+	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
+	ndk_test_close_mr(test, fast);
+	ndk_test_close_mr(test, plain);
+}
+
 static struct kunit_case ndk_qp_cases[] = {
 	KUNIT_CASE(ndk_qp_create_close_test),
 	KUNIT_CASE(ndk_qp_atomic_test),
@@ -2346,6 +2420,7 @@ static struct kunit_case ndk_qp_cases[] = {
 	KUNIT_CASE(ndk_post_refused_test),
 	KUNIT_CASE(ndk_post_refused_swept_test),
 	KUNIT_CASE(ndk_post_refusals_test),
+	KUNIT_CASE(ndk_post_memory_args_test),
 	KUNIT_CASE(ndk_post_queue_full_test),
 	KUNIT_CASE(nd_send_no_receive),
 	KUNIT_CASE(nd_qp_max),

@@ -268,6 +268,18 @@ static void ndk_srq_limits_test(struct kunit *test)
 							    ndk_test_create_cb,
 							    &w, &unused),
 			STATUS_INVALID_PARAMETER);
+	/* No PD, or nothing to call back; checked before the SRQ. */
+	KUNIT_EXPECT_EQ(test,
+			e->pd->Dispatch->NdkCreateQpWithSrq(NULL, e->cq, e->cq,
+							    NULL, NULL, 4, 1, 0,
+							    ndk_test_create_cb,
+							    &w, &unused),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test,
+			e->pd->Dispatch->NdkCreateQpWithSrq(e->pd, e->cq, e->cq,
+							    NULL, NULL, 4, 1, 0,
+							    NULL, &w, &unused),
+			STATUS_INVALID_PARAMETER);
 	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 0);
 }
 
@@ -511,6 +523,15 @@ static void ndk_srq_modify_test(struct kunit *test)
 							     ndk_test_request_cb,
 							     &w),
 			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, s->srq->Dispatch->NdkModifySrq(s->srq, 0, 2, NULL,
+							     &w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 0);
+	/* Neither a new depth nor a threshold: done, and nothing changed. */
+	st = s->srq->Dispatch->NdkModifySrq(s->srq, 0, 0, ndk_test_request_cb,
+					    &w);
+	KUNIT_EXPECT_EQ(test, ndk_test_outcome(test, &w, st), STATUS_SUCCESS);
+	ndk_wait_init(&w);
 	/* ndk_wq is per CPU: with interrupts off the first cannot finish. */
 	spin_lock_irqsave(&ndk_test_lock, flags);
 	st = s->srq->Dispatch->NdkModifySrq(s->srq, 0, 2, ndk_test_request_cb,
