@@ -1074,6 +1074,9 @@ static void ndk_conn_bad_args_test(struct kunit *test)
 			STATUS_CONNECTION_INVALID);
 	KUNIT_EXPECT_EQ(test, d->NdkDisconnect(c, NULL, NULL),
 			STATUS_INVALID_PARAMETER);
+	/* No request to reject on a connector that made none. */
+	KUNIT_EXPECT_EQ(test, d->NdkReject(c, NULL, 0),
+			STATUS_CONNECTION_INVALID);
 	KUNIT_EXPECT_EQ(test, d->NdkAccept(c, qp, 1, 1, NULL, 0, NULL, NULL,
 					   NULL, NULL),
 			STATUS_INVALID_PARAMETER);

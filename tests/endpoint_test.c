@@ -381,6 +381,7 @@ static void ndk_endpoint_args_test(struct kunit *test)
 	NDK_SHARED_ENDPOINT *not_sep = (NDK_SHARED_ENDPOINT *)e->cq;
 	struct sockaddr *to = (struct sockaddr *)&dst;
 	struct ndk_wait w;
+	NTSTATUS st;
 
 	ndk_wait_init(&w);
 	ndk_listen_addr(e, &dst);
@@ -396,6 +397,17 @@ static void ndk_endpoint_args_test(struct kunit *test)
 								      ndk_test_create_cb,
 								      &w, &unused),
 			STATUS_INVALID_PARAMETER);
+	/* The wildcard address binds no device, so not the adapter's. */
+	sin.sin_addr.s_addr = htonl(INADDR_ANY);
+	sin.sin_port = htons(NDK_TEST_PORT + 8);
+	st = e->a->Dispatch->NdkCreateSharedEndpoint(e->a,
+						     (struct sockaddr *)&sin,
+						     sizeof(sin),
+						     ndk_test_create_cb, &w,
+						     &unused);
+	KUNIT_EXPECT_EQ(test, ndk_test_outcome(test, &w, st),
+			STATUS_INVALID_ADDRESS);
+	ndk_wait_init(&w);
 	KUNIT_EXPECT_EQ(test, cws(c, qp, NULL, to, sizeof(dst), 1, 1, NULL, 0,
 				  ndk_test_request_cb, &w),
 			STATUS_INVALID_PARAMETER);

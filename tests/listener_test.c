@@ -649,6 +649,7 @@ static void ndk_listener_args_test(struct kunit *test)
 	NDK_LISTENER *l = ndk_cenv_listener(test, e), *unused = NULL;
 	struct sockaddr_in sin = e->addr;
 	struct ndk_wait w;
+	NTSTATUS st;
 
 	ndk_wait_init(&w);
 	KUNIT_EXPECT_EQ(test, e->a->Dispatch->NdkCreateListener(e->a, NULL, e,
@@ -680,6 +681,16 @@ static void ndk_listener_args_test(struct kunit *test)
 						     ndk_test_request_cb, &w),
 			STATUS_INVALID_DEVICE_STATE);
 	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 0);
+	ndk_test_close(test, &l->Header, l->Dispatch->NdkCloseListener);
+
+	/* The wildcard address binds no device, and is taken. */
+	l = ndk_cenv_listener(test, e);
+	sin.sin_addr.s_addr = htonl(INADDR_ANY);
+	sin.sin_port = htons(NDK_TEST_PORT + 7);
+	ndk_wait_init(&w);
+	st = l->Dispatch->NdkListen(l, (struct sockaddr *)&sin, sizeof(sin),
+				    ndk_test_request_cb, &w);
+	KUNIT_EXPECT_EQ(test, ndk_test_outcome(test, &w, st), STATUS_SUCCESS);
 	ndk_test_close(test, &l->Header, l->Dispatch->NdkCloseListener);
 }
 

@@ -2336,10 +2336,10 @@ static void ndk_post_memory_args_test(struct kunit *test)
 	NDK_QP *qp = ndk_cenv_qp(test, e);
 	struct ndk_qp *q = container_of(qp, struct ndk_qp, ndk);
 	const NDK_QP_DISPATCH *d = qp->Dispatch;
-	NDK_LOGICAL_ADDRESS page = 0;
+	NDK_LOGICAL_ADDRESS page = 0, pages[5];
 	struct ndk_wait w;
 	NTSTATUS st;
-	u32 head;
+	u32 head, i;
 
 	KUNIT_ASSERT_NOT_NULL(test, vd);
 	ndk_verbs_double_insert(vd, q);
@@ -2374,6 +2374,35 @@ static void ndk_post_memory_args_test(struct kunit *test)
 			STATUS_INVALID_PARAMETER);
 	KUNIT_EXPECT_EQ(test, d->NdkFastRegister(qp, NULL, fast, 1, &page, 0,
 						 64, NULL, NDK_OP_FLAG_INLINE),
+			STATUS_INVALID_PARAMETER);
+	/*
+	 * Pages: none, no array, more than the region was set up for; an
+	 * offset past the first page; no bytes, more than the pages hold;
+	 * an address whose offset in its page is not the offset given.
+	 */
+	for (i = 0; i < ARRAY_SIZE(pages); i++)
+		pages[i] = (i + 1) * PAGE_SIZE;
+	KUNIT_EXPECT_EQ(test, d->NdkFastRegister(qp, NULL, fast, 0, pages, 0,
+						 64, NULL, 0),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, d->NdkFastRegister(qp, NULL, fast, 1, NULL, 0,
+						 64, NULL, 0),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, d->NdkFastRegister(qp, NULL, fast, 5, pages, 0,
+						 64, NULL, 0),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, d->NdkFastRegister(qp, NULL, fast, 1, pages,
+						 PAGE_SIZE, 64,
+						 (void *)PAGE_SIZE, 0),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, d->NdkFastRegister(qp, NULL, fast, 1, pages, 0,
+						 0, NULL, 0),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, d->NdkFastRegister(qp, NULL, fast, 1, pages, 64,
+						 PAGE_SIZE, (void *)64, 0),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, d->NdkFastRegister(qp, NULL, fast, 1, pages, 64,
+						 64, (void *)128, 0),
 			STATUS_INVALID_PARAMETER);
 	KUNIT_EXPECT_EQ(test, q->sq.head, head);
 	WRITE_ONCE(q->connected, false);
