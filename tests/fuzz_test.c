@@ -1612,8 +1612,12 @@ static bool ndk_fzp_connect(struct ndk_fzp *p, u32 len, u32 ird, u32 ord)
 	reinit_completion(&p->e->incoming_done);
 	ret = rdma_connect(p->id, &param);
 	if (ret) {
-		ndk_fzp_expect(p, len > max, "%u bytes of private data: connect %d",
-			       len, ret);
+		/* The port rdma_cm gave the id, which siw binds to. */
+		ndk_fzp_expect(p, len > max,
+			       "%u bytes of private data: connect %d from port %u",
+			       len, ret,
+			       ntohs(((struct sockaddr_in *)
+				      &p->id->route.addr.src_addr)->sin_port));
 		return false;
 	}
 	/* The request, or the peer's news that it went nowhere. */
