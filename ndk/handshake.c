@@ -565,8 +565,15 @@ static void ndk_conn_event(struct ndk_connector *conn, struct rdma_cm_id *id,
 			ndk_conn_param(conn, &param);
 			err = NDK_FI_ERR(rdma_connect_locked(id, &param));
 		}
+		/*
+		 * siw binds its TCP socket to the id's port, which a TCP
+		 * socket of the host may hold (in TIME_WAIT, say): the local
+		 * address is in use.
+		 */
 		if (err)
 			ndk_conn_finish(conn, NDK_CONN_DONE,
+					err == -EADDRINUSE ?
+					STATUS_SHARING_VIOLATION :
 					ndk_status_from_errno(err));
 		break;
 	case RDMA_CM_EVENT_CONNECT_RESPONSE:

@@ -1183,6 +1183,88 @@ static void ndk_tcp_listener_release(struct socket *sock)
 }
 
 /*
+ * A TCP connection of the host's own on @addr that this side closes
+ * first, so that its port stays in TIME_WAIT, made by a socket that
+ * allows its port's reuse (SO_REUSEADDR) if @reuse; its port.
+ */
+static u16 ndk_tcp_time_wait(struct kunit *test,
+			     const struct sockaddr_in *addr, u16 port,
+			     bool reuse)
+{
+	struct socket *l = ndk_tcp_listener(test, addr, port), *c, *child;
+	struct sockaddr_in sin = *addr, me = {};
+	int ret;
+
+	KUNIT_ASSERT_EQ(test, sock_create_kern(&init_net, AF_INET, SOCK_STREAM,
+					       IPPROTO_TCP, &c),
+			0);
+	if (reuse)
+		sock_set_reuseaddr(c->sk);
+	sin.sin_port = htons(port);
+	ret = kernel_connect(c, NDK_KERNEL_SOCKADDR(&sin), sizeof(sin), 0);
+	if (!ret)
+		ret = kernel_accept(l, &child, 0);
+	if (ret) {
+		sock_release(c);
+		ndk_tcp_listener_release(l);
+		KUNIT_ASSERT_EQ(test, ret, 0);
+	}
+	KUNIT_EXPECT_GE(test, kernel_getsockname(c, (struct sockaddr *)&me), 0);
+	/* Ours closes first; once the other's FIN is in, TIME_WAIT. */
+	sock_release(c);
+	msleep(50);
+	sock_release(child);
+	msleep(50);
+	ndk_tcp_listener_release(l);
+	return ntohs(me.sin_port);
+}
+
+/*
+ * A local port that a TCP connection of the host left in TIME_WAIT: on
+ * IB and RoCE no TCP port is involved, and the connect goes out (to no
+ * listener: STATUS_CONNECTION_REFUSED). siw binds its TCP socket to
+ * the port, asking for reuse, which a port in TIME_WAIT refuses unless
+ * its old socket allowed reuse too: the connect then fails with the
+ * status of an address in use (deviations.rst). rdma_cm does not know
+ * the host's TCP ports, so it may pick such a port for a connect from
+ * port 0 as well.
+ */
+static void ndk_conn_time_wait_port_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct sockaddr_in src = e->addr, dst = e->addr;
+	NDK_CONNECTOR *c;
+	struct ndk_wait w;
+	NTSTATUS status;
+	NDK_QP *qp;
+	int reuse;
+
+	dst.sin_port = htons(NDK_TEST_PORT + 2);
+	for (reuse = 0; reuse < 2; reuse++) {
+		src.sin_port = htons(ndk_tcp_time_wait(test, &e->addr,
+						       NDK_TEST_PORT + 9 + reuse,
+						       reuse));
+		c = ndk_cenv_connector(test, e);
+		qp = ndk_cenv_qp(test, e);
+		ndk_wait_init(&w);
+		status = ndk_connect_to(c, qp, (struct sockaddr *)&src,
+					(struct sockaddr *)&dst, sizeof(src),
+					false, &w);
+		status = ndk_test_outcome(test, &w, status);
+		kunit_info(test, "port %u in TIME_WAIT%s: 0x%08x\n",
+			   ntohs(src.sin_port), reuse ? ", reusable" : "",
+			   status);
+		if (ndk_test_iwarp() && !reuse)
+			KUNIT_EXPECT_EQ(test, status,
+					STATUS_SHARING_VIOLATION);
+		else
+			KUNIT_EXPECT_EQ(test, status,
+					STATUS_CONNECTION_REFUSED);
+		ndk_close_all(test, c, qp);
+	}
+}
+
+/*
  * The active side of iWARP speaking for itself: a TCP connection to
  * @dst carrying an MPA request (revision 1, no CRC, no markers, no
  * private data), then silence.
@@ -2403,6 +2485,7 @@ static struct kunit_case ndk_connector_cases[] = {
 	KUNIT_CASE(ndk_conn_disconnect_flush_test),
 	KUNIT_CASE(ndk_conn_send_receive_test),
 	KUNIT_CASE_PARAM(ndk_conn_status_test, ndk_conn_status_gen_params),
+	KUNIT_CASE(ndk_conn_time_wait_port_test),
 	KUNIT_CASE(ndk_conn_bad_args_test),
 	KUNIT_CASE(nd_conn_close),
 	KUNIT_CASE(ndk_conn_cycles_test),
