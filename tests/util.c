@@ -688,6 +688,12 @@ int ndk_mpa_connect(const struct sockaddr_in *dst, const void *frame,
 			       &sock);
 	if (ret)
 		return ret;
+	/*
+	 * The port stays in TIME_WAIT after a close; rdma_cm may pick it
+	 * next for siw, whose bind asks for reuse, and finds it taken
+	 * unless this socket allowed reuse too.
+	 */
+	sock_set_reuseaddr(sock->sk);
 	ret = kernel_connect(sock, NDK_KERNEL_SOCKADDR(dst), sizeof(*dst), 0);
 	if (!ret && len)
 		ret = kernel_sendmsg(sock, &msg, &iov, 1, len);
