@@ -52,17 +52,17 @@
  *
  * - fill: the poster writes @ctx, @seq and @type, then @state with a
  *   release (ndk_ring_take(), ndk_qp_post()); the poller's acquire of
- *   @state (ndk_wc_to_result()) and the sweep's (ndk_sweep_ring()) come
- *   before they read the rest, so whoever sees the new state sees the
- *   slot's new contents.
+ *   @state (ndk_wc_to_result()) and the sweep's (ndk_sweep_ring(),
+ *   ndk_sweep_oldest()) come before they read the rest, so whoever sees
+ *   the new state sees the slot's new contents.
  * - late completion: a completion for a request that has left its slot
  *   finds the slot free, or, refilled, a sequence number not its own,
  *   and is dropped; the fill pair makes the number it compares the one
  *   that goes with the state it saw.
  * - free: the poller reads the slot, then stores NDK_SLOT_FREE with a
  *   release (ndk_ring_free_slot(), ndk_srq_consumed()); the poster's
- *   acquire of a free state (ndk_ring_room(), ndk_qp_post(),
- *   ndk_srq_take()) comes before it overwrites the slot.
+ *   acquire of a free state (ndk_ring_room(), ndk_ring_skip(),
+ *   ndk_qp_post(), ndk_srq_take()) comes before it overwrites the slot.
  * - refusal: a request the device refuses is taken back by the poster
  *   with a cmpxchg of its state (ndk_qp_post_refused()), which the sweep
  *   also uses to claim a slot; exactly one of them frees it, and so the
