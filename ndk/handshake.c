@@ -591,7 +591,7 @@ static void ndk_conn_event(struct ndk_connector *conn, struct rdma_cm_id *id,
 			break;
 		}
 		err = conn->iwarp ? 0 : ndk_conn_modify_qp(conn, IB_QPS_RTS);
-		WRITE_ONCE(conn->qp->connected, !err);
+		ndk_qp_set_connected(conn->qp, !err);
 		ndk_conn_finish(conn, err ? NDK_CONN_DONE : NDK_CONN_ESTABLISHED,
 				ndk_status_from_errno(err));
 		break;
@@ -708,7 +708,7 @@ static NTSTATUS ndk_conn_step(struct ndk_connector *conn, bool in_caller,
 					rdma_unlock_handler(conn->id);
 			}
 		}
-		WRITE_ONCE(conn->qp->connected, !err);
+		ndk_qp_set_connected(conn->qp, !err);
 		/*
 		 * The reply was checked when it came: the CM id refusing the
 		 * transitions or the RTU (-EINVAL) means the peer gave up

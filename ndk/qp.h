@@ -37,6 +37,9 @@ union ndk_held_wr {
  * @conn: the connector using the QP, if any
  * @connected: the connection is established; sends may be posted
  * @in_error: ndk_qp_set_error() moved the QP to the error state
+ * @ending: the QP has been connected, or NdkFlush or ndk_qp_set_error()
+ *	began its error move: a driver that refuses a receive as not
+ *	connected from then on is ending the connection (ndk_receive())
  * @cancelling: the consumer asked for the QP's requests to end (NdkFlush,
  *	NdkDisconnect); a request the device fails from then on as a local
  *	QP error was aborted by it (see ndk_wc_status())
@@ -95,6 +98,7 @@ struct ndk_qp {
 	struct ndk_connector *conn;
 	bool connected;
 	bool in_error;
+	bool ending;
 	bool cancelling;
 	bool inline_inv;
 	u16 inline_size;
@@ -209,6 +213,15 @@ enum ndk_retire {
 };
 
 void ndk_qp_set_error(struct ndk_qp *qp);
+
+/* The connection's setup is over: the QP is connected if @up. */
+static inline void ndk_qp_set_connected(struct ndk_qp *qp, bool up)
+{
+	if (up)
+		WRITE_ONCE(qp->ending, true);
+	WRITE_ONCE(qp->connected, up);
+}
+
 void ndk_qp_sweep_later(struct ndk_qp *qp);
 void ndk_qp_retire_work(struct work_struct *work);
 

@@ -546,7 +546,7 @@ static NDK_QP *ndk_sweep_lost_send(struct kunit *test,
 	ndk_verbs_double_insert(d, q);
 	d->dev.ops.post_send = ndk_sweep_double_send;
 	d->dev.ops.post_recv = ndk_sweep_double_recv;
-	WRITE_ONCE(q->connected, true);
+	ndk_qp_set_connected(q, true);
 	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkSend(qp, ndk_sweep_ctx(0), &sge,
 						    1, 0),
 			STATUS_SUCCESS);
@@ -706,6 +706,95 @@ static void ndk_sweep_straggler_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, se->acq->Dispatch->NdkGetCqResultsEx(se->acq, r,
 								   2), 0U);
 	ndk_test_loopback_free(l);
+	ndk_verbs_double_remove(d, q);
+	ndk_sweep_found(test, lost);
+	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
+	ndk_sweep_env_one_free(test, se);
+}
+
+/*
+ * A driver double's post_recv that refuses as siw does while another
+ * thread holds its QP's state lock to change the state.
+ */
+static int ndk_sweep_double_refuse(struct ib_qp *ibqp,
+				   const struct ib_recv_wr *wr,
+				   const struct ib_recv_wr **bad)
+{
+	*bad = wr;
+	return -ENOTCONN;
+}
+
+/*
+ * A receive the driver refuses as not connected, as siw does while its
+ * QP leaves RTS, on a QP that was connected or that NdkFlush is failing:
+ * the connection is ending, so the receive is taken and comes back
+ * cancelled once, after the receive posted before it. Before the QP has
+ * ever been connected the refusal stands, and nothing completes.
+ */
+static void ndk_sweep_refused_receive_test(struct kunit *test)
+{
+	struct ndk_sweep_env *se = ndk_sweep_env_one(test);
+	struct ndk_sweep_lost *lost = ndk_sweep_lose(test);
+	NDK_SGE sge = ndk_pmem_sge(se->l, 0, 64);
+	struct ndk_verbs_double *d;
+	int i, got, recvs = 0, sends = 0;
+	NDK_RESULT_EX r[4];
+	struct ndk_qp *q;
+	NTSTATUS st;
+	NDK_QP *qp;
+
+	qp = ndk_sweep_lost_send(test, se, &d);
+	q = container_of(qp, struct ndk_qp, ndk);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkReceive(qp, ndk_sweep_ctx(1),
+						       &sge, 1),
+			STATUS_SUCCESS);
+	d->dev.ops.post_recv = ndk_sweep_double_refuse;
+	st = qp->Dispatch->NdkReceive(qp, ndk_sweep_ctx(2), &sge, 1);
+	KUNIT_EXPECT_EQ(test, st, STATUS_SUCCESS);
+	d->dev.ops.post_recv = ndk_sweep_double_recv;
+	qp->Dispatch->NdkFlush(qp);
+	/* Not an assertion: the double must leave before the QP closes. */
+	got = ndk_penv_poll(se->acq, r, 3) ? 3 : 0;
+	KUNIT_EXPECT_EQ(test, got, 3);
+	for (i = 0; i < got; i++) {
+		KUNIT_EXPECT_EQ(test, r[i].Status, STATUS_CANCELLED);
+		if (r[i].Type != NdkOperationTypeReceive) {
+			KUNIT_EXPECT_PTR_EQ(test, r[i].RequestContext,
+					    ndk_sweep_ctx(0));
+			sends++;
+			continue;
+		}
+		KUNIT_EXPECT_PTR_EQ(test, r[i].RequestContext,
+				    ndk_sweep_ctx(1 + recvs));
+		recvs++;
+	}
+	KUNIT_EXPECT_EQ(test, sends, 1);
+	msleep(2 * NDK_SWEEP_LOST_MS);
+	KUNIT_EXPECT_EQ(test, se->acq->Dispatch->NdkGetCqResultsEx(se->acq, r,
+								   4), 0U);
+	ndk_verbs_double_remove(d, q);
+	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
+
+	/* Never connected: refused; after NdkFlush: taken, cancelled. */
+	qp = ndk_sweep_qp(test, se, true);
+	q = container_of(qp, struct ndk_qp, ndk);
+	d = kunit_kzalloc(test, sizeof(*d), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, d);
+	ndk_verbs_double_insert(d, q);
+	d->dev.ops.post_recv = ndk_sweep_double_refuse;
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkReceive(qp, ndk_sweep_ctx(3),
+						       &sge, 1),
+			STATUS_CONNECTION_INVALID);
+	qp->Dispatch->NdkFlush(qp);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkReceive(qp, ndk_sweep_ctx(4),
+						       &sge, 1),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_penv_poll(se->acq, r, 1));
+	KUNIT_EXPECT_PTR_EQ(test, r[0].RequestContext, ndk_sweep_ctx(4));
+	KUNIT_EXPECT_EQ(test, r[0].Status, STATUS_CANCELLED);
+	msleep(2 * NDK_SWEEP_LOST_MS);
+	KUNIT_EXPECT_EQ(test, se->acq->Dispatch->NdkGetCqResultsEx(se->acq, r,
+								   4), 0U);
 	ndk_verbs_double_remove(d, q);
 	ndk_sweep_found(test, lost);
 	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
@@ -946,6 +1035,7 @@ static struct kunit_case ndk_sweep_cases[] = {
 	KUNIT_CASE(ndk_sweep_reposts_test),
 	KUNIT_CASE(ndk_sweep_qp_fatal_test),
 	KUNIT_CASE(ndk_sweep_straggler_test),
+	KUNIT_CASE(ndk_sweep_refused_receive_test),
 	KUNIT_CASE(ndk_sweep_silent_tail_test),
 	KUNIT_CASE_PARAM(ndk_sweep_cleaner_test, ndk_sweep_cleaner_gen_params),
 	{}
