@@ -89,9 +89,10 @@ struct ndk_fz_side {
 	struct ndk_fz_match match;	/* messages to this side */
 	bool inv_out;
 	/*
-	 * Arms a notification may answer, at most 2: an arm made while
-	 * ndk's callback for the one before waits for the model's lock is
-	 * a new arm to ndk, which took the old one already.
+	 * Arms a notification may answer, at most 3: ndk_cq_fire() may
+	 * have one callback running (waiting for the model's lock), one
+	 * more due after it (an arm it took meanwhile), and a third arm
+	 * set; an arm beyond those merges with the one set.
 	 */
 	u8 arms;
 	u32 polls;		/* by the notification callback */
@@ -799,7 +800,7 @@ static NTSTATUS ndk_fz_op(struct ndk_fz *f)
 	}
 	if (pick < 998 || !ndk_fz_one_in(f, 4)) {
 		ndk_fz_log(f, "%u: side %d arm", f->op, side);
-		s->arms = min_t(u8, s->arms + 1, 2);
+		s->arms = min_t(u8, s->arms + 1, 3);
 		s->cq->Dispatch->NdkArmCq(s->cq,
 					  arms[ndk_fz_below(f, ARRAY_SIZE(arms))]);
 		return STATUS_SUCCESS;
