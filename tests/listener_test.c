@@ -368,7 +368,9 @@ static void ndk_listen_answer_test(struct kunit *test)
 	struct ndk_wait cw, cw1, cw2, lw;
 	struct ndk_pair p;
 	NDK_LISTENER *l;
+	unsigned long end;
 	u64 overflows;
+	unsigned int own;
 	NTSTATUS st;
 
 	KUNIT_ASSERT_NOT_NULL(test, f);
@@ -381,6 +383,7 @@ static void ndk_listen_answer_test(struct kunit *test)
 	qp2 = ndk_cenv_qp(test, e);
 	overflows = ndk_obs_stat(test, ndk_obs_read(test, e, "stats"),
 				 "listen_overflows");
+	own = refcount_read(&f->l->obj.refs);
 
 	ndk_backlog_connect(test, e, p.c, p.aqp, &cw);
 	KUNIT_ASSERT_TRUE(test, ndk_flood_wait(f, 1));
@@ -424,6 +427,16 @@ static void ndk_listen_answer_test(struct kunit *test)
 	ndk_close_all(test, f->in[1], NULL);
 	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&cw2));
 	KUNIT_EXPECT_EQ(test, cw2.status, STATUS_CONNECTION_REFUSED);
+	/*
+	 * A closed connector drops its reference on the listener just after
+	 * its close callback returns, on ndk_wq: wait for that, bounded.
+	 */
+	end = jiffies + NDK_TEST_TIMEOUT;
+	while (!p.in && refcount_read(&f->l->obj.refs) != own &&
+	       time_before(jiffies, end))
+		usleep_range(1000, 2000);
+	if (!p.in)
+		KUNIT_EXPECT_EQ(test, refcount_read(&f->l->obj.refs), own);
 	ndk_wait_init(&lw);
 	st = ndk_listener_close(l, &lw);
 	/* Only a connector it handed out and that is still open holds it. */
