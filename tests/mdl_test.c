@@ -140,9 +140,117 @@ static void ndk_lam_invalid_test(struct kunit *test)
 	ndk_mem_free(t);
 }
 
+/* What NdkBuildLAM gives for the chain at @mdl over @len bytes. */
+static NTSTATUS ndk_lam_try(struct kunit *test, struct ndk_cenv *e,
+			    struct ndk_mdl *mdl, ULONG len)
+{
+	struct {
+		NDK_LOGICAL_ADDRESS_MAPPING lam;
+		NDK_LOGICAL_ADDRESS pages[NDK_MEM_PAGES + 1];
+	} buf = {};
+	ULONG size = sizeof(buf), fbo = 0;
+	NTSTATUS st;
+
+	st = e->a->Dispatch->NdkBuildLAM(e->a, mdl, len, NULL, NULL, &buf.lam,
+					 &size, &fbo);
+	if (st == STATUS_SUCCESS)
+		e->a->Dispatch->NdkReleaseLAM(e->a, &buf.lam);
+	else
+		KUNIT_EXPECT_EQ(test, buf.lam.AdapterPageCount, 0U);
+	return st;
+}
+
+/* Memory of ndk_kunit.ko itself: neither vmalloc'd nor in the linear map. */
+static u8 ndk_lam_static[64];
+
+/*
+ * MDLs whose pages cannot be walked map nothing: a kind ndk does not
+ * know, a page array, bio_vec array or scatterlist holding fewer bytes
+ * than the length says, a second bio_vec or scatterlist entry (or a
+ * second MDL of a chain) starting inside its page, and a kernel address
+ * that has no struct page ndk can find. The same MDLs, repaired, map.
+ */
+static void ndk_lam_refused_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_mem *t = ndk_kzalloc_test(test, sizeof(*t));
+	struct ndk_mdl mdl;
+
+	/* A kind that is none of enum ndk_mdl_kind. */
+	ndk_mem_init(test, t, NDK_MDL_KVA, false, false, 100, PAGE_SIZE);
+	mdl = t->mdl[0];
+	mdl.kind = NDK_MDL_SG + 1;
+	KUNIT_EXPECT_EQ(test, ndk_lam_try(test, e, &mdl, t->len),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, ndk_lam_try(test, e, t->mdl, t->len),
+			STATUS_SUCCESS);
+	ndk_mem_free(t);
+
+	/* A chain whose second MDL starts 8 bytes into its page. */
+	ndk_mem_init(test, t, NDK_MDL_KVA, true, true, 100, 3 * PAGE_SIZE);
+	mdl = t->mdl[1];
+	ndk_mdl_init_kva(&t->mdl[1], t->base + 2 * PAGE_SIZE + 8,
+			 mdl.length);
+	KUNIT_EXPECT_EQ(test, ndk_lam_try(test, e, t->mdl, t->len),
+			STATUS_INVALID_PARAMETER);
+	t->mdl[1] = mdl;
+	KUNIT_EXPECT_EQ(test, ndk_lam_try(test, e, t->mdl, t->len),
+			STATUS_SUCCESS);
+	ndk_mem_free(t);
+
+	/* Three pages from 3000 bytes into the first, of two. */
+	ndk_mem_init(test, t, NDK_MDL_PAGES, false, false, 3000,
+		     2 * PAGE_SIZE);
+	t->mdl[0].nents = 2;
+	KUNIT_EXPECT_EQ(test, ndk_lam_try(test, e, t->mdl, t->len),
+			STATUS_INVALID_PARAMETER);
+	t->mdl[0].nents = 3;
+	KUNIT_EXPECT_EQ(test, ndk_lam_try(test, e, t->mdl, t->len),
+			STATUS_SUCCESS);
+	ndk_mem_free(t);
+
+	/* bio_vecs: two entries hold less; the second starts at byte 8. */
+	ndk_mem_init(test, t, NDK_MDL_BVEC, false, false, 100, 2 * PAGE_SIZE);
+	t->mdl[0].nents = 2;
+	KUNIT_EXPECT_EQ(test, ndk_lam_try(test, e, t->mdl, t->len),
+			STATUS_INVALID_PARAMETER);
+	t->mdl[0].nents = NDK_MEM_PAGES;
+	t->bv[1].bv_offset = 8;
+	t->bv[1].bv_len = PAGE_SIZE - 8;
+	KUNIT_EXPECT_EQ(test, ndk_lam_try(test, e, t->mdl, t->len),
+			STATUS_INVALID_PARAMETER);
+	t->bv[1].bv_offset = 0;
+	t->bv[1].bv_len = PAGE_SIZE;
+	KUNIT_EXPECT_EQ(test, ndk_lam_try(test, e, t->mdl, t->len),
+			STATUS_SUCCESS);
+	ndk_mem_free(t);
+
+	/* The same with a scatterlist. */
+	ndk_mem_init(test, t, NDK_MDL_SG, false, false, 100, 2 * PAGE_SIZE);
+	t->mdl[0].nents = 2;
+	KUNIT_EXPECT_EQ(test, ndk_lam_try(test, e, t->mdl, t->len),
+			STATUS_INVALID_PARAMETER);
+	t->mdl[0].nents = NDK_MEM_PAGES;
+	t->sg[1].offset = 8;
+	t->sg[1].length = PAGE_SIZE - 8;
+	KUNIT_EXPECT_EQ(test, ndk_lam_try(test, e, t->mdl, t->len),
+			STATUS_INVALID_PARAMETER);
+	t->sg[1].offset = 0;
+	t->sg[1].length = PAGE_SIZE;
+	KUNIT_EXPECT_EQ(test, ndk_lam_try(test, e, t->mdl, t->len),
+			STATUS_SUCCESS);
+	ndk_mem_free(t);
+
+	/* No struct page behind the address. */
+	ndk_mdl_init_kva(&mdl, ndk_lam_static, sizeof(ndk_lam_static));
+	KUNIT_EXPECT_EQ(test, ndk_lam_try(test, e, &mdl, mdl.length),
+			STATUS_INVALID_PARAMETER);
+}
+
 static struct kunit_case ndk_mdl_cases[] = {
 	KUNIT_CASE(ndk_lam_roundtrip_test),
 	KUNIT_CASE(ndk_lam_invalid_test),
+	KUNIT_CASE(ndk_lam_refused_test),
 	{}
 };
 
