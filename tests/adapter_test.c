@@ -322,6 +322,71 @@ static void ndk_adapter_leftovers_test(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, ndk_close_adapter_timeout(a, NDK_TEST_TIMEOUT));
 }
 
+/*
+ * The exit hooks' close of leftovers takes them by id, whatever order
+ * they joined the device's list in, and passes over an object whose
+ * close is pending: a window whose creation finished after a later CQ's
+ * (held on its PD's window lock), and a PD closing under it. The PD's
+ * close completes once, when the window is gone.
+ */
+static void ndk_adapter_leftovers_order_test(struct kunit *test)
+{
+	struct ndk_wait *w = ndk_kzalloc_test(test, 3 * sizeof(*w));
+	NDK_ADAPTER *a = ndk_test_open(test);
+	NDK_MW *unused = NULL;
+	unsigned long flags;
+	NDK_CQ *cq = NULL;
+	struct ndk_pd *pd;
+	NTSTATUS st, cst;
+	NDK_PD *p;
+
+	p = container_of(ndk_test_create_pd(test, a), NDK_PD, Header);
+	pd = container_of(p, struct ndk_pd, ndk);
+	ndk_wait_init(&w[0]);
+	mutex_lock(&pd->mw_lock);
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	st = p->Dispatch->NdkCreateMw(p, ndk_test_create_cb, &w[0], &unused);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	/* Not an assertion: the lock must go. */
+	ndk_wait_init(&w[2]);
+	cst = a->Dispatch->NdkCreateCq(a, 16, NULL, NULL, NULL,
+				       ndk_test_create_cb, &w[2], &cq);
+	mutex_unlock(&pd->mw_lock);
+	KUNIT_EXPECT_EQ(test, cst, NDK_TEST_INLINE);
+	ndk_created(test, cst, &w[2], cq);
+	KUNIT_EXPECT_EQ(test, st, STATUS_PENDING);
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&w[0]));
+	KUNIT_EXPECT_EQ(test, w[0].status, STATUS_SUCCESS);
+
+	ndk_wait_init(&w[1]);
+	KUNIT_EXPECT_EQ(test, p->Dispatch->NdkClosePd(&p->Header,
+						      ndk_test_close_cb,
+						      &w[1]),
+			STATUS_PENDING);
+	/* The window and the CQ; the PD is closing already. */
+	KUNIT_EXPECT_EQ(test, ndk_close_leftovers(a), 2U);
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&w[1]));
+	KUNIT_EXPECT_EQ(test, atomic_read(&w[1].calls), 1);
+	KUNIT_EXPECT_EQ(test, ndk_close_leftovers(a), 0U);
+	KUNIT_EXPECT_TRUE(test, ndk_close_adapter_timeout(a, NDK_TEST_TIMEOUT));
+}
+
+/*
+ * ndk_close_adapter_timeout() gives up on an adapter something still
+ * holds, without freeing it; the adapter then closes once let go.
+ */
+static void ndk_adapter_close_timeout_test(struct kunit *test)
+{
+	NDK_ADAPTER *a = ndk_test_open(test);
+	struct ndk_adapter *ad = priv(a);
+
+	refcount_inc(&ad->obj.refs);
+	KUNIT_EXPECT_FALSE(test, ndk_close_adapter_timeout(a, 1));
+	KUNIT_EXPECT_EQ(test, refcount_read(&ad->obj.refs), 1U);
+	KUNIT_EXPECT_FALSE(test, completion_done(&ad->released));
+	ndk_close_adapter(a);
+}
+
 struct ndk_notify_rec {
 	struct notifier_block nb;
 	int added;
@@ -391,6 +456,8 @@ static struct kunit_case ndk_adapter_cases[] = {
 	KUNIT_CASE(ndk_adapter_info_small_buffer_test),
 	KUNIT_CASE(ndk_adapter_query_extension_test),
 	KUNIT_CASE(ndk_adapter_leftovers_test),
+	KUNIT_CASE(ndk_adapter_leftovers_order_test),
+	KUNIT_CASE(ndk_adapter_close_timeout_test),
 	KUNIT_CASE(ndk_adapter_notifier_test),
 	KUNIT_CASE(ndk_adapter_references_test),
 	{}
