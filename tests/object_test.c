@@ -789,11 +789,65 @@ static void ndk_lt_close_in_callback_test(struct kunit *test)
 	p->run(test, &t, &c);
 }
 
+/* A header of no object, laid out as ndk's objects are. */
+struct ndk_lt_fake {
+	NDK_PD ndk;
+	struct ndk_obj obj;
+};
+
+NDK_OBJ_CHECK_LAYOUT(struct ndk_lt_fake);
+
+/*
+ * NdkCloseObject refuses, with no callback, a header of a type beyond
+ * the last, a header of a valid type that is no object of ndk's (its
+ * object does not point back at it, even where it looks live), and a
+ * second close of an object whose first close is pending; that first
+ * close still completes once, when the region under the PD is closed.
+ */
+static void ndk_lt_close_refused_test(struct kunit *test)
+{
+	struct ndk_lt_fake *fake = ndk_kzalloc_test(test, sizeof(*fake));
+	struct ndk_wait *w = ndk_kzalloc_test(test, 2 * sizeof(*w));
+	struct ndk_cenv *e = test->priv, other = *e;
+	NDK_FN_CLOSE_OBJECT close = e->pd->Dispatch->NdkClosePd;
+	NDK_MR *mr;
+
+	ndk_wait_init(&w[0]);
+	fake->ndk.Header.ObjectType = NdkObjectTypeMax;
+	KUNIT_EXPECT_EQ(test, close(&fake->ndk.Header, ndk_test_close_cb,
+				    &w[0]),
+			STATUS_INVALID_PARAMETER);
+	fake->ndk.Header.ObjectType = NdkObjectTypePd;
+	fake->obj.hdr = &e->pd->Header;
+	fake->obj.state = NDK_OBJ_LIVE;
+	KUNIT_EXPECT_EQ(test, close(&fake->ndk.Header, ndk_test_close_cb,
+				    &w[0]),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w[0].calls), 0);
+
+	other.pd = container_of(ndk_test_create_pd(test, e->a), NDK_PD,
+				Header);
+	mr = ndk_test_mr(test, &other, false);
+	KUNIT_EXPECT_EQ(test, close(&other.pd->Header, ndk_test_close_cb,
+				    &w[0]),
+			STATUS_PENDING);
+	ndk_wait_init(&w[1]);
+	KUNIT_EXPECT_EQ(test, close(&other.pd->Header, ndk_test_close_cb,
+				    &w[1]),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_FALSE(test, completion_done(&w[0].done));
+	ndk_test_close_mr(test, mr);
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&w[0]));
+	KUNIT_EXPECT_EQ(test, atomic_read(&w[0].calls), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w[1].calls), 0);
+}
+
 static struct kunit_case ndk_object_cases[] = {
 	KUNIT_CASE_PARAM(ndk_lt_close_in_create_test,
 			 ndk_lt_create_gen_params),
 	KUNIT_CASE_PARAM(ndk_lt_close_in_callback_test,
 			 ndk_lt_case_gen_params),
+	KUNIT_CASE(ndk_lt_close_refused_test),
 	{}
 };
 
