@@ -530,12 +530,86 @@ static void ndk_mw_lifetime_test(struct kunit *test)
 	ndk_mwenv_free(test, w);
 }
 
+/*
+ * NdkBind refuses a region that is none, one whose NdkDeregisterMr is
+ * still pending, one whose close is pending, and a window whose close is
+ * pending (so does NdkInvalidate). The pending requests are made under a
+ * spinlock, with the bind right after them: the work they queued on this
+ * CPU cannot run in between. Each still completes once.
+ */
+static void ndk_mw_bind_pending_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_mwenv *w = ndk_mwenv_init(test, e);
+	struct ndk_wait *done = ndk_kzalloc_test(test, 3 * sizeof(*done));
+	u64 va = ndk_mwenv_va(w, 0);
+	NDK_QP *qp = w->me.p.pqp;
+	NTSTATUS st, bst, ist;
+	unsigned long irq;
+	NDK_MR *mr2;
+
+	KUNIT_EXPECT_EQ(test, ndk_test_bind(test, e, &w->me, NULL, w->mw, va,
+					    64, NDK_MW_RW, NULL),
+			STATUS_INVALID_PARAMETER);
+
+	ndk_wait_init(&done[0]);
+	spin_lock_irqsave(&ndk_test_lock, irq);
+	st = w->mr->Dispatch->NdkDeregisterMr(w->mr, ndk_test_request_cb,
+					      &done[0]);
+	bst = qp->Dispatch->NdkBind(qp, (void *)0x5c, w->mr, w->mw,
+				    (PVOID)(uintptr_t)va, 64, NDK_MW_RW);
+	spin_unlock_irqrestore(&ndk_test_lock, irq);
+	KUNIT_EXPECT_EQ(test, st, STATUS_PENDING);
+	KUNIT_EXPECT_EQ(test, bst, STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&done[0]));
+	KUNIT_EXPECT_EQ(test, done[0].status, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, atomic_read(&done[0].calls), 1);
+
+	KUNIT_ASSERT_EQ(test, ndk_test_register(test, w->mr, &w->t, w->t.len,
+						NDK_MR_FLAG_ALLOW_LOCAL_WRITE),
+			STATUS_SUCCESS);
+	ndk_wait_init(&done[1]);
+	spin_lock_irqsave(&ndk_test_lock, irq);
+	st = w->mr->Dispatch->NdkCloseMr(&w->mr->Header, ndk_test_close_cb,
+					 &done[1]);
+	bst = qp->Dispatch->NdkBind(qp, (void *)0x5c, w->mr, w->mw,
+				    (PVOID)(uintptr_t)va, 64, NDK_MW_RW);
+	spin_unlock_irqrestore(&ndk_test_lock, irq);
+	KUNIT_EXPECT_EQ(test, st, STATUS_PENDING);
+	KUNIT_EXPECT_EQ(test, bst, STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&done[1]));
+	KUNIT_EXPECT_EQ(test, atomic_read(&done[1].calls), 1);
+	w->mr = NULL;
+
+	mr2 = ndk_test_mr(test, e, false);
+	KUNIT_EXPECT_EQ(test, ndk_test_register(test, mr2, &w->t, w->t.len,
+						NDK_MR_FLAG_ALLOW_LOCAL_WRITE),
+			STATUS_SUCCESS);
+	ndk_wait_init(&done[2]);
+	spin_lock_irqsave(&ndk_test_lock, irq);
+	st = w->mw->Dispatch->NdkCloseMw(&w->mw->Header, ndk_test_close_cb,
+					 &done[2]);
+	bst = qp->Dispatch->NdkBind(qp, (void *)0x5c, mr2, w->mw,
+				    (PVOID)(uintptr_t)va, 64, NDK_MW_RW);
+	ist = qp->Dispatch->NdkInvalidate(qp, (void *)0x5d, &w->mw->Header, 0);
+	spin_unlock_irqrestore(&ndk_test_lock, irq);
+	KUNIT_EXPECT_EQ(test, st, STATUS_PENDING);
+	KUNIT_EXPECT_EQ(test, bst, STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, ist, STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&done[2]));
+	KUNIT_EXPECT_EQ(test, atomic_read(&done[2].calls), 1);
+	w->mw = NULL;
+	ndk_test_close_mr(test, mr2);
+	ndk_mwenv_free(test, w);
+}
+
 static struct kunit_case ndk_mw_cases[] = {
 	KUNIT_CASE(ndk_mw_contexts_test),
 	KUNIT_CASE(ndk_mw_info_test),
 	KUNIT_CASE(ndk_mw_rdma_test),
 	KUNIT_CASE_PARAM(ndk_mw_bad_access_test, ndk_mw_bad_gen_params),
 	KUNIT_CASE(ndk_mw_bind_refused_test),
+	KUNIT_CASE(ndk_mw_bind_pending_test),
 	KUNIT_CASE(ndk_mw_invalidate_test),
 	KUNIT_CASE(ndk_mw_remote_invalidate_test),
 	KUNIT_CASE_PARAM(ndk_mw_lifetime_test, ndk_mw_end_gen_params),
