@@ -418,10 +418,93 @@ static void ndk_endpoint_args_test(struct kunit *test)
 	ndk_close_all(test, c, qp);
 }
 
+/*
+ * Two shared endpoints on two ports of one address are both created (the
+ * second passes over the first), and NdkConnectWithSharedEndpoint
+ * refuses, with no callback, an endpoint of another adapter instance and
+ * one whose close is pending because a connector it started still holds
+ * it. That close completes once the connector is closed.
+ */
+static void ndk_endpoint_closing_test(struct kunit *test)
+{
+	struct ndk_wait *w = ndk_kzalloc_test(test, 3 * sizeof(*w));
+	struct ndk_cenv *e = test->priv, other = *e;
+	NDK_SHARED_ENDPOINT *sep, *sep2, *osep;
+	struct ndk_wait *cw = &w[0], *sw = &w[1], *rw = &w[2];
+	NDK_CONNECTOR *c = ndk_cenv_connector(test, e);
+	NDK_CONNECTOR *c2 = ndk_cenv_connector(test, e);
+	NDK_QP *qp = ndk_cenv_qp(test, e), *qp2 = ndk_cenv_qp(test, e);
+	NDK_FN_CONNECT_WITH_SHARED_ENDPOINT cws =
+		c->Dispatch->NdkConnectWithSharedEndpoint;
+	struct sockaddr_in dst, local;
+	ULONG len = sizeof(local);
+	NTSTATUS st;
+
+	ndk_listen_addr(e, &dst);
+	sep = ndk_cenv_sep(test, e, NDK_TEST_PORT + 6, &st);
+	KUNIT_ASSERT_EQ(test, st, STATUS_SUCCESS);
+	sep2 = ndk_cenv_sep(test, e, NDK_TEST_PORT + 7, &st);
+	KUNIT_ASSERT_EQ(test, st, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, sep2->Dispatch->NdkGetLocalAddress(sep2,
+								 (struct sockaddr *)&local,
+								 &len),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ntohs(local.sin_port), NDK_TEST_PORT + 7);
+
+	/* An endpoint of another instance of the adapter. */
+	other.a = ndk_test_open(test);
+	osep = ndk_cenv_sep(test, &other, NDK_TEST_PORT + 9, &st);
+	KUNIT_EXPECT_EQ(test, st, STATUS_SUCCESS);
+	ndk_wait_init(rw);
+	if (osep) {
+		KUNIT_EXPECT_EQ(test, cws(c2, qp2, osep, (struct sockaddr *)&dst,
+					  sizeof(dst), 1, 1, NULL, 0,
+					  ndk_test_request_cb, rw),
+				STATUS_INVALID_PARAMETER);
+		ndk_test_close(test, &osep->Header,
+			       osep->Dispatch->NdkCloseSharedEndpoint);
+	}
+	ndk_test_close_adapter(test, other.a);
+
+	/* A request from the first endpoint holds it. */
+	reinit_completion(&e->incoming_done);
+	ndk_wait_init(cw);
+	KUNIT_ASSERT_EQ(test, cws(c, qp, sep, (struct sockaddr *)&dst,
+				  sizeof(dst), 1, 1, NULL, 0,
+				  ndk_test_request_cb, cw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&e->incoming_done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	ndk_wait_init(sw);
+	KUNIT_EXPECT_EQ(test, sep->Dispatch->NdkCloseSharedEndpoint(&sep->Header,
+								    ndk_test_close_cb,
+								    sw),
+			STATUS_PENDING);
+	KUNIT_EXPECT_EQ(test, cws(c2, qp2, sep, (struct sockaddr *)&dst,
+				  sizeof(dst), 1, 1, NULL, 0,
+				  ndk_test_request_cb, rw),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_FALSE(test, completion_done(&sw->done));
+
+	/* Closing the unanswered request refuses the connection. */
+	ndk_close_all(test, e->incoming, NULL);
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(cw));
+	KUNIT_EXPECT_EQ(test, cw->status, STATUS_CONNECTION_REFUSED);
+	ndk_close_all(test, c, qp);
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(sw));
+	KUNIT_EXPECT_EQ(test, atomic_read(&sw->calls), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rw->calls), 0);
+	ndk_close_all(test, c2, qp2);
+	ndk_test_close(test, &sep2->Header,
+		       sep2->Dispatch->NdkCloseSharedEndpoint);
+}
+
 static struct kunit_case ndk_endpoint_cases[] = {
 	KUNIT_CASE(ndk_endpoint_contexts_test),
 	KUNIT_CASE(ndk_endpoint_args_test),
 	KUNIT_CASE(ndk_endpoint_shared_test),
+	KUNIT_CASE(ndk_endpoint_closing_test),
 	KUNIT_CASE(ndk_endpoint_table_test),
 	KUNIT_CASE(ndk_endpoint_listener_test),
 	KUNIT_CASE(ndk_endpoint_no_port_test),
