@@ -186,9 +186,129 @@ static void ndk_obs_listener_states_test(struct kunit *test)
 	ndk_test_close(test, &l->Header, l->Dispatch->NdkCloseListener);
 }
 
+/* A shared endpoint of the case's adapter at @port of its address. */
+static NDK_SHARED_ENDPOINT *ndk_obs_sep(struct kunit *test,
+					struct ndk_cenv *e, u16 port)
+{
+	NDK_SHARED_ENDPOINT *made = NULL;
+	struct sockaddr_in sin = e->addr;
+	struct ndk_wait w;
+	NTSTATUS st;
+
+	sin.sin_port = htons(port);
+	ndk_wait_init(&w);
+	st = e->a->Dispatch->NdkCreateSharedEndpoint(e->a,
+						     (struct sockaddr *)&sin,
+						     sizeof(sin),
+						     ndk_test_create_cb, &w,
+						     &made);
+	return container_of(ndk_created(test, st, &w, made),
+			    NDK_SHARED_ENDPOINT, Header);
+}
+
+/* The endpoints line of @hdr is of @want_kind, at @port, in @want_state. */
+static void ndk_obs_expect_ep(struct kunit *test, struct ndk_cenv *e,
+			      const char *text, NDK_OBJECT_HEADER *hdr,
+			      const char *want_kind, u16 port,
+			      const char *want_state)
+{
+	char kind[16], addr[64], state[16], want[64];
+	struct sockaddr_in sin = e->addr;
+
+	KUNIT_ASSERT_TRUE_MSG(test, ndk_obs_ep_line(text, ndk_obs_id(hdr), kind,
+						    addr, state),
+			      "no line of %u:\n%s", ndk_obs_id(hdr), text);
+	sin.sin_port = htons(port);
+	snprintf(want, sizeof(want), "%pISpc", &sin);
+	KUNIT_EXPECT_STREQ(test, kind, want_kind);
+	KUNIT_EXPECT_STREQ(test, addr, want);
+	KUNIT_EXPECT_STREQ(test, state, want_state);
+}
+
+/*
+ * What the files show while closes pend and connectors have no QP: a
+ * listener whose close waits for the request it handed out, "closing";
+ * a shared endpoint bound, and one whose close waits for the connector
+ * it started, "closing"; connections lists neither an idle connector
+ * nor the unanswered one, only the connecting one with its QP.
+ */
+static void ndk_obs_pending_test(struct kunit *test)
+{
+	struct ndk_wait *w = ndk_kzalloc_test(test, 3 * sizeof(*w));
+	struct ndk_wait *cw = &w[0], *lw = &w[1], *sw = &w[2];
+	struct ndk_cenv *e = test->priv;
+	NDK_CONNECTOR *idle = ndk_cenv_connector(test, e);
+	NDK_CONNECTOR *c = ndk_cenv_connector(test, e);
+	NDK_QP *qp = ndk_cenv_qp(test, e);
+	NDK_SHARED_ENDPOINT *sep, *sep2;
+	NDK_LISTENER *l = e->listener;
+	struct ndk_obs_line line;
+	struct sockaddr_in dst;
+	char *text;
+
+	sep = ndk_obs_sep(test, e, NDK_TEST_PORT + 6);
+	sep2 = ndk_obs_sep(test, e, NDK_TEST_PORT + 7);
+	ndk_listen_addr(e, &dst);
+	reinit_completion(&e->incoming_done);
+	ndk_wait_init(cw);
+	KUNIT_ASSERT_EQ(test,
+			c->Dispatch->NdkConnectWithSharedEndpoint(c, qp, sep,
+								  (struct sockaddr *)&dst,
+								  sizeof(dst),
+								  1, 1, NULL,
+								  0,
+								  ndk_test_request_cb,
+								  cw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&e->incoming_done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	ndk_wait_init(sw);
+	KUNIT_EXPECT_EQ(test, sep->Dispatch->NdkCloseSharedEndpoint(&sep->Header,
+								    ndk_test_close_cb,
+								    sw),
+			STATUS_PENDING);
+	ndk_wait_init(lw);
+	KUNIT_ASSERT_EQ(test, ndk_listener_close(l, lw), STATUS_PENDING);
+	e->listener = NULL;
+
+	text = ndk_obs_read(test, e, "endpoints");
+	ndk_obs_expect_ep(test, e, text, &l->Header, "listener", NDK_TEST_PORT,
+			  "closing");
+	ndk_obs_expect_ep(test, e, text, &sep->Header, "shared",
+			  NDK_TEST_PORT + 6, "closing");
+	ndk_obs_expect_ep(test, e, text, &sep2->Header, "shared",
+			  NDK_TEST_PORT + 7, "bound");
+
+	text = ndk_obs_read(test, e, "connections");
+	KUNIT_EXPECT_FALSE(test, ndk_obs_conn_line(text,
+						   ndk_obs_id(&idle->Header),
+						   &line));
+	KUNIT_EXPECT_FALSE(test,
+			   ndk_obs_conn_line(text,
+					     ndk_obs_id(&e->incoming->Header),
+					     &line));
+	KUNIT_EXPECT_TRUE(test, ndk_obs_conn_line(text, ndk_obs_id(&c->Header),
+						  &line));
+	KUNIT_EXPECT_EQ(test, line.qp, ndk_obs_id(&qp->Header));
+	KUNIT_EXPECT_STREQ(test, line.state, "CONNECTING");
+
+	/* Closing the unanswered request refuses it and ends both closes. */
+	ndk_close_all(test, e->incoming, NULL);
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(lw));
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(cw));
+	KUNIT_EXPECT_EQ(test, cw->status, STATUS_CONNECTION_REFUSED);
+	ndk_close_all(test, c, qp);
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(sw));
+	ndk_close_all(test, idle, NULL);
+	ndk_test_close(test, &sep2->Header,
+		       sep2->Dispatch->NdkCloseSharedEndpoint);
+}
+
 static struct kunit_case ndk_debugfs_cases[] = {
 	KUNIT_CASE(ndk_obs_debugfs_test),
 	KUNIT_CASE(ndk_obs_listener_states_test),
+	KUNIT_CASE(ndk_obs_pending_test),
 	{}
 };
 
