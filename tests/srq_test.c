@@ -9,6 +9,7 @@
  */
 #include <linux/delay.h>
 #include "ndk_tests.h"
+#include "sweep.h"
 
 #define NDK_SRQ_SLOT	64
 
@@ -812,6 +813,339 @@ static void ndk_srq_closed_qp_test(struct kunit *test)
 	ndk_test_close(test, &cq->Header, cq->Dispatch->NdkCloseCq);
 }
 
+/*
+ * Connect an ordinary QP to @s->qp and send @n messages from it, then
+ * poll both directions: each of @ctx[0..@n-1] comes back once, in that
+ * order, a receive for the SRQ's QP with the whole message.
+ */
+static void ndk_srq_expect(struct kunit *test, struct ndk_cenv *e,
+			   struct ndk_senv *s, struct ndk_pair *p,
+			   const uintptr_t *ctx, int n)
+{
+	NDK_SGE sge = { .LogicalAddress = s->dma + 8 * NDK_SRQ_SLOT,
+			.Length = 15, .MemoryRegionToken = s->tok };
+	NDK_RESULT r[8];
+	int i, k = 0;
+	ULONG got;
+
+	ndk_senv_send(test, e, s, p, 0);
+	for (i = 0; i < n; i++)
+		KUNIT_ASSERT_EQ(test,
+				p->aqp->Dispatch->NdkSend(p->aqp,
+							  (void *)(uintptr_t)(0x10 + i),
+							  &sge, 1, 0),
+				STATUS_SUCCESS);
+	got = ndk_poll_results(e->cq, r, 2 * n);
+	KUNIT_EXPECT_EQ(test, got, 2U * n);
+	for (i = 0; i < got; i++) {
+		KUNIT_EXPECT_EQ(test, r[i].Status, STATUS_SUCCESS);
+		if ((uintptr_t)r[i].RequestContext >= 0x10 &&
+		    (uintptr_t)r[i].RequestContext < 0x10 + n)
+			continue;
+		KUNIT_EXPECT_LT(test, k, n);
+		if (k < n)
+			KUNIT_EXPECT_EQ(test, (uintptr_t)r[i].RequestContext,
+					ctx[k]);
+		KUNIT_EXPECT_PTR_EQ(test, r[i].QPContext, (void *)0x5151);
+		KUNIT_EXPECT_EQ(test, r[i].BytesTransferred, 15U);
+		k++;
+	}
+	KUNIT_EXPECT_EQ(test, k, n);
+	KUNIT_EXPECT_EQ(test, e->cq->Dispatch->NdkGetCqResults(e->cq, r, 8),
+			0U);
+}
+
+/*
+ * Receives leave an SRQ in the order its QPs' CQs are polled, so one may
+ * stay while the ring's other slots go round: the poster then passes
+ * over its slot, and over the next one if that is held too, to a free
+ * one. The SRQ's ring has slots for twice MaxSrqDepth (millions on rxe
+ * and siw): the case moves the head on by a turn less the two receives
+ * it posted, as if that many had come and gone, rather than post them.
+ * The three receives then come back once each, in order, with their
+ * own contexts.
+ */
+static void ndk_srq_skip_test(struct kunit *test)
+{
+	static const uintptr_t ctx[] = { 1, 2, 3 };
+	struct ndk_cenv *e = test->priv;
+	struct ndk_senv *s = ndk_senv_new(test, e, 0);
+	struct ndk_wr_ring *ring = &container_of(s->srq, struct ndk_srq,
+						 ndk)->ring;
+	NDK_SGE sge = { .LogicalAddress = s->dma + 2 * NDK_SRQ_SLOT,
+			.Length = NDK_SRQ_SLOT, .MemoryRegionToken = s->tok };
+	struct ndk_pair p;
+
+	ndk_senv_post(test, s, 2);
+	KUNIT_ASSERT_EQ(test, ring->head, 2U);
+	ring->head = ring->mask + 1;
+	KUNIT_EXPECT_EQ(test, s->srq->Dispatch->NdkSrqReceive(s->srq,
+							      (void *)ctx[2],
+							      &sge, 1),
+			STATUS_SUCCESS);
+	/* Slots 0 and 1 passed over; the receive took slot 2. */
+	KUNIT_EXPECT_EQ(test, ring->head, ring->mask + 1 + 3);
+	ndk_srq_expect(test, e, s, &p, ctx, ARRAY_SIZE(ctx));
+	NDK_EXPECT_MEMEQ(test, s->buf + 2 * NDK_SRQ_SLOT, "shared receive", 15);
+	ndk_pair_close(test, &p);
+	ndk_senv_free(test, e, s);
+}
+
+/**
+ * struct ndk_srq_double - a driver double under an SRQ
+ * @dev: the real device's operations, post_srq_recv replaced
+ * @ibsrq: stands in for the verbs SRQ, on @dev
+ * @real: the real verbs SRQ
+ */
+struct ndk_srq_double {
+	struct ib_device dev;
+	struct ib_srq ibsrq;
+	struct ib_srq *real;
+};
+
+/* A driver whose SRQ is full, as rxe's and siw's say. */
+static int ndk_srq_double_refuse(struct ib_srq *ibsrq,
+				 const struct ib_recv_wr *wr,
+				 const struct ib_recv_wr **bad)
+{
+	*bad = wr;
+	return -ENOMEM;
+}
+
+/*
+ * A receive the device refuses is refused with the device's status, and
+ * leaves nothing behind: not counted as queued, its slot free, the head
+ * where it was. The next receive takes that slot and comes back once;
+ * the refused one never does.
+ */
+static void ndk_srq_refused_test(struct kunit *test)
+{
+	static const uintptr_t ctx[] = { 1 };
+	struct ndk_cenv *e = test->priv;
+	struct ndk_senv *s = ndk_senv_new(test, e, 0);
+	struct ndk_srq *srq = container_of(s->srq, struct ndk_srq, ndk);
+	struct ndk_srq_double *d = kunit_kzalloc(test, sizeof(*d), GFP_KERNEL);
+	NDK_SGE sge = { .LogicalAddress = s->dma, .Length = NDK_SRQ_SLOT,
+			.MemoryRegionToken = s->tok };
+	struct ndk_pair p;
+	u32 head;
+
+	KUNIT_ASSERT_NOT_NULL(test, d);
+	d->real = srq->ibsrq;
+	d->dev.ops = d->real->device->ops;
+	d->dev.ops.post_srq_recv = ndk_srq_double_refuse;
+	d->ibsrq = *d->real;
+	d->ibsrq.device = &d->dev;
+	head = srq->ring.head;
+	srq->ibsrq = &d->ibsrq;
+	KUNIT_EXPECT_EQ(test, s->srq->Dispatch->NdkSrqReceive(s->srq,
+							      (void *)9, &sge,
+							      1),
+			STATUS_INSUFFICIENT_RESOURCES);
+	srq->ibsrq = d->real;
+	KUNIT_EXPECT_EQ(test, srq->ring.head, head);
+	KUNIT_EXPECT_EQ(test, srq->ring.state[head & srq->ring.mask],
+			NDK_SLOT_FREE);
+	KUNIT_EXPECT_EQ(test, atomic_read(&srq->queued), 0);
+	ndk_senv_post(test, s, 1);
+	KUNIT_EXPECT_EQ(test, srq->ring.head, head + 1);
+	ndk_srq_expect(test, e, s, &p, ctx, ARRAY_SIZE(ctx));
+	ndk_pair_close(test, &p);
+	ndk_senv_free(test, e, s);
+}
+
+/* An SRQ without a QP, notifying @s, or nobody if @s is NULL. */
+static NDK_SRQ *ndk_srq_bare(struct kunit *test, struct ndk_cenv *e,
+			     struct ndk_senv *s)
+{
+	NDK_SRQ *srq = NULL;
+	struct ndk_wait w;
+	NTSTATUS st;
+
+	ndk_wait_init(&w);
+	if (s)
+		return container_of(ndk_create_with(test,
+						    ndk_senv_srq(e, s, 16, 1, 0,
+								 &w),
+						    &w),
+				    NDK_SRQ, Header);
+	st = e->pd->Dispatch->NdkCreateSrq(e->pd, 16, 1, 0, NULL, NULL, NULL,
+					   ndk_test_create_cb, &w, &srq);
+	return container_of(ndk_created(test, st, &w, srq), NDK_SRQ, Header);
+}
+
+/* Raise @event on @srq, as its device would. */
+static void ndk_srq_raise(NDK_SRQ *srq, enum ib_event_type event)
+{
+	struct ib_srq *ibsrq = container_of(srq, struct ndk_srq, ndk)->ibsrq;
+	struct ib_event ev = { .device = ibsrq->device,
+			       .element.srq = ibsrq, .event = event };
+
+	ibsrq->event_handler(&ev, ibsrq->srq_context);
+}
+
+/*
+ * The SRQ limit disarms itself when it fires, so two limit events before
+ * the first has reached the consumer are one notification (the
+ * workqueue is per CPU: with interrupts off neither runs). An event that
+ * comes while the SRQ's close drops its last reference notifies nobody,
+ * and the close still completes once.
+ */
+static void ndk_srq_event_twice_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_senv s = {};
+	NDK_SRQ *srq = ndk_srq_bare(test, e, &s);
+	unsigned long end = jiffies + NDK_TEST_TIMEOUT;
+	unsigned long flags;
+	struct ndk_wait c;
+	NTSTATUS st;
+
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	ndk_srq_raise(srq, IB_EVENT_SRQ_LIMIT_REACHED);
+	ndk_srq_raise(srq, IB_EVENT_SRQ_LIMIT_REACHED);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	while (!atomic_read(&s.notified) && time_before(jiffies, end))
+		usleep_range(2000, 4000);
+	msleep(50);
+	KUNIT_EXPECT_EQ(test, atomic_read(&s.notified), 1);
+	KUNIT_EXPECT_EQ(test, s.status, STATUS_SUCCESS);
+	KUNIT_EXPECT_FALSE(test, s.driver_ctx);
+
+	ndk_wait_init(&c);
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	st = srq->Dispatch->NdkCloseSrq(&srq->Header, ndk_test_close_cb, &c);
+	/* The close's work, on this CPU, waits: the SRQ is still there. */
+	ndk_srq_raise(srq, IB_EVENT_SRQ_LIMIT_REACHED);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	KUNIT_EXPECT_EQ(test, st, STATUS_PENDING);
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&c));
+	msleep(50);
+	KUNIT_EXPECT_EQ(test, atomic_read(&c.calls), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&s.notified), 1);
+}
+
+/**
+ * struct ndk_srq_closer - a modify whose completion closes its SRQ
+ * @srq: the SRQ
+ * @w: the modify's completion
+ * @closed: the close's
+ * @close_st: what the close returned
+ */
+struct ndk_srq_closer {
+	NDK_SRQ *srq;
+	struct ndk_wait w;
+	struct ndk_wait closed;
+	NTSTATUS close_st;
+};
+
+static void ndk_srq_close_cb(PVOID ctx, NTSTATUS status)
+{
+	struct ndk_srq_closer *x = ctx;
+
+	x->close_st = x->srq->Dispatch->NdkCloseSrq(&x->srq->Header,
+						    ndk_test_close_cb,
+						    &x->closed);
+	ndk_test_request_cb(&x->w, status);
+}
+
+/*
+ * No notification without a callback: an SRQ created without one takes
+ * its device's limit event and a modify to a threshold above what is
+ * queued, which notify nobody; the modify completes once, and the close
+ * (which waits for the event's reference) completes. Nor once the
+ * consumer has closed the SRQ: a modify whose completion closes it does
+ * not notify after that, and the close completes once.
+ */
+static void ndk_srq_unnotified_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_SRQ *srq = ndk_srq_bare(test, e, NULL);
+	struct ndk_srq_closer x = {};
+	struct ndk_senv s = {};
+	struct ndk_wait w;
+	NTSTATUS st;
+
+	ndk_srq_raise(srq, IB_EVENT_SRQ_LIMIT_REACHED);
+	ndk_wait_init(&w);
+	st = srq->Dispatch->NdkModifySrq(srq, 0, 5, ndk_test_request_cb, &w);
+	KUNIT_EXPECT_EQ(test, st, STATUS_PENDING);
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&w));
+	KUNIT_EXPECT_EQ(test, w.status, STATUS_SUCCESS);
+	msleep(50);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 1);
+	ndk_test_close(test, &srq->Header, srq->Dispatch->NdkCloseSrq);
+
+	x.srq = ndk_srq_bare(test, e, &s);
+	ndk_wait_init(&x.w);
+	ndk_wait_init(&x.closed);
+	st = x.srq->Dispatch->NdkModifySrq(x.srq, 0, 5, ndk_srq_close_cb, &x);
+	KUNIT_EXPECT_EQ(test, st, STATUS_PENDING);
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&x.w));
+	KUNIT_EXPECT_EQ(test, x.w.status, STATUS_SUCCESS);
+	/* The modify's work holds the SRQ: the close pends. */
+	KUNIT_EXPECT_EQ(test, x.close_st, STATUS_PENDING);
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&x.closed));
+	msleep(50);
+	KUNIT_EXPECT_EQ(test, atomic_read(&x.closed.calls), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&s.notified), 0);
+}
+
+/* Whether @cq has a closed QP waiting for a poll that finds it empty. */
+static bool ndk_srq_retiring(NDK_CQ *cq)
+{
+	struct ndk_cq *c = container_of(cq, struct ndk_cq, ndk);
+	unsigned long flags;
+	bool waits;
+
+	spin_lock_irqsave(&c->sweep_lock, flags);
+	waits = !list_empty(&c->retires);
+	spin_unlock_irqrestore(&c->sweep_lock, flags);
+	return waits;
+}
+
+/*
+ * A QP closed on an SRQ keeps its verbs QP until a poll of its receive
+ * CQ finds it empty. A poll that asks for no results finds nothing, and
+ * lets it go no more than no poll would; the next that asks for results
+ * does.
+ */
+static void ndk_srq_zero_poll_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_CQ *cq = container_of(ndk_test_create_cq(test, e->a, 16), NDK_CQ,
+				  Header);
+	struct ndk_senv *s = ndk_senv_new_on(test, e, cq, 0, 1);
+	unsigned long end;
+	unsigned int ms;
+	NDK_RESULT r[4];
+
+	WRITE_ONCE(ndk_srq_watched_gone, false);
+	WRITE_ONCE(ndk_srq_watched,
+		   container_of(s->qp, struct ndk_qp, ndk)->ibqp);
+	ndk_qp_set_destroy_hook(ndk_srq_destroying);
+	ms = ndk_sweep_set_ms(20);
+	ndk_test_close(test, &s->qp->Header, s->qp->Dispatch->NdkCloseQp);
+	end = jiffies + NDK_TEST_TIMEOUT;
+	while (!ndk_srq_retiring(cq) && time_before(jiffies, end))
+		usleep_range(2000, 4000);
+	ndk_sweep_set_ms(ms);
+	KUNIT_EXPECT_TRUE(test, ndk_srq_retiring(cq));
+	KUNIT_EXPECT_EQ(test, cq->Dispatch->NdkGetCqResults(cq, NULL, 0), 0U);
+	KUNIT_EXPECT_TRUE(test, ndk_srq_retiring(cq));
+	msleep(50);
+	KUNIT_EXPECT_FALSE(test, READ_ONCE(ndk_srq_watched_gone));
+	KUNIT_EXPECT_EQ(test, cq->Dispatch->NdkGetCqResults(cq, r, 4), 0U);
+	KUNIT_EXPECT_FALSE(test, ndk_srq_retiring(cq));
+	end = jiffies + NDK_TEST_TIMEOUT;
+	while (!READ_ONCE(ndk_srq_watched_gone) && time_before(jiffies, end))
+		usleep_range(2000, 4000);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(ndk_srq_watched_gone));
+	ndk_qp_set_destroy_hook(NULL);
+	ndk_senv_free(test, e, s);
+	ndk_test_close(test, &cq->Header, cq->Dispatch->NdkCloseCq);
+}
+
 static struct kunit_case ndk_srq_cases[] = {
 	KUNIT_CASE(ndk_srq_contexts_test),
 	KUNIT_CASE(ndk_srq_limits_test),
@@ -826,6 +1160,11 @@ static struct kunit_case ndk_srq_cases[] = {
 	KUNIT_CASE(ndk_srq_id_wrap_test),
 	KUNIT_CASE(ndk_srq_stale_test),
 	KUNIT_CASE(ndk_srq_closed_qp_test),
+	KUNIT_CASE(ndk_srq_skip_test),
+	KUNIT_CASE(ndk_srq_refused_test),
+	KUNIT_CASE(ndk_srq_event_twice_test),
+	KUNIT_CASE(ndk_srq_unnotified_test),
+	KUNIT_CASE(ndk_srq_zero_poll_test),
 	{}
 };
 
