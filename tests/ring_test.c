@@ -8,6 +8,7 @@
 #include <linux/delay.h>
 #include <linux/kthread.h>
 #include "ndk_tests.h"
+#include "sweep.h"
 
 /* The queues ndk_post_ring_test() fills. */
 enum ndk_ring_queue {
@@ -552,9 +553,575 @@ out:
 	kfree(d);
 }
 
+/* Contexts of the requests of the skip and fast-check cases. */
+#define NDK_SKIP_CTX	0x40000
+/* Requests each queue of the skip case holds: 8 slots a ring. */
+#define NDK_SKIP_DEPTH	4
+/* The raw QP's own wr_ids. */
+#define NDK_SKIP_RAW	0x1000
+/* Requests a queue of the skip case takes at most. */
+#define NDK_SKIP_MAX	128
+
+/**
+ * struct ndk_skip_env - a QP whose driver takes every request and
+ *	forgets it, and a raw QP on its CQ that completes them by wr_id
+ * @cq: the QP's CQ, and the raw QP's
+ * @qp: the QP, marked connected behind the driver's back; its QPContext
+ *	is the environment
+ * @q: its ndk side
+ * @d: the driver double under it
+ * @l: the raw QP: a message it receives under a request's wr_id is that
+ *	request's completion
+ * @m: a registered buffer, the requests' SGEs
+ * @mr: an initialized fast-register MR, for NdkFastRegister and
+ *	NdkInvalidate
+ * @mw: a memory window, for NdkBind
+ * @page: device address of @m's first page
+ * @tok: the privileged token
+ * @raw: the raw QP's sends so far
+ */
+struct ndk_skip_env {
+	NDK_CQ *cq;
+	NDK_QP *qp;
+	struct ndk_qp *q;
+	struct ndk_verbs_double *d;
+	struct ndk_test_lqp *l;
+	struct ndk_pmem *m;
+	NDK_MR *mr;
+	NDK_MW *mw;
+	u64 page;
+	UINT32 tok;
+	u32 raw;
+};
+
+/* A driver double's post_send that takes the requests and forgets them. */
+static int ndk_skip_double_send(struct ib_qp *ibqp,
+				const struct ib_send_wr *wr,
+				const struct ib_send_wr **bad)
+{
+	return 0;
+}
+
+/* A driver double's post_recv that takes the receive and forgets it. */
+static int ndk_skip_double_recv(struct ib_qp *ibqp,
+				const struct ib_recv_wr *wr,
+				const struct ib_recv_wr **bad)
+{
+	return 0;
+}
+
+static struct ndk_skip_env *ndk_skip_env_new(struct kunit *test)
+{
+	struct ndk_skip_env *se = kunit_kzalloc(test, sizeof(*se), GFP_KERNEL);
+	struct ndk_cenv *e = test->priv;
+	struct ndk_adapter *a = container_of(e->a, struct ndk_adapter, ndk);
+	NDK_MR *unused_mr = NULL;
+	NDK_MW *unused_mw = NULL;
+	NDK_QP *unused = NULL;
+	struct ndk_wait w;
+	NTSTATUS st;
+
+	KUNIT_ASSERT_NOT_NULL(test, se);
+	se->cq = container_of(ndk_test_create_cq(test, e->a, 64), NDK_CQ,
+			      Header);
+	ndk_wait_init(&w);
+	st = e->pd->Dispatch->NdkCreateQp(e->pd, se->cq, se->cq, se,
+					  NDK_SKIP_DEPTH, NDK_SKIP_DEPTH, 2, 2,
+					  32, ndk_test_create_cb, &w, &unused);
+	se->qp = container_of(ndk_created(test, st, &w, unused), NDK_QP,
+			      Header);
+	se->q = container_of(se->qp, struct ndk_qp, ndk);
+	se->m = ndk_pmem_new(test, e, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+	ndk_wait_init(&w);
+	st = e->pd->Dispatch->NdkCreateMr(e->pd, TRUE, ndk_test_create_cb, &w,
+					  &unused_mr);
+	se->mr = container_of(ndk_created(test, st, &w, unused_mr), NDK_MR,
+			      Header);
+	ndk_wait_init(&w);
+	st = se->mr->Dispatch->NdkInitializeFastRegisterMr(se->mr, 1, FALSE,
+							   ndk_test_request_cb,
+							   &w);
+	KUNIT_ASSERT_EQ(test, ndk_test_outcome(test, &w, st), STATUS_SUCCESS);
+	ndk_wait_init(&w);
+	st = e->pd->Dispatch->NdkCreateMw(e->pd, ndk_test_create_cb, &w,
+					  &unused_mw);
+	se->mw = container_of(ndk_created(test, st, &w, unused_mw), NDK_MW,
+			      Header);
+	se->page = ib_dma_map_single(a->ibdev, se->m->buf, PAGE_SIZE,
+				     DMA_BIDIRECTIONAL);
+	KUNIT_ASSERT_FALSE(test, ib_dma_mapping_error(a->ibdev, se->page));
+	e->pd->Dispatch->NdkGetPrivilegedMemoryRegionToken(e->pd, &se->tok);
+	se->l = ndk_test_loopback_qp(test, a,
+				     container_of(se->cq, struct ndk_cq,
+						  ndk)->ibcq);
+	se->d = kunit_kzalloc(test, sizeof(*se->d), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, se->d);
+	/* From here on no assertion: the double must leave before the close. */
+	ndk_verbs_double_insert(se->d, se->q);
+	se->d->dev.ops.post_send = ndk_skip_double_send;
+	se->d->dev.ops.post_recv = ndk_skip_double_recv;
+	ndk_qp_set_connected(se->q, true);
+	return se;
+}
+
+static void ndk_skip_env_free(struct kunit *test, struct ndk_skip_env *se)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_adapter *a = container_of(e->a, struct ndk_adapter, ndk);
+	NDK_RESULT_EX r[2];
+
+	/* Nothing came that the case did not poll. */
+	KUNIT_EXPECT_EQ(test, se->cq->Dispatch->NdkGetCqResultsEx(se->cq, r, 2),
+			0U);
+	ndk_verbs_double_remove(se->d, se->q);
+	ndk_test_loopback_free(se->l);
+	ndk_test_close(test, &se->qp->Header, se->qp->Dispatch->NdkCloseQp);
+	ib_dma_unmap_single(a->ibdev, se->page, PAGE_SIZE, DMA_BIDIRECTIONAL);
+	ndk_test_close(test, &se->mw->Header, se->mw->Dispatch->NdkCloseMw);
+	ndk_test_close_mr(test, se->mr);
+	ndk_pmem_free(test, se->m);
+	ndk_test_close(test, &se->cq->Header, se->cq->Dispatch->NdkCloseCq);
+}
+
+/*
+ * Complete request @seq of @ring as its device would, through the raw
+ * QP, and poll that result and the raw QP's own: @ctx's, once, of @type.
+ *
+ * Return: false if a result is missing; the case ends then.
+ */
+static bool ndk_skip_complete(struct kunit *test, struct ndk_skip_env *se,
+			      struct ndk_wr_ring *ring, u32 seq, uintptr_t ctx,
+			      NDK_OPERATION_TYPE type)
+{
+	NDK_RESULT_EX r[2];
+	int mine;
+
+	ndk_test_loopback_send(test, se->l, ring->tag | seq,
+			       NDK_SKIP_RAW + se->raw++, false);
+	if (!ndk_penv_poll(se->cq, r, 2)) {
+		KUNIT_FAIL(test, "request %#lx: no result", ctx);
+		return false;
+	}
+	mine = (uintptr_t)r[0].RequestContext == ctx ? 0 : 1;
+	KUNIT_EXPECT_EQ(test, (uintptr_t)r[mine].RequestContext, ctx);
+	KUNIT_EXPECT_EQ_MSG(test, r[mine].Type, type, "request %#lx", ctx);
+	KUNIT_EXPECT_EQ(test, r[mine].Status, STATUS_SUCCESS);
+	KUNIT_EXPECT_PTR_EQ(test, r[mine].QPContext, (void *)se);
+	KUNIT_EXPECT_EQ(test, (uintptr_t)r[!mine].RequestContext,
+			(uintptr_t)NDK_SKIP_RAW + se->raw - 1);
+	return true;
+}
+
+/* The initiator calls the skip case makes where the head's slot is held. */
+enum ndk_skip_op {
+	NDK_SKIP_SEND,
+	NDK_SKIP_WRITE,
+	NDK_SKIP_READ,
+	NDK_SKIP_SEND_INV,
+	NDK_SKIP_INVALIDATE,
+	NDK_SKIP_FAST_REGISTER,
+	NDK_SKIP_BIND,
+	NDK_SKIP_DEFER,
+	NDK_SKIP_OPS,
+};
+
+/* Post initiator request @op with context @ctx; *@type is its type. */
+static NTSTATUS ndk_skip_post(struct ndk_skip_env *se, int op, uintptr_t ctx,
+			      NDK_OPERATION_TYPE *type)
+{
+	const NDK_QP_DISPATCH *d = se->qp->Dispatch;
+	NDK_SGE sge = ndk_pmem_sge(se->m, 0, 64);
+	u64 raddr = ndk_pmem_va(se->m, 2048);
+	UINT32 rtok = ndk_pmem_rtok(se->m);
+	void *c = (void *)ctx;
+
+	*type = NdkOperationTypeSend;
+	switch (op) {
+	case NDK_SKIP_WRITE:
+		*type = NdkOperationTypeWrite;
+		return d->NdkWrite(se->qp, c, &sge, 1, raddr, rtok, 0);
+	case NDK_SKIP_READ:
+		*type = NdkOperationTypeRead;
+		return d->NdkRead(se->qp, c, &sge, 1, raddr, rtok, 0);
+	case NDK_SKIP_SEND_INV:
+		return d->NdkSendAndInvalidate(se->qp, c, &sge, 1, 0, rtok);
+	case NDK_SKIP_INVALIDATE:
+		*type = NdkOperationTypeInvalidate;
+		return d->NdkInvalidate(se->qp, c, &se->mr->Header, 0);
+	case NDK_SKIP_FAST_REGISTER:
+		*type = NdkOperationTypeFastRegister;
+		return d->NdkFastRegister(se->qp, c, se->mr, 1, &se->page, 0,
+					  PAGE_SIZE, se->m->buf, 0);
+	case NDK_SKIP_BIND:
+		*type = NdkOperationTypeBind;
+		return d->NdkBind(se->qp, c, se->m->mr, se->mw, se->m->buf, 64,
+				  NDK_OP_FLAG_ALLOW_REMOTE_READ);
+	case NDK_SKIP_DEFER:
+		return d->NdkSend(se->qp, c, &sge, 1, NDK_OP_FLAG_DEFER);
+	default:
+		return d->NdkSend(se->qp, c, &sge, 1, 0);
+	}
+}
+
+/*
+ * Post on the initiator queue until each call of enum ndk_skip_op has
+ * found the head's slot held by the first of the two kept requests.
+ * Every other request is completed at once; the deferred one with the
+ * send after it, which takes it to the device.
+ *
+ * Return: how many requests were posted, or -1 if the case ends.
+ */
+static int ndk_skip_sq(struct kunit *test, struct ndk_skip_env *se, int n)
+{
+	struct ndk_wr_ring *sq = &se->q->sq;
+	NDK_OPERATION_TYPE type, t2;
+	uintptr_t ctx;
+	u32 head, seq;
+	int op = 0;
+	NTSTATUS st;
+	bool busy;
+
+	for (; op < NDK_SKIP_OPS && n < NDK_SKIP_MAX; n++) {
+		head = sq->head;
+		busy = !(head & sq->mask);
+		ctx = NDK_SKIP_CTX + n;
+		st = ndk_skip_post(se, busy ? op : NDK_SKIP_SEND, ctx, &type);
+		if (st != STATUS_SUCCESS) {
+			KUNIT_FAIL(test, "request %d (%d): 0x%08x", n,
+				   busy ? op : NDK_SKIP_SEND, st);
+			return -1;
+		}
+		seq = sq->head - 1;
+		if (!busy) {
+			if (!ndk_skip_complete(test, se, sq, seq, ctx, type))
+				return -1;
+			continue;
+		}
+		/* It passed the two slots the kept requests hold. */
+		KUNIT_EXPECT_EQ_MSG(test, seq, head + 2, "call %d", op);
+		if (op++ != NDK_SKIP_DEFER) {
+			if (!ndk_skip_complete(test, se, sq, seq, ctx, type))
+				return -1;
+			continue;
+		}
+		/* Held until the next request, which takes it along. */
+		n++;
+		st = ndk_skip_post(se, NDK_SKIP_SEND, ctx + 1, &t2);
+		KUNIT_EXPECT_EQ(test, st, STATUS_SUCCESS);
+		if (st || !ndk_skip_complete(test, se, sq, seq, ctx, type) ||
+		    !ndk_skip_complete(test, se, sq, sq->head - 1, ctx + 1, t2))
+			return -1;
+	}
+	KUNIT_EXPECT_EQ(test, op, NDK_SKIP_OPS);
+	return n;
+}
+
+/*
+ * The same on the receive queue, for a receive with an SGE and one
+ * without.
+ */
+static int ndk_skip_rq(struct kunit *test, struct ndk_skip_env *se, int n)
+{
+	struct ndk_wr_ring *rq = &se->q->rq;
+	NDK_SGE sge = ndk_pmem_sge(se->m, 1024, 64);
+	uintptr_t ctx;
+	u32 head, seq;
+	int op = 0;
+	NTSTATUS st;
+	bool busy;
+
+	for (; op < 2 && n < NDK_SKIP_MAX; n++) {
+		head = rq->head;
+		busy = !(head & rq->mask);
+		ctx = NDK_SKIP_CTX + n;
+		if (busy && op == 1)
+			st = se->qp->Dispatch->NdkReceive(se->qp, (void *)ctx,
+							  NULL, 0);
+		else
+			st = se->qp->Dispatch->NdkReceive(se->qp, (void *)ctx,
+							  &sge, 1);
+		if (st != STATUS_SUCCESS) {
+			KUNIT_FAIL(test, "receive %d: 0x%08x", n, st);
+			return -1;
+		}
+		seq = rq->head - 1;
+		if (busy) {
+			KUNIT_EXPECT_EQ_MSG(test, seq, head + 2, "receive %d", op);
+			op++;
+		}
+		if (!ndk_skip_complete(test, se, rq, seq, ctx,
+				       NdkOperationTypeReceive))
+			return -1;
+	}
+	KUNIT_EXPECT_EQ(test, op, 2);
+	return n;
+}
+
+/*
+ * Two requests the device keeps while the ones behind them complete, as
+ * siw keeps a read until its answer comes: once the others have gone
+ * round the ring, the poster passes over both held slots to the next
+ * free one, whichever call posts there (each initiator call, a bind, a
+ * deferred send, a receive with an SGE and one without), as long as
+ * fewer than the depth wait. Every request comes back once, with its own
+ * context and type; the two kept on each queue, when the QP is flushed,
+ * as cancelled, to a poll for NDK_RESULTs. A driver double forgets every
+ * request; a raw QP on the CQ completes each but the kept ones.
+ */
+static void ndk_ring_skip_test(struct kunit *test)
+{
+	struct ndk_skip_env *se = ndk_skip_env_new(test);
+	NDK_SGE sge = ndk_pmem_sge(se->m, 0, 64);
+	const NDK_QP_DISPATCH *d = se->qp->Dispatch;
+	u8 seen[4] = {};
+	unsigned long end;
+	NDK_RESULT r[4];
+	unsigned int ms;
+	ULONG got = 0, i;
+	uintptr_t k;
+	int n;
+
+	/* The kept ones: sends 0 and 1, receives 2 and 3. */
+	for (n = 0; n < 4; n++)
+		KUNIT_EXPECT_EQ(test, n < 2 ?
+				d->NdkSend(se->qp, (void *)(uintptr_t)(NDK_SKIP_CTX + n),
+					   &sge, 1, 0) :
+				d->NdkReceive(se->qp,
+					      (void *)(uintptr_t)(NDK_SKIP_CTX + n),
+					      &sge, 1),
+				STATUS_SUCCESS);
+	n = ndk_skip_sq(test, se, n);
+	if (n >= 0)
+		n = ndk_skip_rq(test, se, n);
+	if (n < 0)
+		goto out;
+	ms = ndk_sweep_set_ms(20);
+	d->NdkFlush(se->qp);
+	end = jiffies + NDK_TEST_TIMEOUT;
+	while (got < ARRAY_SIZE(r) && time_before(jiffies, end)) {
+		got += se->cq->Dispatch->NdkGetCqResults(se->cq, r + got,
+							  ARRAY_SIZE(r) - got);
+		if (got < ARRAY_SIZE(r))
+			usleep_range(2000, 4000);
+	}
+	ndk_sweep_set_ms(ms);
+	KUNIT_EXPECT_EQ(test, got, (ULONG)ARRAY_SIZE(r));
+	for (i = 0; i < got; i++) {
+		k = (uintptr_t)r[i].RequestContext - NDK_SKIP_CTX;
+		if (k >= ARRAY_SIZE(seen)) {
+			KUNIT_FAIL(test, "result %p", r[i].RequestContext);
+			continue;
+		}
+		seen[k]++;
+		KUNIT_EXPECT_EQ(test, r[i].Status, STATUS_CANCELLED);
+		KUNIT_EXPECT_PTR_EQ(test, r[i].QPContext, (void *)se);
+	}
+	for (i = 0; i < ARRAY_SIZE(seen); i++)
+		KUNIT_EXPECT_EQ_MSG(test, seen[i], 1, "kept request %u", i);
+	msleep(100);
+out:
+	ndk_skip_env_free(test, se);
+}
+
+/* The SGE lists of the fast-check case. */
+enum ndk_fast_sges {
+	NDK_FAST_TWO,		/* two SGEs of data */
+	NDK_FAST_PRIV_FIRST,	/* the privileged token in the first */
+	NDK_FAST_PRIV_LAST,	/* the privileged token in the second */
+	NDK_FAST_EMPTY,		/* one SGE of no bytes */
+	NDK_FAST_SGES,
+};
+
+/* Post initiator call @op (send, send and invalidate, write) of @sges. */
+static NTSTATUS ndk_fast_post(struct ndk_skip_env *se, int op, int sges,
+			      uintptr_t ctx, ULONG flags)
+{
+	const NDK_QP_DISPATCH *d = se->qp->Dispatch;
+	NDK_SGE priv = { .LogicalAddress = se->page + 256, .Length = 16,
+			 .MemoryRegionToken = se->tok };
+	NDK_SGE sge[2] = { ndk_pmem_sge(se->m, 0, 16),
+			   ndk_pmem_sge(se->m, 64, 16) };
+	ULONG n = 2;
+
+	if (sges == NDK_FAST_PRIV_FIRST)
+		sge[0] = priv;
+	else if (sges == NDK_FAST_PRIV_LAST)
+		sge[1] = priv;
+	else if (sges == NDK_FAST_EMPTY)
+		sge[0].Length = 0, n = 1;
+	if (op == NDK_SKIP_SEND_INV)
+		return d->NdkSendAndInvalidate(se->qp, (void *)ctx, sge, n,
+					       flags, ndk_pmem_rtok(se->m));
+	if (op == NDK_SKIP_WRITE)
+		return d->NdkWrite(se->qp, (void *)ctx, sge, n,
+				   ndk_pmem_va(se->m, 2048),
+				   ndk_pmem_rtok(se->m), flags);
+	return d->NdkSend(se->qp, (void *)ctx, sge, n, flags);
+}
+
+/*
+ * NdkSend, NdkSendAndInvalidate and NdkWrite check a request the same
+ * whether it takes the one-pass path or, deferred, the slow one: inline
+ * data under the privileged token, in any SGE, is refused with
+ * STATUS_INVALID_PARAMETER and takes no slot; inline data of two SGEs
+ * is taken, and so is inline data of no bytes, which is no inline data
+ * (deferred, it is held until the next request); siw sends no inline
+ * data with an invalidation: STATUS_NOT_SUPPORTED. A send and invalidate
+ * without an SGE list but with a count is refused; one with an empty SGE
+ * before its data is taken. Every request taken comes back once, with
+ * its own context; none refused does. A driver double forgets every
+ * request; a raw QP on the CQ completes them once they reached it.
+ */
+static void ndk_ring_fast_checks_test(struct kunit *test)
+{
+	static const int ops[] = { NDK_SKIP_SEND, NDK_SKIP_SEND_INV,
+				   NDK_SKIP_WRITE };
+	static const ULONG how[] = { NDK_OP_FLAG_INLINE,
+				     NDK_OP_FLAG_INLINE | NDK_OP_FLAG_DEFER };
+	struct ndk_skip_env *se = ndk_skip_env_new(test);
+	NDK_SGE sge[2] = { ndk_pmem_sge(se->m, 0, 0),
+			   ndk_pmem_sge(se->m, 64, 16) };
+	const NDK_QP_DISPATCH *d = se->qp->Dispatch;
+	struct ndk_wr_ring *sq = &se->q->sq;
+	bool iwarp = ndk_test_iwarp();
+	NDK_OPERATION_TYPE type, t2;
+	uintptr_t ctx = NDK_SKIP_CTX;
+	NTSTATUS st, want;
+	u32 head, seq;
+	int o, h, k;
+
+	KUNIT_EXPECT_EQ(test, d->NdkSendAndInvalidate(se->qp, (void *)ctx++,
+						      NULL, 1, 0, 0),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, sq->head, 0U);
+	KUNIT_EXPECT_EQ(test, d->NdkSendAndInvalidate(se->qp, (void *)ctx, sge,
+						      2, 0,
+						      ndk_pmem_rtok(se->m)),
+			STATUS_SUCCESS);
+	if (!ndk_skip_complete(test, se, sq, sq->head - 1, ctx++,
+			       NdkOperationTypeSend))
+		goto out;
+	for (o = 0; o < ARRAY_SIZE(ops); o++) {
+		type = ops[o] == NDK_SKIP_WRITE ? NdkOperationTypeWrite :
+						  NdkOperationTypeSend;
+		for (h = 0; h < ARRAY_SIZE(how); h++) {
+			for (k = 0; k < NDK_FAST_SGES; k++, ctx++) {
+				want = k == NDK_FAST_PRIV_FIRST ||
+				       k == NDK_FAST_PRIV_LAST ?
+				       STATUS_INVALID_PARAMETER : STATUS_SUCCESS;
+				if (ops[o] == NDK_SKIP_SEND_INV && iwarp)
+					want = STATUS_NOT_SUPPORTED;
+				head = sq->head;
+				st = ndk_fast_post(se, ops[o], k, ctx, how[h]);
+				KUNIT_EXPECT_EQ_MSG(test, st, want,
+						    "call %d, flags %#x, SGEs %d",
+						    ops[o], how[h], k);
+				if (st) {
+					KUNIT_EXPECT_EQ(test, sq->head, head);
+					continue;
+				}
+				seq = sq->head - 1;
+				if (!READ_ONCE(se->q->nheld)) {
+					if (!ndk_skip_complete(test, se, sq, seq,
+							       ctx, type))
+						goto out;
+					continue;
+				}
+				/* Held: the next request takes it along. */
+				KUNIT_EXPECT_EQ(test, k, NDK_FAST_EMPTY);
+				st = ndk_skip_post(se, NDK_SKIP_SEND, ++ctx,
+						   &t2);
+				KUNIT_EXPECT_EQ(test, st, STATUS_SUCCESS);
+				KUNIT_EXPECT_EQ(test, se->q->nheld, 0U);
+				if (st ||
+				    !ndk_skip_complete(test, se, sq, seq,
+						       ctx - 1, type) ||
+				    !ndk_skip_complete(test, se, sq,
+						       sq->head - 1, ctx, t2))
+					goto out;
+			}
+		}
+	}
+out:
+	ndk_skip_env_free(test, se);
+}
+
+/* The CQ's driver poll, under the poll double of the foreign case. */
+static int (*ndk_ring_foreign_poll)(struct ib_cq *ibcq, int n,
+				    struct ib_wc *wc);
+
+/* A driver whose completions name no QP. */
+static int ndk_ring_no_qp_poll(struct ib_cq *ibcq, int n, struct ib_wc *wc)
+{
+	int got = ndk_ring_foreign_poll(ibcq, n, wc), i;
+
+	for (i = 0; i < got; i++)
+		wc[i].qp = NULL;
+	return got;
+}
+
+/*
+ * Poll the raw QP's receive @id and send @id + 1: each comes back once,
+ * with its own wr_id as its context and with @qpctx.
+ */
+static void ndk_ring_foreign_pair(struct kunit *test, NDK_CQ *cq,
+				  struct ndk_test_lqp *l, uintptr_t id,
+				  void *qpctx)
+{
+	NDK_RESULT_EX r[2];
+	int i;
+
+	ndk_test_loopback_send(test, l, id, id + 1, false);
+	if (!ndk_penv_poll(cq, r, 2)) {
+		KUNIT_FAIL(test, "%#lx: results missing", id);
+		return;
+	}
+	KUNIT_EXPECT_EQ(test, (uintptr_t)r[0].RequestContext +
+			(uintptr_t)r[1].RequestContext, 2 * id + 1);
+	for (i = 0; i < 2; i++) {
+		KUNIT_EXPECT_EQ(test, r[i].Status, STATUS_SUCCESS);
+		KUNIT_EXPECT_PTR_EQ(test, r[i].QPContext, qpctx);
+	}
+}
+
+/*
+ * A result of a request ndk did not post (a raw QP's on an NDK CQ) has
+ * its verbs QP's context as its QPContext: none where that QP was given
+ * none, and none where the driver's completion names no QP.
+ */
+static void ndk_ring_foreign_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_CQ *cq = container_of(ndk_test_create_cq(test, e->a, 16), NDK_CQ,
+				  Header);
+	struct ndk_cq *c = container_of(cq, struct ndk_cq, ndk);
+	struct ndk_test_lqp *l;
+	NDK_RESULT_EX r[2];
+
+	l = ndk_test_loopback_qp(test, container_of(e->a, struct ndk_adapter,
+						    ndk), c->ibcq);
+	ndk_ring_foreign_pair(test, cq, l, 0x2000, l);
+	l->loop.qp->qp_context = NULL;
+	l->rqp->qp_context = NULL;
+	ndk_ring_foreign_pair(test, cq, l, 0x2010, NULL);
+	l->loop.qp->qp_context = &l->fake;
+	l->rqp->qp_context = &l->fake;
+	ndk_ring_foreign_poll = c->poll_cq;
+	WRITE_ONCE(c->poll_cq, ndk_ring_no_qp_poll);
+	ndk_ring_foreign_pair(test, cq, l, 0x2020, NULL);
+	WRITE_ONCE(c->poll_cq, ndk_ring_foreign_poll);
+	ndk_ring_foreign_pair(test, cq, l, 0x2030, l);
+	KUNIT_EXPECT_EQ(test, cq->Dispatch->NdkGetCqResultsEx(cq, r, 2), 0U);
+	ndk_test_loopback_free(l);
+	ndk_test_close(test, &cq->Header, cq->Dispatch->NdkCloseCq);
+}
+
 static struct kunit_case ndk_ring_cases[] = {
 	KUNIT_CASE_PARAM(ndk_post_ring_test, ndk_ring_gen_params),
 	KUNIT_CASE(ndk_ring_stress_test),
+	KUNIT_CASE(ndk_ring_skip_test),
+	KUNIT_CASE(ndk_ring_fast_checks_test),
+	KUNIT_CASE(ndk_ring_foreign_test),
 	{}
 };
 
