@@ -918,7 +918,7 @@ static void ndk_ring_skip_test(struct kunit *test)
 	}
 	for (i = 0; i < ARRAY_SIZE(seen); i++)
 		KUNIT_EXPECT_EQ_MSG(test, seen[i], 1, "kept request %u", i);
-	msleep(100);
+	msleep(40);
 out:
 	ndk_skip_env_free(test, se);
 }
