@@ -1176,6 +1176,625 @@ static void ndk_cq_overflow_test(struct kunit *test)
 	ndk_notify_teardown(test, &rec.wrong_ctx, cq, l);
 }
 
+/**
+ * struct ndk_script - a device whose CQ returns the completions a case
+ *	wrote, in order, in place of its own
+ * @wc: the completions
+ * @n: how many
+ * @at: how many the CQ returned so far
+ */
+struct ndk_script {
+	struct ib_wc wc[NDK_CQ_POLL_BATCH];
+	int n;
+	int at;
+};
+
+/* The script being played; one case at a time plays one. */
+static struct ndk_script *ndk_script;
+
+static int ndk_script_poll(struct ib_cq *ibcq, int n, struct ib_wc *wc)
+{
+	struct ndk_script *s = ndk_script;
+	int k = min(n, s->n - s->at);
+
+	memcpy(wc, s->wc + s->at, k * sizeof(*wc));
+	s->at += k;
+	return k;
+}
+
+/* Append a completion of @wr_id (a raw QP's if its kind bits are 0). */
+static void ndk_script_add(struct ndk_script *s, u64 wr_id,
+			   enum ib_wc_status status, enum ib_wc_opcode opcode,
+			   u32 len, u32 invalidated)
+{
+	struct ib_wc *wc = &s->wc[s->n++];
+
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = wr_id;
+	wc->status = status;
+	wc->opcode = opcode;
+	wc->byte_len = len;
+	if (invalidated) {
+		wc->wc_flags = IB_WC_WITH_INVALIDATE;
+		wc->ex.invalidate_rkey = invalidated;
+	}
+}
+
+/* A request of an NDK QP's queue of @kind whose slot @slot is free. */
+static u64 ndk_script_stale(NDK_QP *qp, u64 kind, u32 slot)
+{
+	struct ndk_qp *q = container_of(qp, struct ndk_qp, ndk);
+
+	return ndk_wr_tag(&q->obj, kind) | slot;
+}
+
+/* A request of a receive queue whose QP is gone: no owner has the id. */
+#define NDK_SCRIPT_GONE	(NDK_WR_RQ << NDK_WR_KIND_SHIFT | \
+			 (u64)NDK_WR_ID_MASK << NDK_WR_ID_SHIFT | 1)
+
+/* A key no region of the device has: its index is beyond them all. */
+#define NDK_SCRIPT_NO_REGION	0xfffffe11U
+
+/* A CQ with a recording callback, and an NDK QP on it that posts nothing. */
+static NDK_CQ *ndk_script_cq(struct kunit *test, struct ndk_notify_rec *rec,
+			     NDK_QP **qp)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	NDK_CQ *cq = NULL;
+	NDK_QP *uqp = NULL;
+	struct ndk_wait w;
+	NTSTATUS st;
+
+	memset(rec, 0, sizeof(*rec));
+	rec->status = STATUS_PENDING;
+	init_completion(&rec->done);
+	ndk_wait_init(&w);
+	st = e->a->Dispatch->NdkCreateCq(e->a, 64, ndk_notify_rec_cb, rec,
+					 NULL, ndk_test_create_cb, &w, &cq);
+	cq = to_cq(ndk_created(test, st, &w, cq));
+	ndk_wait_init(&w);
+	st = e->pd->Dispatch->NdkCreateQp(e->pd, cq, cq, e, 8, 8, 1, 1, 0,
+					  ndk_test_create_cb, &w, &uqp);
+	*qp = container_of(ndk_created(test, st, &w, uqp), NDK_QP, Header);
+	return cq;
+}
+
+/*
+ * An SRQ of the environment's PD with one receive of @ctx posted, its
+ * wr_id in @wr_id[0], and in @wr_id[1] that of a request of the same
+ * slot one round of the ring before: a late report.
+ */
+static NDK_SRQ *ndk_script_srq(struct kunit *test, void *ctx, u64 wr_id[2])
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	NDK_SRQ *unused = NULL, *srq;
+	struct ndk_srq *q;
+	struct ndk_wait w;
+	NDK_SGE sge = { .LogicalAddress = PAGE_SIZE, .Length = 16 };
+	NTSTATUS st;
+
+	e->pd->Dispatch->NdkGetPrivilegedMemoryRegionToken(e->pd,
+							   &sge.MemoryRegionToken);
+	ndk_wait_init(&w);
+	st = e->pd->Dispatch->NdkCreateSrq(e->pd, 4, 1, 0, NULL, NULL, NULL,
+					   ndk_test_create_cb, &w, &unused);
+	srq = container_of(ndk_created(test, st, &w, unused), NDK_SRQ, Header);
+	q = container_of(srq, struct ndk_srq, ndk);
+	KUNIT_EXPECT_EQ(test, srq->Dispatch->NdkSrqReceive(srq, ctx, &sge, 1),
+			STATUS_SUCCESS);
+	wr_id[0] = q->ring.tag | (u32)(q->ring.head - 1);
+	wr_id[1] = q->ring.tag | (u32)(q->ring.head - 1 - (q->ring.mask + 1));
+	return srq;
+}
+
+/* Close what ndk_script_cq() made; the QP first, as its CQ outlives it. */
+static void ndk_script_close(struct kunit *test, NDK_CQ *cq, NDK_QP *qp)
+{
+	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
+	ndk_test_close(test, &cq->Header, cq->Dispatch->NdkCloseCq);
+}
+
+/*
+ * Up to @n results of @cq into @r, with NdkGetCqResultsEx if @ex, else
+ * with NdkGetCqResults (the fields that has; the rest of @r zero).
+ */
+static noinline ULONG ndk_script_get(NDK_CQ *cq, NDK_RESULT_EX *r, ULONG n, bool ex)
+{
+	NDK_RESULT plain[NDK_CQ_POLL_BATCH];
+	ULONG k, i;
+
+	if (ex)
+		return cq->Dispatch->NdkGetCqResultsEx(cq, r, n);
+	k = cq->Dispatch->NdkGetCqResults(cq, plain, min_t(ULONG, n,
+							   ARRAY_SIZE(plain)));
+	for (i = 0; i < k; i++) {
+		memset(&r[i], 0, sizeof(r[i]));
+		memcpy(&r[i], &plain[i], sizeof(plain[i]));
+	}
+	return k;
+}
+
+/* Result @r is @ctx's, with @status and @len; if @ex, of @type and @key. */
+static void ndk_script_expect(struct kunit *test, const NDK_RESULT_EX *r,
+			      bool ex, uintptr_t ctx, NTSTATUS status,
+			      u32 len, NDK_OPERATION_TYPE type, u32 key)
+{
+	KUNIT_EXPECT_PTR_EQ(test, r->RequestContext, (void *)ctx);
+	KUNIT_EXPECT_EQ(test, r->Status, status);
+	KUNIT_EXPECT_EQ(test, r->BytesTransferred, len);
+	KUNIT_EXPECT_NULL(test, r->QPContext);
+	if (!ex)
+		return;
+	KUNIT_EXPECT_EQ(test, r->Type, (ULONG)type);
+	KUNIT_EXPECT_EQ(test, (u32)r->TypeSpecificCompletionOutput, key);
+}
+
+/*
+ * Completions ndk did not post, or no longer owns, from a device whose
+ * CQ returns what the case scripted, polled with NdkGetCqResults and
+ * then NdkGetCqResultsEx. A raw QP's request failed with a local QP
+ * error is STATUS_CONNECTION_ABORTED: only an NDK QP's cancellation
+ * makes that STATUS_CANCELLED. A raw receive that invalidated a key no
+ * region has reports it at once, with its bytes, as a raw read and an
+ * SRQ's receive do. A completion of a gone QP, of a request that had its
+ * result already (its slot free, or taken by a later request), or a
+ * flush while ndk plays a driver that loses them (ndk_fault_lose()),
+ * gives no result. Nothing more comes after.
+ */
+static void ndk_cq_foreign_results_test(struct kunit *test)
+{
+	struct ndk_script *s = ndk_kzalloc_test(test, sizeof(*s));
+	int (*poll)(struct ib_cq *ibcq, int n, struct ib_wc *wc);
+	struct ndk_notify_rec rec;
+	NDK_RESULT_EX *r = ndk_kzalloc_test(test, NDK_CQ_POLL_BATCH *
+					    sizeof(*r));
+	struct ndk_cq *c;
+	NDK_SRQ *srq[2];
+	u64 srq_id[2];
+	NDK_CQ *cq;
+	NDK_QP *qp;
+	ULONG got;
+	int ex;
+
+	cq = ndk_script_cq(test, &rec, &qp);
+	c = container_of(cq, struct ndk_cq, ndk);
+	poll = c->poll_cq;
+	ndk_script = s;
+	WRITE_ONCE(c->poll_cq, ndk_script_poll);
+	for (ex = 0; ex < 2; ex++) {
+		memset(s, 0, sizeof(*s));
+		srq[ex] = ndk_script_srq(test, (void *)0x75, srq_id);
+		ndk_script_add(s, 0x71, IB_WC_LOC_QP_OP_ERR, IB_WC_SEND, 0, 0);
+		ndk_script_add(s, ndk_script_stale(qp, NDK_WR_SQ, 3), IB_WC_SUCCESS,
+			       IB_WC_SEND, 0, 0);
+		ndk_script_add(s, NDK_SCRIPT_GONE, IB_WC_SUCCESS, IB_WC_RECV,
+			       8, 0);
+		ndk_script_add(s, 0x72, IB_WC_SUCCESS, IB_WC_RECV, 40,
+			       NDK_SCRIPT_NO_REGION);
+		ndk_script_add(s, 0x73, IB_WC_WR_FLUSH_ERR, IB_WC_RECV, 0, 0);
+		ndk_script_add(s, 0x74, IB_WC_SUCCESS, IB_WC_RDMA_READ, 24, 0);
+		ndk_script_add(s, srq_id[1], IB_WC_SUCCESS, IB_WC_RECV, 4, 0);
+		ndk_script_add(s, srq_id[0], IB_WC_SUCCESS, IB_WC_RECV, 12, 0);
+		/* As many as the device has: ndk asks it again, for none. */
+		ndk_fault_lose(true);
+		got = ndk_script_get(cq, r, s->n, ex);
+		ndk_fault_lose(false);
+		KUNIT_EXPECT_EQ(test, s->at, s->n);
+		KUNIT_EXPECT_EQ(test, got, 4U);
+		if (got != 4)
+			continue;
+		ndk_script_expect(test, &r[0], ex, 0x71,
+				  STATUS_CONNECTION_ABORTED, 0,
+				  NdkOperationTypeSend, 0);
+		ndk_script_expect(test, &r[1], ex, 0x72, STATUS_SUCCESS, 40,
+				  NdkOperationTypeReceiveAndInvalidate,
+				  NDK_SCRIPT_NO_REGION);
+		ndk_script_expect(test, &r[2], ex, 0x74, STATUS_SUCCESS, 24,
+				  NdkOperationTypeRead, 0);
+		ndk_script_expect(test, &r[3], ex, 0x75, STATUS_SUCCESS, 12,
+				  NdkOperationTypeReceive, 0);
+		KUNIT_EXPECT_EQ(test, ndk_script_get(cq, r, NDK_CQ_POLL_BATCH, ex),
+				0U);
+		KUNIT_EXPECT_FALSE(test, READ_ONCE(c->held));
+	}
+	WRITE_ONCE(c->poll_cq, poll);
+	ndk_script = NULL;
+	ndk_script_close(test, cq, qp);
+	for (ex = 0; ex < 2; ex++)
+		ndk_test_close(test, &srq[ex]->Header,
+			       srq[ex]->Dispatch->NdkCloseSrq);
+}
+
+/* Poll @cq until a result comes, for NDK_TEST_TIMEOUT; how many came. */
+static ULONG ndk_script_wait(NDK_CQ *cq, NDK_RESULT_EX *r, ULONG n, bool ex)
+{
+	unsigned long end = jiffies + NDK_TEST_TIMEOUT;
+	ULONG got;
+
+	while (!(got = ndk_script_get(cq, r, n, ex)) &&
+	       time_before(jiffies, end))
+		usleep_range(2000, 4000);
+	return got;
+}
+
+/* Wait for notification @n of @rec; whether it came. */
+static bool ndk_script_notified(struct ndk_notify_rec *rec, int n)
+{
+	unsigned long end = jiffies + NDK_TEST_TIMEOUT;
+
+	while (atomic_read(&rec->count) < n && time_before(jiffies, end))
+		usleep_range(2000, 4000);
+	return atomic_read(&rec->count) == n;
+}
+
+static const bool ndk_hold_ex[] = { false, true };
+
+static void ndk_hold_desc(const bool *ex, char *desc)
+{
+	strscpy(desc, *ex ? "NdkGetCqResultsEx" : "NdkGetCqResults",
+		KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(ndk_hold, ndk_hold_ex, ndk_hold_desc);
+
+/*
+ * Results held behind receives that invalidated a registered region,
+ * polled one at a time (NdkGetCqResults or NdkGetCqResultsEx, by the
+ * parameter). The scripted device returns, in one batch, a receive
+ * naming the region's local token, a send, a receive naming its remote
+ * token, a raw request failed with a local QP error, the completions of
+ * a gone QP, of free slots and of a slot's earlier round, an SRQ's
+ * receive, a receive naming a key no region has, a flush (while ndk
+ * plays a driver that loses them) and a last receive. While the case holds the region's
+ * lock, so that the region is not restored: no result, and an arm
+ * notifies nobody. Once restored: the CQ notifies once for its arm,
+ * again for an arm while it still holds results, gives none to a poll
+ * for none, then gives them one per poll in order, notifying an arm
+ * while more wait; the second
+ * invalidating receive holds the rest again until its own restoring,
+ * which the case holds off as well; then the rest comes, without the
+ * dropped ones. An arm before the next poll notifies (that poll looks
+ * at the sweep); after it, an arm finds nothing to notify. The
+ * region reports are stale (it was never invalidated), which ndk's
+ * restoring survives: the device refuses the registration.
+ */
+static void ndk_cq_held_stash_test(struct kunit *test)
+{
+	const bool ex = *(const bool *)test->param_value;
+	struct ndk_script *s = ndk_kzalloc_test(test, sizeof(*s));
+	struct ndk_mem *t = ndk_kzalloc_test(test, sizeof(*t));
+	int (*poll)(struct ib_cq *ibcq, int n, struct ib_wc *wc);
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	NDK_OPERATION_TYPE inv = NdkOperationTypeReceiveAndInvalidate;
+	struct ndk_notify_rec rec;
+	NDK_RESULT_EX *r = ndk_kzalloc_test(test, NDK_CQ_POLL_BATCH *
+					    sizeof(*r));
+	struct ndk_mr *m;
+	struct ndk_cq *c;
+	u32 lkey, rkey;
+	u64 srq_id[2];
+	NDK_CQ *cq;
+	NDK_QP *qp;
+	NDK_SRQ *srq;
+	NDK_MR *mr;
+	ULONG got;
+
+	ndk_mem_init(test, t, NDK_MDL_KVA, false, false, 0, PAGE_SIZE);
+	mr = ndk_test_mr(test, e, false);
+	KUNIT_ASSERT_EQ(test, ndk_test_register(test, mr, t, t->len,
+						NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
+						NDK_MR_FLAG_ALLOW_REMOTE_WRITE),
+			STATUS_SUCCESS);
+	m = container_of(mr, struct ndk_mr, ndk);
+	lkey = mr->Dispatch->NdkGetLocalTokenFromMr(mr);
+	rkey = mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
+	cq = ndk_script_cq(test, &rec, &qp);
+	c = container_of(cq, struct ndk_cq, ndk);
+	srq = ndk_script_srq(test, (void *)0x87, srq_id);
+
+	ndk_script_add(s, 0x81, IB_WC_SUCCESS, IB_WC_RECV, 16, lkey);
+	ndk_script_add(s, 0x82, IB_WC_SUCCESS, IB_WC_SEND, 0, 0);
+	ndk_script_add(s, 0x83, IB_WC_SUCCESS, IB_WC_RECV, 32, rkey);
+	ndk_script_add(s, 0x84, IB_WC_LOC_QP_OP_ERR, IB_WC_SEND, 0, 0);
+	ndk_script_add(s, NDK_SCRIPT_GONE, IB_WC_SUCCESS, IB_WC_RECV, 8, 0);
+	ndk_script_add(s, ndk_script_stale(qp, NDK_WR_SQ, 5), IB_WC_SUCCESS, IB_WC_SEND,
+		       0, 0);
+	ndk_script_add(s, ndk_script_stale(qp, NDK_WR_RQ, 6), IB_WC_SUCCESS,
+		       IB_WC_RECV, 4, 0);
+	ndk_script_add(s, srq_id[1], IB_WC_SUCCESS, IB_WC_RECV, 4, 0);
+	ndk_script_add(s, srq_id[0], IB_WC_SUCCESS, IB_WC_RECV, 12, 0);
+	ndk_script_add(s, 0x88, IB_WC_SUCCESS, IB_WC_RECV, 20,
+		       NDK_SCRIPT_NO_REGION);
+	ndk_script_add(s, 0x85, IB_WC_WR_FLUSH_ERR, IB_WC_RECV, 0, 0);
+	ndk_script_add(s, 0x86, IB_WC_SUCCESS, IB_WC_RECV, 8, 0);
+	poll = c->poll_cq;
+	ndk_script = s;
+	WRITE_ONCE(c->poll_cq, ndk_script_poll);
+
+	/* Held while the region cannot be restored. */
+	mutex_lock(&m->lock);
+	KUNIT_EXPECT_EQ(test, ndk_script_get(cq, r, NDK_CQ_POLL_BATCH, ex), 0U);
+	KUNIT_EXPECT_EQ(test, s->at, s->n);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(c->held));
+	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
+	KUNIT_EXPECT_EQ(test, ndk_script_get(cq, r, 1, ex), 0U);
+	msleep(50);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rec.count), 0);
+	mutex_unlock(&m->lock);
+
+	/* Restored: the arm's notification, then one for the next arm. */
+	KUNIT_EXPECT_TRUE(test, ndk_script_notified(&rec, 1));
+	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
+	KUNIT_EXPECT_TRUE(test, ndk_script_notified(&rec, 2));
+	KUNIT_EXPECT_EQ(test, rec.status, STATUS_SUCCESS);
+	/* A poll for none takes none. */
+	KUNIT_EXPECT_EQ(test, ndk_script_get(cq, NULL, 0, ex), 0U);
+
+	/* One per poll: more stay held than the buffer takes. */
+	KUNIT_EXPECT_EQ(test, ndk_script_get(cq, r, 1, ex), 1U);
+	ndk_script_expect(test, &r[0], ex, 0x81, STATUS_SUCCESS, 16, inv,
+			  lkey);
+	/* Restored and given, results still wait: an arm notifies. */
+	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
+	KUNIT_EXPECT_TRUE(test, ndk_script_notified(&rec, 3));
+	KUNIT_EXPECT_EQ(test, ndk_script_get(cq, r, 1, ex), 1U);
+	ndk_script_expect(test, &r[0], ex, 0x82, STATUS_SUCCESS, 0,
+			  NdkOperationTypeSend, 0);
+
+	/* The second invalidating receive holds the rest again. */
+	mutex_lock(&m->lock);
+	KUNIT_EXPECT_EQ(test, ndk_script_get(cq, r, 1, ex), 0U);
+	KUNIT_EXPECT_EQ(test, ndk_script_get(cq, r, 1, ex), 0U);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(c->held));
+	mutex_unlock(&m->lock);
+	KUNIT_EXPECT_EQ(test, ndk_script_wait(cq, r, 1, ex), 1U);
+	ndk_script_expect(test, &r[0], ex, 0x83, STATUS_SUCCESS, 32, inv,
+			  rkey);
+
+	/* The rest, without what gives no result. */
+	ndk_fault_lose(true);
+	got = ndk_script_get(cq, r, NDK_CQ_POLL_BATCH, ex);
+	ndk_fault_lose(false);
+	KUNIT_EXPECT_EQ(test, got, 4U);
+	if (got == 4) {
+		ndk_script_expect(test, &r[0], ex, 0x84,
+				  STATUS_CONNECTION_ABORTED, 0,
+				  NdkOperationTypeSend, 0);
+		ndk_script_expect(test, &r[1], ex, 0x87, STATUS_SUCCESS, 12,
+				  NdkOperationTypeReceive, 0);
+		ndk_script_expect(test, &r[2], ex, 0x88, STATUS_SUCCESS, 20,
+				  inv, NDK_SCRIPT_NO_REGION);
+		ndk_script_expect(test, &r[3], ex, 0x86, STATUS_SUCCESS, 8,
+				  NdkOperationTypeReceive, 0);
+	}
+	KUNIT_EXPECT_EQ(test, atomic_read(&container_of(srq, struct ndk_srq,
+							ndk)->queued), 0);
+	KUNIT_EXPECT_FALSE(test, READ_ONCE(c->held));
+	/* Until a poll finds the CQ empty, an arm notifies at once. */
+	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
+	KUNIT_EXPECT_TRUE(test, ndk_script_notified(&rec, 4));
+	KUNIT_EXPECT_EQ(test, ndk_script_get(cq, r, NDK_CQ_POLL_BATCH, ex), 0U);
+	KUNIT_EXPECT_FALSE(test, READ_ONCE(c->sweep_due));
+	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
+	msleep(50);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rec.count), 4);
+
+	WRITE_ONCE(c->poll_cq, poll);
+	ndk_script = NULL;
+	ndk_script_close(test, cq, qp);
+	ndk_test_close(test, &srq->Header, srq->Dispatch->NdkCloseSrq);
+	KUNIT_EXPECT_EQ(test, ndk_test_deregister(test, mr), STATUS_SUCCESS);
+	ndk_test_close_mr(test, mr);
+	ndk_mem_free(t);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rec.wrong_ctx), 0);
+}
+
+/*
+ * A device's IB_EVENT_CQ_ERR on a CQ nobody armed notifies nobody; the
+ * next arm, with no completion in the CQ, notifies at once, with
+ * STATUS_INTERNAL_ERROR, and so does every arm after it.
+ */
+static void ndk_cq_error_event_arm_test(struct kunit *test)
+{
+	NDK_ADAPTER *a = ndk_env_adapter(test);
+	struct ndk_notify_rec rec = {};
+	struct ib_event ev;
+	struct ndk_wait w;
+	struct ndk_cq *p;
+	NDK_CQ *cq = NULL;
+	NTSTATUS st;
+
+	init_completion(&rec.done);
+	ndk_wait_init(&w);
+	st = a->Dispatch->NdkCreateCq(a, 8, ndk_notify_rec_cb, &rec, NULL,
+				      ndk_test_create_cb, &w, &cq);
+	cq = to_cq(ndk_created(test, st, &w, cq));
+	p = container_of(cq, struct ndk_cq, ndk);
+	ev = (struct ib_event){ .device = p->ibcq->device,
+				.element.cq = p->ibcq,
+				.event = IB_EVENT_CQ_ERR };
+	p->ibcq->event_handler(&ev, p->ibcq->cq_context);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(p->fatal), STATUS_INTERNAL_ERROR);
+	msleep(50);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rec.count), 0);
+	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ERRORS);
+	KUNIT_EXPECT_TRUE(test, ndk_script_notified(&rec, 1));
+	KUNIT_EXPECT_EQ(test, rec.status, STATUS_INTERNAL_ERROR);
+	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
+	KUNIT_EXPECT_TRUE(test, ndk_script_notified(&rec, 2));
+	KUNIT_EXPECT_EQ(test, rec.status, STATUS_INTERNAL_ERROR);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rec.wrong_ctx), 0);
+	ndk_test_close(test, &cq->Header, cq->Dispatch->NdkCloseCq);
+}
+
+/*
+ * NdkResizeCq below the completions the CQ holds: rxe refuses it, and
+ * the request completes with STATUS_INVALID_PARAMETER; the CQ keeps its
+ * depth and every completion. siw cannot resize at all.
+ */
+static void ndk_cq_resize_below_test(struct kunit *test)
+{
+	NDK_ADAPTER *a = ndk_cenv_need(test)->a;
+	struct ndk_notify_rec rec = {};
+	struct ndk_test_lqp *l;
+	NDK_RESULT_EX r[4];
+	struct ndk_wait w;
+	struct ndk_cq *p;
+	NDK_CQ *cq = NULL;
+	NTSTATUS st;
+
+	init_completion(&rec.done);
+	ndk_wait_init(&w);
+	st = a->Dispatch->NdkCreateCq(a, 16, ndk_notify_rec_cb, &rec, NULL,
+				      ndk_test_create_cb, &w, &cq);
+	cq = to_cq(ndk_created(test, st, &w, cq));
+	p = container_of(cq, struct ndk_cq, ndk);
+	if (!(container_of(a, struct ndk_adapter, ndk)->info.AdapterFlags &
+	      NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED)) {
+		ndk_test_close(test, &cq->Header, cq->Dispatch->NdkCloseCq);
+		kunit_skip(test, "device cannot resize CQs");
+	}
+	l = ndk_test_loopback_qp(test, container_of(a, struct ndk_adapter, ndk),
+				 p->ibcq);
+	ndk_test_loopback_send(test, l, 1, 2, false);
+	ndk_test_loopback_send(test, l, 3, 4, false);
+	/* Let the four completions land (about 10 ms each under TCG). */
+	msleep(1000);
+	ndk_wait_init(&w);
+	KUNIT_EXPECT_EQ(test, cq->Dispatch->NdkResizeCq(cq, 1,
+							ndk_test_request_cb,
+							&w),
+			STATUS_PENDING);
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&w));
+	KUNIT_EXPECT_EQ(test, w.status, STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 1);
+	KUNIT_EXPECT_EQ(test, p->depth, 16U);
+	KUNIT_EXPECT_EQ(test, ndk_poll_n(cq, r, 4, true), 4U);
+	KUNIT_EXPECT_EQ(test, ndk_script_get(cq, r, 4, true), 0U);
+	ndk_notify_teardown(test, &rec.wrong_ctx, cq, l);
+}
+
+/**
+ * struct ndk_spin - a notification callback that runs until it is let go
+ * @cq: the CQ
+ * @entered: completed as each callback starts
+ * @release: the first callback may end
+ * @calls: callbacks so far
+ * @saw_dead: the second callback ended because the CQ was dead
+ */
+struct ndk_spin {
+	struct ndk_cq *cq;
+	struct completion entered;
+	bool release;
+	atomic_t calls;
+	bool saw_dead;
+};
+
+/*
+ * The first call spins until the case lets it go, the second until the
+ * CQ is dead; each gives up after 10 s, should that never come.
+ */
+static void ndk_spin_cb(PVOID Context, NTSTATUS CqStatus)
+{
+	struct ndk_spin *s = Context;
+	int n = atomic_inc_return(&s->calls), i;
+
+	complete(&s->entered);
+	for (i = 0; i < 10 * 1000 * 1000; i++) {
+		if (n == 1 && READ_ONCE(s->release))
+			return;
+		if (n > 1 && READ_ONCE(s->cq->dead)) {
+			WRITE_ONCE(s->saw_dead, true);
+			return;
+		}
+		udelay(1);
+	}
+}
+
+/* Arm @cq and call its device's completion handler, here. */
+static bool ndk_spin_again(struct ndk_spin *s, NDK_CQ *cq)
+{
+	struct ib_cq *ibcq = s->cq->ibcq;
+	bool again;
+
+	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
+	local_bh_disable();
+	ibcq->comp_handler(ibcq, ibcq->cq_context);
+	local_bh_enable();
+	spin_lock_irq(&s->cq->notify_lock);
+	again = s->cq->notify_again;
+	spin_unlock_irq(&s->cq->notify_lock);
+	return again;
+}
+
+/* The device's completion handler, called on another CPU. */
+static int ndk_spin_kick(void *arg)
+{
+	struct ib_cq *ibcq = arg;
+
+	local_bh_disable();
+	ibcq->comp_handler(ibcq, ibcq->cq_context);
+	local_bh_enable();
+	while (!kthread_should_stop())
+		usleep_range(1000, 2000);
+	return 0;
+}
+
+/*
+ * Notifications that come while the callback runs on another CPU (the
+ * consumer re-armed, the device completed) run right after it, there;
+ * and NdkCloseCq while one runs waits for it: the callback, which spins
+ * until the CQ is dead, sees it so and ends, and the notification due
+ * behind it never runs. The callback ran twice.
+ */
+static void ndk_cq_close_in_notify_test(struct kunit *test)
+{
+	NDK_ADAPTER *a = ndk_env_adapter(test);
+	struct ndk_spin *s = ndk_kzalloc_test(test, sizeof(*s));
+	struct task_struct *t;
+	struct ib_cq *ibcq;
+	struct ndk_wait w;
+	NDK_CQ *cq = NULL;
+	NTSTATUS st;
+
+	init_completion(&s->entered);
+	ndk_wait_init(&w);
+	st = a->Dispatch->NdkCreateCq(a, 8, ndk_spin_cb, s, NULL,
+				      ndk_test_create_cb, &w, &cq);
+	cq = to_cq(ndk_created(test, st, &w, cq));
+	s->cq = container_of(cq, struct ndk_cq, ndk);
+	ibcq = s->cq->ibcq;
+	/* This thread stays off the CPU the callback will keep busy. */
+	migrate_disable();
+	t = kthread_create(ndk_spin_kick, ibcq, "ndk_spin");
+	if (IS_ERR(t)) {
+		migrate_enable();
+		KUNIT_FAIL(test, "no thread: %ld", PTR_ERR(t));
+		ndk_test_close(test, &cq->Header, cq->Dispatch->NdkCloseCq);
+		return;
+	}
+	kthread_bind(t, cpumask_any_but(cpu_online_mask,
+					raw_smp_processor_id()));
+	get_task_struct(t);
+	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
+	wake_up_process(t);
+	if (!wait_for_completion_timeout(&s->entered, NDK_TEST_TIMEOUT))
+		KUNIT_FAIL(test, "no notification");
+	/* Another one is due behind it: it runs once the first ends. */
+	KUNIT_EXPECT_TRUE(test, ndk_spin_again(s, cq));
+	WRITE_ONCE(s->release, true);
+	if (!wait_for_completion_timeout(&s->entered, NDK_TEST_TIMEOUT))
+		KUNIT_FAIL(test, "no second notification");
+	/* And one more, due while the close waits. */
+	KUNIT_EXPECT_TRUE(test, ndk_spin_again(s, cq));
+	ndk_test_close(test, &cq->Header, cq->Dispatch->NdkCloseCq);
+	migrate_enable();
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(s->saw_dead));
+	KUNIT_EXPECT_EQ(test, atomic_read(&s->calls), 2);
+	kthread_stop(t);
+	put_task_struct(t);
+}
+
 static struct kunit_case ndk_cq_cases[] = {
 	KUNIT_CASE(ndk_cq_create_close_test),
 	KUNIT_CASE(ndk_cq_atomic_test),
@@ -1205,6 +1824,12 @@ static struct kunit_case ndk_cq_cases[] = {
 	KUNIT_CASE(ndk_cq_notify_irqs_off_test),
 	KUNIT_CASE(ndk_cq_notify_serial_test),
 	KUNIT_CASE(ndk_cq_notify_post_in_callback_test),
+	KUNIT_CASE(ndk_cq_error_event_arm_test),
+	KUNIT_CASE(ndk_cq_resize_below_test),
+	KUNIT_CASE(ndk_cq_close_in_notify_test),
+	/* A device double returns scripted completions. */
+	KUNIT_CASE(ndk_cq_foreign_results_test),
+	KUNIT_CASE_PARAM(ndk_cq_held_stash_test, ndk_hold_gen_params),
 	{}
 };
 
