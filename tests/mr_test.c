@@ -1238,6 +1238,337 @@ static void ndk_mr_peer_privileged_test(struct kunit *test)
 	ndk_test_close(test, &pcq->Header, pcq->Dispatch->NdkCloseCq);
 }
 
+/*
+ * NdkRegisterMr of more pages than the MR's last registration had: the
+ * verbs MRs its deregistration kept map too few, so new ones replace
+ * them. The region works through its token, which the peer's write and
+ * read reach with the right bytes; the tokens of the small registration
+ * open nothing.
+ */
+static void ndk_mr_grow_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_menv *me = ndk_kzalloc_test(test, sizeof(*me));
+	struct ndk_mem *small = ndk_kzalloc_test(test, sizeof(*small));
+	struct ndk_mem *t = ndk_kzalloc_test(test, sizeof(*t));
+	u32 len = NDK_REGION_LEN, old, rkey;
+	struct ndk_mr *m;
+	NDK_MR *mr;
+
+	ndk_menv_init(test, e, me);
+	ndk_mem_init(test, small, NDK_MDL_KVA, false, false, 0, 64);
+	ndk_mem_init(test, t, NDK_MDL_KVA, false, false, NDK_REGION_OFF, len);
+	mr = ndk_test_mr(test, e, false);
+	m = container_of(mr, struct ndk_mr, ndk);
+	KUNIT_ASSERT_EQ(test, ndk_test_register(test, mr, small, 64,
+						NDK_MR_FLAG_ALLOW_REMOTE_WRITE),
+			STATUS_SUCCESS);
+	old = mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
+	KUNIT_EXPECT_EQ(test, m->max_pages, 1U);
+	KUNIT_ASSERT_EQ(test, ndk_test_deregister(test, mr), STATUS_SUCCESS);
+	KUNIT_EXPECT_NOT_NULL(test, m->spare);
+	KUNIT_EXPECT_NOT_NULL(test, m->rspare);
+
+	KUNIT_ASSERT_EQ(test, ndk_test_register(test, mr, t, len,
+						NDK_MR_FLAG_ALLOW_REMOTE_READ |
+						NDK_MR_FLAG_ALLOW_REMOTE_WRITE),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, m->max_pages, 3U);
+	rkey = mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
+	KUNIT_EXPECT_NE(test, rkey, old);
+	KUNIT_EXPECT_EQ(test, ndk_mr_write_to(test, e, me, t, rkey, 71),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, len, 71));
+	ndk_mem_fill(t, 0, len, 72);
+	memset(me->lmem.base, 0, len);
+	KUNIT_EXPECT_EQ(test, ndk_menv_rdma(test, e, me, false, ndk_mem_va(t),
+					    rkey, len),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(&me->lmem, 0, len, 72));
+	ndk_mem_fill(&me->lmem, 0, 64, 73);
+	KUNIT_EXPECT_NE(test, ndk_menv_rdma(test, e, me, true,
+					    ndk_mem_va(small), old, 64),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_FALSE(test, ndk_mem_check(small, 0, 64, 73));
+
+	KUNIT_EXPECT_EQ(test, ndk_test_deregister(test, mr), STATUS_SUCCESS);
+	ndk_test_close_mr(test, mr);
+	ndk_mem_free(t);
+	ndk_mem_free(small);
+	ndk_menv_free(test, me);
+}
+
+/*
+ * NdkDeregisterMr whose invalidation of the local token's verbs MR never
+ * reaches the device (NDK_FI fails the registration QP's post): the
+ * deregistration still succeeds, since that verbs MR is destroyed rather
+ * than kept, which kills its token as well; the remote token's is
+ * invalidated and kept. The remote token opens nothing, and the next
+ * registration of the MR works.
+ */
+static void ndk_mr_deregister_fault_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_menv *me = ndk_kzalloc_test(test, sizeof(*me));
+	struct ndk_mem *t = ndk_kzalloc_test(test, sizeof(*t));
+	u32 len = NDK_REGION_LEN, rkey;
+	struct ndk_mr *m;
+	bool fired;
+	NTSTATUS st;
+	NDK_MR *mr;
+
+	ndk_menv_init(test, e, me);
+	ndk_mem_init(test, t, NDK_MDL_KVA, false, false, NDK_REGION_OFF, len);
+	mr = ndk_test_mr(test, e, false);
+	m = container_of(mr, struct ndk_mr, ndk);
+	KUNIT_ASSERT_EQ(test, ndk_test_register(test, mr, t, len,
+						NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
+						NDK_MR_FLAG_ALLOW_REMOTE_WRITE),
+			STATUS_SUCCESS);
+	rkey = mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
+
+	ndk_fault_arm(1);
+	st = ndk_test_deregister(test, mr);
+	ndk_fault_disarm(&fired);
+	KUNIT_EXPECT_EQ(test, st, STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, fired);
+	KUNIT_EXPECT_NULL(test, m->spare);
+	KUNIT_EXPECT_NOT_NULL(test, m->rspare);
+	KUNIT_EXPECT_EQ(test, mr->Dispatch->NdkGetRemoteTokenFromMr(mr), 0U);
+
+	/* The remote token reaches the memory no more. */
+	ndk_mem_fill(t, 0, len, 81);
+	KUNIT_EXPECT_NE(test, ndk_mr_write_to(test, e, me, t, rkey, 82),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, len, 81));
+	ndk_menv_free(test, me);
+
+	/* Registered again, the region works. */
+	me = ndk_kzalloc_test(test, sizeof(*me));
+	ndk_menv_init(test, e, me);
+	KUNIT_ASSERT_EQ(test, ndk_test_register(test, mr, t, len,
+						NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
+						NDK_MR_FLAG_ALLOW_REMOTE_WRITE),
+			STATUS_SUCCESS);
+	rkey = mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
+	KUNIT_EXPECT_EQ(test, ndk_mr_write_to(test, e, me, t, rkey, 83),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, len, 83));
+	KUNIT_EXPECT_EQ(test, ndk_test_deregister(test, mr), STATUS_SUCCESS);
+	ndk_test_close_mr(test, mr);
+	ndk_mem_free(t);
+	ndk_menv_free(test, me);
+}
+
+/*
+ * A peer's NdkSendAndInvalidate naming a registered region's remote
+ * token, whose restoring fails (NDK_FI fails the registration QP's post
+ * while the case holds the region's lock): the receive is still
+ * reported, once, after that attempt, with the token it named; the
+ * token stays dead, as ndk warns, until the region is registered again,
+ * which works.
+ */
+static void ndk_mr_restore_fault_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_menv *me = ndk_kzalloc_test(test, sizeof(*me));
+	struct ndk_mem *t = ndk_kzalloc_test(test, sizeof(*t));
+	struct ndk_cq *cq = container_of(e->cq, struct ndk_cq, ndk);
+	unsigned long end = jiffies + NDK_TEST_TIMEOUT;
+	u32 len = NDK_REGION_LEN, lkey, rkey, ptok;
+	NTSTATUS st, recv = STATUS_PENDING;
+	NDK_RESULT_EX r = {};
+	bool fired = false;
+	struct ndk_mr *m;
+	unsigned long irq;
+	NDK_SGE sge;
+	NDK_MR *mr;
+
+	ndk_menv_init(test, e, me);
+	ndk_mem_init(test, t, NDK_MDL_KVA, false, false, NDK_REGION_OFF, len);
+	mr = ndk_test_mr(test, e, false);
+	m = container_of(mr, struct ndk_mr, ndk);
+	KUNIT_ASSERT_EQ(test, ndk_test_register(test, mr, t, len,
+						NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
+						NDK_MR_FLAG_ALLOW_REMOTE_WRITE),
+			STATUS_SUCCESS);
+	lkey = mr->Dispatch->NdkGetLocalTokenFromMr(mr);
+	rkey = mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
+	ptok = me->lmr->Dispatch->NdkGetLocalTokenFromMr(me->lmr);
+	sge = (NDK_SGE){ .VirtualAddress = me->lmem.base, .Length = 64,
+			 .MemoryRegionToken = ptok };
+	KUNIT_ASSERT_EQ(test, ndk_mr_post_one(me->p.pqp, true, (void *)0x49,
+					      ndk_mem_va(t), 64, lkey),
+			STATUS_SUCCESS);
+	ndk_mem_fill(&me->lmem, 0, 64, 91);
+
+	mutex_lock(&m->lock);
+	spin_lock_irqsave(&ndk_test_lock, irq);
+	st = me->p.aqp->Dispatch->NdkSendAndInvalidate(me->p.aqp, (void *)0x4a,
+						       &sge, 1, 0, rkey);
+	spin_unlock_irqrestore(&ndk_test_lock, irq);
+	/* Poll until the CQ holds the receive back. */
+	while (st == STATUS_SUCCESS && !READ_ONCE(cq->held) &&
+	       time_before(jiffies, end)) {
+		if (!e->cq->Dispatch->NdkGetCqResultsEx(e->cq, &r, 1)) {
+			usleep_range(2000, 4000);
+			continue;
+		}
+		if (r.RequestContext == (void *)0x49)
+			recv = r.Status;
+		if (me->nearly < ARRAY_SIZE(me->early))
+			me->early[me->nearly++] = r;
+	}
+	if (st == STATUS_SUCCESS && READ_ONCE(cq->held)) {
+		ndk_fault_arm(1);
+		mutex_unlock(&m->lock);
+		recv = ndk_test_result(test, me, e->cq, (void *)0x49, &r);
+		ndk_fault_disarm(&fired);
+	} else {
+		mutex_unlock(&m->lock);
+	}
+	KUNIT_ASSERT_EQ(test, st, STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE_MSG(test, fired, "restore not failed: %#x", recv);
+	KUNIT_EXPECT_EQ(test, recv, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, r.Type,
+			(ULONG)NdkOperationTypeReceiveAndInvalidate);
+	KUNIT_EXPECT_EQ(test, (u32)r.TypeSpecificCompletionOutput, rkey);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, 64, 91));
+	KUNIT_EXPECT_EQ(test, ndk_test_result(test, me, e->cq, (void *)0x4a,
+					      NULL),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, e->cq->Dispatch->NdkGetCqResultsEx(e->cq, &r, 1),
+			0U);
+
+	/* Not restored: the peer's write through the token fails. */
+	ndk_mem_fill(t, 0, len, 92);
+	KUNIT_EXPECT_NE(test, ndk_mr_write_to(test, e, me, t, rkey, 93),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, len, 92));
+	ndk_menv_free(test, me);
+
+	me = ndk_kzalloc_test(test, sizeof(*me));
+	ndk_menv_init(test, e, me);
+	KUNIT_EXPECT_EQ(test, ndk_test_deregister(test, mr), STATUS_SUCCESS);
+	KUNIT_ASSERT_EQ(test, ndk_test_register(test, mr, t, len,
+						NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
+						NDK_MR_FLAG_ALLOW_REMOTE_WRITE),
+			STATUS_SUCCESS);
+	rkey = mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
+	KUNIT_EXPECT_EQ(test, ndk_mr_write_to(test, e, me, t, rkey, 94),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, len, 94));
+	KUNIT_EXPECT_EQ(test, ndk_test_deregister(test, mr), STATUS_SUCCESS);
+	ndk_test_close_mr(test, mr);
+	ndk_mem_free(t);
+	ndk_menv_free(test, me);
+}
+
+/*
+ * On siw, a peer's NdkSendAndInvalidate naming the privileged token of a
+ * PD whose registration path cannot be set up (NDK_FI fails it): the
+ * receive that carried it is still reported, once, with the token, after
+ * ndk's attempt to restore the token, which warns; the token then stays
+ * dead, so that a receive into memory through it fails. The PD is the
+ * case's own, so that the environment's token stays alive.
+ */
+static void ndk_mr_privileged_fault_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ib_device *dev = container_of(e->pd, struct ndk_pd,
+					     ndk)->ibpd->device;
+	NDK_RESULT_EX r[2] = {};
+	struct sockaddr_in dst;
+	struct ndk_pair p = {};
+	NDK_QP *uqp = NULL;
+	NDK_CQ *acq, *pcq;
+	struct ndk_wait w;
+	bool fired = false;
+	NDK_SGE sge;
+	NTSTATUS st;
+	UINT32 tok;
+	NDK_PD *pd;
+	bool got;
+	u8 *buf;
+	u64 dma;
+
+	if (!ndk_test_iwarp())
+		kunit_skip(test, "rxe does not invalidate the DMA MR behind the privileged token");
+	buf = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	dma = ib_dma_map_single(dev, buf, PAGE_SIZE, DMA_BIDIRECTIONAL);
+	KUNIT_ASSERT_FALSE(test, ib_dma_mapping_error(dev, dma));
+	pd = container_of(ndk_test_create_pd(test, e->a), NDK_PD, Header);
+	pd->Dispatch->NdkGetPrivilegedMemoryRegionToken(pd, &tok);
+	acq = container_of(ndk_test_create_cq(test, e->a, 16), NDK_CQ, Header);
+	pcq = container_of(ndk_test_create_cq(test, e->a, 16), NDK_CQ, Header);
+	ndk_wait_init(&w);
+	st = pd->Dispatch->NdkCreateQp(pd, acq, acq, e, 8, 8, 1, 1, 0,
+				       ndk_test_create_cb, &w, &uqp);
+	p.aqp = container_of(ndk_created(test, st, &w, uqp), NDK_QP, Header);
+	ndk_wait_init(&w);
+	uqp = NULL;
+	st = pd->Dispatch->NdkCreateQp(pd, pcq, pcq, e, 8, 8, 1, 1, 0,
+				       ndk_test_create_cb, &w, &uqp);
+	p.pqp = container_of(ndk_created(test, st, &w, uqp), NDK_QP, Header);
+	p.c = ndk_cenv_connector(test, e);
+	ndk_listen_addr(e, &dst);
+	ndk_establish_pair(test, e, &p, (struct sockaddr *)&e->addr,
+			   (struct sockaddr *)&dst, sizeof(dst), false);
+
+	memset(buf + 2048, 0x71, 64);
+	sge = (NDK_SGE){ .LogicalAddress = dma, .Length = 64,
+			 .MemoryRegionToken = tok };
+	KUNIT_ASSERT_EQ(test, p.pqp->Dispatch->NdkReceive(p.pqp, (void *)0x55,
+							  &sge, 1),
+			STATUS_SUCCESS);
+	sge.LogicalAddress = dma + 2048;
+	KUNIT_ASSERT_EQ(test,
+			p.aqp->Dispatch->NdkSendAndInvalidate(p.aqp,
+							      (void *)0x56,
+							      &sge, 1, 0, tok),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_TRUE(test, ndk_penv_poll(acq, r, 1));
+	KUNIT_EXPECT_EQ(test, r[0].Status, STATUS_SUCCESS);
+	/* The receive's poll asks for the restoring, which fails. */
+	ndk_fault_arm(1);
+	got = ndk_penv_poll(pcq, r, 1);
+	ndk_fault_disarm(&fired);
+	KUNIT_EXPECT_TRUE(test, fired);
+	KUNIT_ASSERT_TRUE(test, got);
+	KUNIT_EXPECT_PTR_EQ(test, r[0].RequestContext, (void *)0x55);
+	KUNIT_EXPECT_EQ(test, r[0].Status, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, r[0].Type,
+			(ULONG)NdkOperationTypeReceiveAndInvalidate);
+	KUNIT_EXPECT_EQ(test, (u32)r[0].TypeSpecificCompletionOutput, tok);
+	ib_dma_sync_single_for_cpu(dev, dma, PAGE_SIZE, DMA_BIDIRECTIONAL);
+	KUNIT_EXPECT_EQ(test, buf[0], 0x71);
+	KUNIT_EXPECT_EQ(test, buf[63], 0x71);
+	KUNIT_EXPECT_EQ(test, pcq->Dispatch->NdkGetCqResultsEx(pcq, r, 1), 0U);
+
+	/* Not restored: a receive through the token fails. */
+	memset(buf + 2048, 0x72, 64);
+	sge.LogicalAddress = dma + 1024;
+	KUNIT_ASSERT_EQ(test, p.pqp->Dispatch->NdkReceive(p.pqp, (void *)0x57,
+							  &sge, 1),
+			STATUS_SUCCESS);
+	sge.LogicalAddress = dma + 2048;
+	KUNIT_ASSERT_EQ(test, p.aqp->Dispatch->NdkSend(p.aqp, (void *)0x58,
+						       &sge, 1, 0),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_TRUE(test, ndk_penv_poll(pcq, r, 1));
+	KUNIT_EXPECT_PTR_EQ(test, r[0].RequestContext, (void *)0x57);
+	KUNIT_EXPECT_NE(test, r[0].Status, STATUS_SUCCESS);
+	ib_dma_sync_single_for_cpu(dev, dma, PAGE_SIZE, DMA_BIDIRECTIONAL);
+	KUNIT_EXPECT_EQ(test, buf[1024], 0);
+
+	ndk_pair_close(test, &p);
+	ndk_test_close(test, &acq->Header, acq->Dispatch->NdkCloseCq);
+	ndk_test_close(test, &pcq->Header, pcq->Dispatch->NdkCloseCq);
+	ndk_test_close(test, &pd->Header, pd->Dispatch->NdkClosePd);
+	ib_dma_unmap_single(dev, dma, PAGE_SIZE, DMA_BIDIRECTIONAL);
+}
+
 /* Bytes each guess reads or writes, from the start of the region. */
 #define NDK_GUESS_LEN	64
 
@@ -1657,6 +1988,10 @@ static struct kunit_case ndk_mr_cases[] = {
 	KUNIT_CASE(ndk_mr_peer_remote_token_test),
 	KUNIT_CASE(ndk_mr_peer_local_token_test),
 	KUNIT_CASE(ndk_mr_peer_privileged_test),
+	KUNIT_CASE(ndk_mr_grow_test),
+	KUNIT_CASE(ndk_mr_deregister_fault_test),
+	KUNIT_CASE(ndk_mr_restore_fault_test),
+	KUNIT_CASE(ndk_mr_privileged_fault_test),
 	KUNIT_CASE_PARAM(ndk_mr_guessed_token_test, ndk_mr_guess_gen_params),
 	{}
 };
