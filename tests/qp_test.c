@@ -2412,6 +2412,703 @@ static void ndk_post_memory_args_test(struct kunit *test)
 	ndk_test_close_mr(test, plain);
 }
 
+/**
+ * struct ndk_post_gate - a driver double that takes part of a chain
+ * @vd: the double; its post_send is ndk_post_gate_send()
+ * @q: the QP it stands under
+ * @pass: requests of each chain it takes before refusing the rest
+ *	(-ENOMEM), or -1 for all
+ * @real: it hands the requests it takes to the real QP; else it keeps
+ *	them and runs none
+ * @flush: on its first call it fails @q (NdkFlush), waits until the
+ *	error move is done, and refuses the whole chain
+ * @calls: post_send calls it had
+ * @held_then: what @q held when the error move was done
+ * @access: the access of the last fast registration it took
+ */
+struct ndk_post_gate {
+	struct ndk_verbs_double vd;
+	struct ndk_qp *q;
+	int pass;
+	bool real;
+	bool flush;
+	int calls;
+	u32 held_then;
+	int access;
+};
+
+/* Hand @wr alone to the real QP of @g. */
+static int ndk_post_gate_real(struct ndk_post_gate *g,
+			      const struct ib_send_wr *wr)
+{
+	union {
+		struct ib_send_wr wr;
+		struct ib_rdma_wr rdma;
+		struct ib_reg_wr reg;
+	} one;
+
+	switch (wr->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_READ:
+	case IB_WR_RDMA_READ_WITH_INV:
+		one.rdma = *rdma_wr(wr);
+		break;
+	case IB_WR_REG_MR:
+		one.reg = *reg_wr(wr);
+		break;
+	default:
+		one.wr = *wr;
+	}
+	one.wr.next = NULL;
+	return ib_post_send(g->vd.real, &one.wr, NULL);
+}
+
+static int ndk_post_gate_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+			      const struct ib_send_wr **bad)
+{
+	struct ndk_post_gate *g = container_of(ibqp, struct ndk_post_gate,
+					       vd.ibqp);
+	int i, err;
+
+	if (g->flush && !g->calls++) {
+		g->q->ndk.Dispatch->NdkFlush(&g->q->ndk);
+		flush_work(&g->q->flush_work);
+		g->held_then = READ_ONCE(g->q->nheld);
+		*bad = wr;
+		return -ENOMEM;
+	}
+	if (!g->flush)
+		g->calls++;
+	for (i = 0; wr; i++, wr = wr->next) {
+		if (i == g->pass) {
+			*bad = wr;
+			return -ENOMEM;
+		}
+		if (wr->opcode == IB_WR_REG_MR)
+			g->access = reg_wr(wr)->access;
+		err = g->real ? ndk_post_gate_real(g, wr) : 0;
+		if (err) {
+			*bad = wr;
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* Put @g under @q, taking @pass requests of each chain (see above). */
+static void ndk_post_gate_insert(struct ndk_post_gate *g, struct ndk_qp *q,
+				 int pass, bool real)
+{
+	g->q = q;
+	g->pass = pass;
+	g->real = real;
+	ndk_verbs_double_insert(&g->vd, q);
+	g->vd.dev.ops.post_send = ndk_post_gate_send;
+}
+
+/*
+ * The device takes part of the held chain and refuses the rest: what it
+ * took runs, the rest stays held, moved to the front of the held arrays
+ * with its own SGEs, and the request that ended the chain is refused.
+ * (A held send of nothing has no SGEs to move.) Then it takes the held
+ * ones and refuses only the new request: nothing stays held. Held
+ * requests are not handed to a driver being unloaded
+ * (STATUS_DEVICE_REMOVED for the request ending the chain). In the end
+ * every request accepted completes once, in order, with its bytes, and
+ * no refused one does.
+ */
+static void ndk_post_held_partial_test(struct kunit *test)
+{
+	static const enum module_state going = MODULE_STATE_GOING;
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_penv *pe = ndk_penv_new_qp(test, e, true, 16, 0, e->cq);
+	struct ndk_post_gate *g = kunit_kzalloc(test, sizeof(*g), GFP_KERNEL);
+	struct ndk_qp *q = ndk_post_priv(pe->p.aqp);
+	const enum module_state *driver = q->driver;
+	struct ib_sge *second = q->isge + max(q->max_isge, 1U);
+	NDK_RESULT_EX *all = kunit_kcalloc(test, 18, sizeof(*all), GFP_KERNEL);
+	NDK_RESULT_EX *r = all + 12;
+	NDK_QP *qp = pe->p.aqp;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, g);
+	KUNIT_ASSERT_NOT_NULL(test, all);
+	ndk_penv_fill(pe);
+	ndk_penv_receives(test, pe, pe->p.pqp, 0x100, 6);
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_EQ(test, i == 2 ?
+				qp->Dispatch->NdkSend(qp, (void *)0x202, NULL,
+						      0, NDK_OP_FLAG_DEFER) :
+				ndk_penv_send(pe, 0x200, i, 2048,
+					      NDK_OP_FLAG_DEFER),
+				STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, q->nheld, 4U);
+	ndk_post_gate_insert(g, q, 2, true);
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x2f0, 0, 2048, 0),
+			STATUS_INSUFFICIENT_RESOURCES);
+	KUNIT_EXPECT_EQ(test, g->calls, 1);
+	KUNIT_EXPECT_EQ(test, q->nheld, 2U);
+	/* Requests 2 and 3, in the first two held slots. */
+	KUNIT_EXPECT_PTR_EQ(test, q->held[0].wr.next, &q->held[1].wr);
+	KUNIT_EXPECT_PTR_EQ(test, q->held[1].wr.next, NULL);
+	KUNIT_EXPECT_EQ(test, q->held[0].wr.num_sge, 0);
+	KUNIT_EXPECT_EQ(test, q->held[1].wr.num_sge, 1);
+	KUNIT_EXPECT_PTR_EQ(test, q->held[1].wr.sg_list, second);
+	KUNIT_EXPECT_EQ(test, second[0].addr, pe->dma + 2048 + 48);
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x2f1, 0, 2048, 0),
+			STATUS_INSUFFICIENT_RESOURCES);
+	KUNIT_EXPECT_EQ(test, g->calls, 2);
+	KUNIT_EXPECT_EQ(test, q->nheld, 0U);
+
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x200, 4, 2048,
+					    NDK_OP_FLAG_DEFER),
+			STATUS_SUCCESS);
+	q->driver = &going;
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x2f2, 0, 2048, 0),
+			STATUS_DEVICE_REMOVED);
+	q->driver = driver;
+	KUNIT_EXPECT_EQ(test, g->calls, 2);
+	KUNIT_EXPECT_EQ(test, q->nheld, 1U);
+	ndk_verbs_double_remove(&g->vd, q);
+
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x200, 5, 2048, 0),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, q->nheld, 0U);
+	KUNIT_ASSERT_TRUE(test, ndk_penv_poll(e->cq, all, 12));
+	KUNIT_ASSERT_EQ(test, ndk_results_of(all, 12, NdkOperationTypeSend,
+					     r), 6);
+	for (i = 0; i < 6; i++) {
+		KUNIT_EXPECT_EQ(test, r[i].Status, STATUS_SUCCESS);
+		KUNIT_EXPECT_PTR_EQ(test, r[i].RequestContext,
+				    (void *)(0x200UL + i));
+	}
+	KUNIT_ASSERT_EQ(test, ndk_results_of(all, 12, NdkOperationTypeReceive,
+					     r), 6);
+	ib_dma_sync_single_for_cpu(pe->dev, pe->dma, NDK_POST_BUF,
+				   DMA_BIDIRECTIONAL);
+	for (i = 0; i < 6; i++) {
+		KUNIT_EXPECT_EQ(test, r[i].Status, STATUS_SUCCESS);
+		KUNIT_EXPECT_PTR_EQ(test, r[i].RequestContext,
+				    (void *)(0x100UL + i));
+		KUNIT_EXPECT_EQ(test, r[i].BytesTransferred, i == 2 ? 0U : 16U);
+		if (i != 2)
+			NDK_EXPECT_MEMEQ(test, pe->buf + 32 * i,
+					 pe->buf + 2048 + 16 * i, 16);
+	}
+	ndk_penv_expect_none(test, e, NdkOperationTypeSend);
+	ndk_penv_free(test, pe);
+}
+
+/*
+ * A full chain of held requests the device refuses stays full: the next
+ * request is refused (STATUS_INSUFFICIENT_RESOURCES), deferred or not,
+ * as long as the device refuses the chain; once it takes it, the request
+ * after it goes too. On a queue no deeper than a batch the held requests
+ * fill the queue itself: a request is refused for the full queue, and
+ * still hands the held ones over. Each accepted request completes once,
+ * in order; the queue takes requests again afterwards.
+ */
+static void ndk_post_held_full_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_post_gate *g = kunit_kzalloc(test, sizeof(*g), GFP_KERNEL);
+	struct ndk_penv *pe;
+	struct ndk_qp *q;
+	NDK_QP *pqp;
+	NDK_SGE sge;
+	NTSTATUS st;
+
+	KUNIT_ASSERT_NOT_NULL(test, g);
+	/* 32 deep: a batch is NDK_DEFER_MAX, the queue has room. */
+	pe = ndk_penv_new_qp(test, e, true, 32, 0, e->cq);
+	q = ndk_post_priv(pe->p.aqp);
+	ndk_penv_fill(pe);
+	ndk_penv_receives(test, pe, pe->p.pqp, 0x100, NDK_DEFER_MAX + 1);
+	ndk_post_gate_insert(g, q, 0, true);
+	ndk_penv_defer(test, pe, NDK_DEFER_MAX);
+	KUNIT_EXPECT_EQ(test, g->calls, 1);
+	KUNIT_EXPECT_EQ(test, q->nheld, (u32)NDK_DEFER_MAX);
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x2f0, 0, 2048,
+					    NDK_OP_FLAG_DEFER),
+			STATUS_INSUFFICIENT_RESOURCES);
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x2f1, 0, 2048, 0),
+			STATUS_INSUFFICIENT_RESOURCES);
+	KUNIT_EXPECT_EQ(test, g->calls, 3);
+	KUNIT_EXPECT_EQ(test, q->nheld, (u32)NDK_DEFER_MAX);
+	g->pass = -1;
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x200, NDK_DEFER_MAX, 2048, 0),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, g->calls, 5);
+	KUNIT_EXPECT_EQ(test, q->nheld, 0U);
+	ndk_verbs_double_remove(&g->vd, q);
+	ndk_penv_expect_sends(test, e, pe, 0x200, NDK_DEFER_MAX + 1, 0, 2048);
+	ndk_penv_expect_none(test, e, NdkOperationTypeSend);
+	ndk_penv_free(test, pe);
+
+	/* As deep as a batch: the held requests fill the queue. */
+	memset(g, 0, sizeof(*g));
+	pe = ndk_penv_new_qp(test, e, true, NDK_DEFER_MAX, 0, e->cq);
+	q = ndk_post_priv(pe->p.aqp);
+	ndk_penv_fill(pe);
+	ndk_penv_receives(test, pe, pe->p.pqp, 0x100, NDK_DEFER_MAX);
+	ndk_post_gate_insert(g, q, 0, true);
+	ndk_penv_defer(test, pe, NDK_DEFER_MAX);
+	KUNIT_EXPECT_EQ(test, q->nheld, (u32)NDK_DEFER_MAX);
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x2f0, 0, 2048, 0),
+			STATUS_INSUFFICIENT_RESOURCES);
+	KUNIT_EXPECT_EQ(test, g->calls, 2);
+	KUNIT_EXPECT_EQ(test, q->nheld, (u32)NDK_DEFER_MAX);
+	g->pass = -1;
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x2f1, 0, 2048, 0),
+			STATUS_INSUFFICIENT_RESOURCES);
+	KUNIT_EXPECT_EQ(test, g->calls, 3);
+	KUNIT_EXPECT_EQ(test, q->nheld, 0U);
+	ndk_verbs_double_remove(&g->vd, q);
+	ndk_penv_expect_sends(test, e, pe, 0x200, NDK_DEFER_MAX, 0, 2048);
+	sge = ndk_penv_sge(pe, 32 * NDK_DEFER_MAX, 32);
+	pqp = pe->p.pqp;
+	st = pqp->Dispatch->NdkReceive(pqp, (void *)(0x100UL + NDK_DEFER_MAX),
+				       &sge, 1);
+	KUNIT_EXPECT_EQ(test, st, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x300, 0, 2048 + 512, 0),
+			STATUS_SUCCESS);
+	ndk_penv_expect_sends(test, e, pe, 0x300, 1, NDK_DEFER_MAX,
+			      2048 + 512);
+	ndk_penv_expect_none(test, e, NdkOperationTypeSend);
+	ndk_penv_free(test, pe);
+}
+
+/*
+ * The QP fails (NdkFlush) while a poster is handing the held requests to
+ * the device: the error move finds them claimed and leaves them (both
+ * times it looks), the device refuses the chain, and the poster, seeing
+ * the connection gone when it lets go, hands them over itself. They come
+ * back cancelled, once each, in order; the refused request never does.
+ */
+static void ndk_post_held_release_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_penv *pe = ndk_penv_new(test, e, true);
+	struct ndk_post_gate *g = kunit_kzalloc(test, sizeof(*g), GFP_KERNEL);
+	struct ndk_qp *q = ndk_post_priv(pe->p.aqp);
+	NDK_RESULT_EX r[3];
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, g);
+	ndk_penv_defer(test, pe, 3);
+	KUNIT_EXPECT_EQ(test, q->nheld, 3U);
+	g->flush = true;
+	ndk_post_gate_insert(g, q, -1, true);
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x2ff, 0, 2048, 0),
+			STATUS_INSUFFICIENT_RESOURCES);
+	ndk_verbs_double_remove(&g->vd, q);
+	KUNIT_EXPECT_EQ(test, g->held_then, 3U);
+	KUNIT_EXPECT_EQ(test, g->calls, 2);
+	KUNIT_EXPECT_EQ(test, q->nheld, 0U);
+	KUNIT_EXPECT_EQ(test, atomic_read(&q->held_owner), 0);
+	KUNIT_ASSERT_TRUE(test, ndk_penv_poll(e->cq, r, 3));
+	for (i = 0; i < 3; i++) {
+		KUNIT_EXPECT_PTR_EQ(test, r[i].RequestContext,
+				    (void *)(0x200UL + i));
+		KUNIT_EXPECT_EQ(test, r[i].Type, (ULONG)NdkOperationTypeSend);
+		KUNIT_EXPECT_EQ(test, r[i].Status, STATUS_CANCELLED);
+	}
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x2fe, 0, 2048, 0),
+			STATUS_CONNECTION_INVALID);
+	ndk_penv_expect_none(test, e, NdkOperationTypeSend);
+	ndk_penv_free(test, pe);
+}
+
+/* A memory window on @e's PD. */
+static NDK_MW *ndk_post_mw(struct kunit *test, struct ndk_cenv *e)
+{
+	NDK_MW *unused = NULL;
+	struct ndk_wait w;
+	NTSTATUS st;
+
+	ndk_wait_init(&w);
+	st = e->pd->Dispatch->NdkCreateMw(e->pd, ndk_test_create_cb, &w,
+					  &unused);
+	return container_of(ndk_created(test, st, &w, unused), NDK_MW,
+			    Header);
+}
+
+/*
+ * Bind, fast registration and invalidation wait behind a deferred
+ * request like any request, deferred themselves, and a send ends the
+ * chain; a bind or a fast registration that does not defer ends one
+ * too. All complete, in order. While a failure owns the held requests (the
+ * test holds the claim), a request that fails its own checks returns its
+ * status; a valid one is refused as the connection is going.
+ */
+static void ndk_post_held_memory_test(struct kunit *test)
+{
+	static const NDK_OPERATION_TYPE type[] = {
+		NdkOperationTypeSend, NdkOperationTypeFastRegister,
+		NdkOperationTypeInvalidate, NdkOperationTypeBind,
+		NdkOperationTypeSend, NdkOperationTypeInvalidate,
+		NdkOperationTypeBind, NdkOperationTypeSend,
+		NdkOperationTypeFastRegister,
+	};
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_penv *pe = ndk_penv_new_qp(test, e, true, 16, 0, e->cq);
+	struct ndk_pmem *m = ndk_pmem_new(test, e,
+					  NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
+					  NDK_MR_FLAG_ALLOW_REMOTE_READ);
+	NDK_MR *fast = ndk_post_fast_mr(test, e, 1);
+	NDK_MW *mw = ndk_post_mw(test, e);
+	struct ndk_qp *q = ndk_post_priv(pe->p.aqp);
+	NDK_SGE five[5] = { ndk_penv_sge(pe, 2048, 4),
+			    ndk_penv_sge(pe, 2052, 4),
+			    ndk_penv_sge(pe, 2056, 4),
+			    ndk_penv_sge(pe, 2060, 4),
+			    ndk_penv_sge(pe, 2064, 4) };
+	NDK_LOGICAL_ADDRESS page = pe->dma & PAGE_MASK;
+	NDK_RESULT_EX *all = kunit_kcalloc(test, 21, sizeof(*all), GFP_KERNEL);
+	NDK_RESULT_EX *r = all + 12;
+	NDK_QP *qp = pe->p.aqp;
+	int i, k = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, all);
+	ndk_penv_fill(pe);
+	ndk_penv_receives(test, pe, pe->p.pqp, 0x100, 3);
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x200, 0, 2048,
+					    NDK_OP_FLAG_DEFER),
+			STATUS_SUCCESS);
+	atomic_set(&q->held_owner, 1);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkSend(qp, (void *)0x2ff, five, 5,
+						    NDK_OP_FLAG_DEFER),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkInvalidate(qp, (void *)0x2fe,
+							  NULL, 0),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x2fd, 0, 2048, 0),
+			STATUS_CONNECTION_INVALID);
+	atomic_set(&q->held_owner, 0);
+	KUNIT_EXPECT_EQ(test, q->nheld, 1U);
+
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkFastRegister(qp, (void *)0x201,
+							    fast, 1, &page, 0,
+							    64,
+							    (PVOID)(uintptr_t)page,
+							    NDK_OP_FLAG_DEFER),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkInvalidate(qp, (void *)0x202,
+							  &fast->Header,
+							  NDK_OP_FLAG_DEFER),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkBind(qp, (void *)0x203, m->mr,
+						    mw,
+						    (PVOID)(uintptr_t)ndk_pmem_va(m, 0),
+						    64,
+						    NDK_OP_FLAG_ALLOW_REMOTE_READ |
+						    NDK_OP_FLAG_DEFER),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, q->nheld, 4U);
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x200, 4, 2048, 0),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, q->nheld, 0U);
+	/* A bind, then a fast registration, ending the chain. */
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkInvalidate(qp, (void *)0x205,
+							  &mw->Header,
+							  NDK_OP_FLAG_DEFER),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkBind(qp, (void *)0x206, m->mr,
+						    mw,
+						    (PVOID)(uintptr_t)ndk_pmem_va(m, 0),
+						    64,
+						    NDK_OP_FLAG_ALLOW_REMOTE_READ),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, q->nheld, 0U);
+	KUNIT_EXPECT_EQ(test, ndk_penv_send(pe, 0x200, 7, 2048,
+					    NDK_OP_FLAG_DEFER),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkFastRegister(qp, (void *)0x208,
+							    fast, 1, &page, 0,
+							    64,
+							    (PVOID)(uintptr_t)page,
+							    0),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, q->nheld, 0U);
+	KUNIT_ASSERT_TRUE(test, ndk_penv_poll(e->cq, all, 12));
+	/* The initiator's results, in the order they came. */
+	for (i = 0; i < 12; i++)
+		if (all[i].Type != NdkOperationTypeReceive &&
+		    k < ARRAY_SIZE(type))
+			r[k++] = all[i];
+	KUNIT_EXPECT_EQ(test, k, (int)ARRAY_SIZE(type));
+	for (i = 0; i < k; i++) {
+		KUNIT_EXPECT_PTR_EQ(test, r[i].RequestContext,
+				    (void *)(0x200UL + i));
+		KUNIT_EXPECT_EQ(test, r[i].Type, (ULONG)type[i]);
+		KUNIT_EXPECT_EQ(test, r[i].Status, STATUS_SUCCESS);
+	}
+	ndk_penv_expect_none(test, e, NdkOperationTypeSend);
+	ndk_penv_free(test, pe);
+	ndk_test_close(test, &mw->Header, mw->Dispatch->NdkCloseMw);
+	ndk_test_close_mr(test, fast);
+	ndk_pmem_free(test, m);
+}
+
+/* The initiator requests that go to the device by ndk_qp_post_wr(). */
+enum {
+	NDK_MEMOP_BIND, NDK_MEMOP_FR, NDK_MEMOP_INVALIDATE, NDK_MEMOP_EMPTY,
+	NDK_MEMOP_PACKED, NDK_MEMOPS
+};
+
+/**
+ * struct ndk_post_memops - what the requests of ndk_post_memop() use
+ * @qp: the QP they go to
+ * @m: a registered region, which the window is bound over
+ * @fast: an initialized fast-register region
+ * @mw: a window
+ * @sge: an empty SGE before one of 16 bytes, both in @m
+ * @page: a page of memory
+ */
+struct ndk_post_memops {
+	NDK_QP *qp;
+	struct ndk_pmem *m;
+	NDK_MR *fast;
+	NDK_MW *mw;
+	NDK_SGE sge[2];
+	NDK_LOGICAL_ADDRESS page;
+};
+
+static NTSTATUS ndk_post_memop(struct ndk_post_memops *o, int op, void *ctx)
+{
+	const NDK_QP_DISPATCH *d = o->qp->Dispatch;
+
+	switch (op) {
+	case NDK_MEMOP_BIND:
+		return d->NdkBind(o->qp, ctx, o->m->mr, o->mw,
+				  (PVOID)(uintptr_t)ndk_pmem_va(o->m, 0), 64,
+				  NDK_OP_FLAG_ALLOW_REMOTE_READ);
+	case NDK_MEMOP_FR:
+		return d->NdkFastRegister(o->qp, ctx, o->fast, 1, &o->page, 0,
+					  64, (PVOID)(uintptr_t)o->page, 0);
+	case NDK_MEMOP_INVALIDATE:
+		return d->NdkInvalidate(o->qp, ctx, &o->fast->Header, 0);
+	case NDK_MEMOP_EMPTY:
+		return d->NdkSend(o->qp, ctx, NULL, 0, 0);
+	default:
+		return d->NdkSend(o->qp, ctx, o->sge, 2, 0);
+	}
+}
+
+/*
+ * The refusals of ndk_post_refusals_test() for the requests that do not
+ * take the send fast path: bind, fast registration, invalidation, a send
+ * of nothing and one whose empty SGE is dropped. Each is refused with
+ * the same status, takes nothing, and a refused bind leaves the window
+ * its token. Each kind the double takes once comes back cancelled when
+ * the QP closes, as do the sends that filled the queue.
+ */
+static void ndk_post_wr_refusals_test(struct kunit *test)
+{
+	static const NTSTATUS want[NDK_REFUSALS] = {
+		STATUS_DEVICE_REMOVED, STATUS_INSUFFICIENT_RESOURCES,
+		STATUS_INSUFFICIENT_RESOURCES,
+	};
+	static const NDK_OPERATION_TYPE type[NDK_MEMOPS] = {
+		NdkOperationTypeBind, NdkOperationTypeFastRegister,
+		NdkOperationTypeInvalidate, NdkOperationTypeSend,
+		NdkOperationTypeSend,
+	};
+	static const char * const ops[NDK_MEMOPS] = {
+		"bind", "fast-register", "invalidate", "empty send",
+		"packed send",
+	};
+	static const enum module_state going = MODULE_STATE_GOING;
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_post_gate *g = kunit_kzalloc(test, sizeof(*g), GFP_KERNEL);
+	NDK_OPERATION_TYPE *took = kunit_kcalloc(test, 64, sizeof(*took),
+						 GFP_KERNEL);
+	struct page *page = alloc_page(GFP_KERNEL);
+	struct ndk_post_memops o = {
+		.qp = ndk_cenv_qp_sge(test, e, 2, 32),
+		.m = ndk_pmem_new(test, e, NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
+				  NDK_MR_FLAG_ALLOW_REMOTE_READ),
+		.fast = ndk_post_fast_mr(test, e, 1),
+		.mw = ndk_post_mw(test, e),
+	};
+	struct ndk_qp *q = ndk_post_priv(o.qp);
+	const enum module_state *driver = q->driver;
+	u32 taken = 0, head, got, token;
+	NDK_RESULT_EX r;
+	int cond, op;
+	NTSTATUS st;
+
+	KUNIT_ASSERT_NOT_NULL(test, g);
+	KUNIT_ASSERT_NOT_NULL(test, took);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	o.sge[0] = ndk_pmem_sge(o.m, 0, 0);
+	o.sge[1] = ndk_pmem_sge(o.m, 0, 16);
+	o.page = (uintptr_t)page_address(page);
+	ndk_post_gate_insert(g, q, -1, false);
+	WRITE_ONCE(q->connected, true);
+	for (op = 0; op < NDK_MEMOPS; op++) {
+		st = ndk_post_memop(&o, op, (void *)(uintptr_t)(taken + 1));
+		KUNIT_EXPECT_EQ_MSG(test, st, STATUS_SUCCESS, "%s", ops[op]);
+		if (!st)
+			took[taken++] = type[op];
+	}
+	for (cond = 0; cond < NDK_REFUSALS; cond++) {
+		g->pass = cond == NDK_REFUSE_DRIVER ? 0 : -1;
+		if (cond == NDK_REFUSE_FULL) {
+			while (taken < 64 &&
+			       ndk_post_memop(&o, NDK_MEMOP_EMPTY,
+					      (void *)(uintptr_t)(taken + 1)) ==
+			       STATUS_SUCCESS)
+				took[taken++] = NdkOperationTypeSend;
+			KUNIT_EXPECT_GE(test, taken, 8U);
+			KUNIT_EXPECT_LT(test, taken, 64U);
+		}
+		if (cond == NDK_REFUSE_GOING)
+			q->driver = &going;
+		head = q->sq.head;
+		for (op = 0; op < NDK_MEMOPS; op++) {
+			token = o.mw->Dispatch->NdkGetRemoteTokenFromMw(o.mw);
+			st = ndk_post_memop(&o, op, (void *)0xbad);
+			KUNIT_EXPECT_EQ_MSG(test, st, want[cond],
+					    "%s, refusal %d", ops[op], cond);
+			KUNIT_EXPECT_EQ_MSG(test,
+					    o.mw->Dispatch->NdkGetRemoteTokenFromMw(o.mw),
+					    token, "%s, refusal %d", ops[op],
+					    cond);
+		}
+		KUNIT_EXPECT_EQ(test, q->sq.head, head);
+		q->driver = driver;
+	}
+	WRITE_ONCE(q->connected, false);
+	ndk_verbs_double_remove(&g->vd, q);
+	ndk_test_close(test, &o.qp->Header, o.qp->Dispatch->NdkCloseQp);
+	for (got = 0; got < taken && ndk_penv_poll(e->cq, &r, 1); got++) {
+		KUNIT_EXPECT_PTR_EQ(test, r.RequestContext,
+				    (void *)(uintptr_t)(got + 1));
+		KUNIT_EXPECT_EQ(test, r.Type, (ULONG)took[got]);
+		KUNIT_EXPECT_EQ(test, r.Status, STATUS_CANCELLED);
+	}
+	KUNIT_EXPECT_EQ(test, got, taken);
+	KUNIT_EXPECT_EQ(test, e->cq->Dispatch->NdkGetCqResultsEx(e->cq, &r, 1),
+			0U);
+	ndk_test_close(test, &o.mw->Header, o.mw->Dispatch->NdkCloseMw);
+	ndk_test_close_mr(test, o.fast);
+	ndk_pmem_free(test, o.m);
+	__free_page(page);
+}
+
+/*
+ * NdkFastRegister's last refusals: on a QP not connected
+ * (STATUS_CONNECTION_INVALID); of a fast region of another PD, which
+ * NdkInvalidate refuses too, and over pages the device cannot map as
+ * one (an entry off a page boundary, after a gap):
+ * STATUS_INVALID_PARAMETER; with remote rights on a region initialized
+ * without them: STATUS_ACCESS_VIOLATION. None takes a slot. A
+ * registration taken asks the device for the rights its flags name: a
+ * read sink is locally writable, and on iWARP remotely writable too,
+ * as the peer writes the read's data. Those taken come back cancelled
+ * when the QP closes (a double takes them and runs none).
+ */
+static void ndk_post_wr_fast_register_test(struct kunit *test)
+{
+	static const struct {
+		ULONG flags;
+		int access;
+	} rights[] = {
+		{ 0, 0 },
+		{ NDK_OP_FLAG_ALLOW_LOCAL_WRITE, IB_ACCESS_LOCAL_WRITE },
+		{ NDK_OP_FLAG_ALLOW_REMOTE_READ, IB_ACCESS_REMOTE_READ },
+		{ NDK_OP_FLAG_ALLOW_REMOTE_WRITE,
+		  IB_ACCESS_REMOTE_WRITE | IB_ACCESS_LOCAL_WRITE },
+		{ NDK_OP_FLAG_RDMA_READ_SINK, IB_ACCESS_LOCAL_WRITE },
+	};
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_post_gate *g = kunit_kzalloc(test, sizeof(*g), GFP_KERNEL);
+	struct page *four = alloc_pages(GFP_KERNEL, 2);
+	NDK_MR *fast = ndk_test_mr(test, e, true);
+	NDK_MR *local = ndk_post_fast_mr(test, e, 1);
+	NDK_QP *qp = ndk_cenv_qp(test, e);
+	struct ndk_qp *q = ndk_post_priv(qp);
+	const NDK_QP_DISPATCH *d = qp->Dispatch;
+	struct ndk_cenv other = *e;
+	NDK_LOGICAL_ADDRESS pages[2];
+	NDK_MR *ofast;
+	struct ndk_wait w;
+	NDK_RESULT_EX r;
+	u32 head, got;
+	PVOID va;
+	NTSTATUS st;
+	int i, want;
+
+	KUNIT_ASSERT_NOT_NULL(test, g);
+	KUNIT_ASSERT_NOT_NULL(test, four);
+	pages[0] = (uintptr_t)page_address(four);
+	pages[1] = pages[0] + 2 * PAGE_SIZE + 8;
+	va = (PVOID)(uintptr_t)pages[0];
+	ndk_wait_init(&w);
+	st = fast->Dispatch->NdkInitializeFastRegisterMr(fast, 4, TRUE,
+							 ndk_test_request_cb,
+							 &w);
+	KUNIT_ASSERT_EQ(test, ndk_test_outcome(test, &w, st), STATUS_SUCCESS);
+	other.pd = container_of(ndk_test_create_pd(test, e->a), NDK_PD,
+				Header);
+	ofast = ndk_post_fast_mr(test, &other, 1);
+
+	KUNIT_EXPECT_EQ(test, d->NdkFastRegister(qp, NULL, fast, 1, pages, 0,
+						 64, va, 0),
+			STATUS_CONNECTION_INVALID);
+	ndk_post_gate_insert(g, q, -1, false);
+	WRITE_ONCE(q->connected, true);
+	head = q->sq.head;
+	KUNIT_EXPECT_EQ(test, d->NdkFastRegister(qp, NULL, fast, 2, pages, 0,
+						 2 * PAGE_SIZE, va, 0),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, d->NdkFastRegister(qp, NULL, ofast, 1, pages, 0,
+						 64, va, 0),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, d->NdkInvalidate(qp, NULL, &ofast->Header, 0),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, d->NdkFastRegister(qp, NULL, local, 1, pages, 0,
+						 64, va,
+						 NDK_OP_FLAG_ALLOW_REMOTE_READ),
+			STATUS_ACCESS_VIOLATION);
+	KUNIT_EXPECT_EQ(test, q->sq.head, head);
+	KUNIT_EXPECT_EQ(test, g->calls, 0);
+	for (i = 0; i < ARRAY_SIZE(rights); i++) {
+		want = rights[i].access;
+		if (rights[i].flags == NDK_OP_FLAG_RDMA_READ_SINK &&
+		    ndk_test_iwarp())
+			want |= IB_ACCESS_REMOTE_WRITE;
+		g->access = -1;
+		KUNIT_EXPECT_EQ(test, d->NdkFastRegister(qp,
+							 (void *)(uintptr_t)(i + 1),
+							 fast, 1, pages, 0, 64,
+							 va, rights[i].flags),
+				STATUS_SUCCESS);
+		KUNIT_EXPECT_EQ_MSG(test, g->access, want, "flags %#x",
+				    rights[i].flags);
+	}
+	WRITE_ONCE(q->connected, false);
+	ndk_verbs_double_remove(&g->vd, q);
+	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
+	for (got = 0; got < ARRAY_SIZE(rights) &&
+	     ndk_penv_poll(e->cq, &r, 1); got++) {
+		KUNIT_EXPECT_PTR_EQ(test, r.RequestContext,
+				    (void *)(uintptr_t)(got + 1));
+		KUNIT_EXPECT_EQ(test, r.Type,
+				(ULONG)NdkOperationTypeFastRegister);
+		KUNIT_EXPECT_EQ(test, r.Status, STATUS_CANCELLED);
+	}
+	KUNIT_EXPECT_EQ(test, got, (u32)ARRAY_SIZE(rights));
+	KUNIT_EXPECT_EQ(test, e->cq->Dispatch->NdkGetCqResultsEx(e->cq, &r, 1),
+			0U);
+	ndk_test_close_mr(test, ofast);
+	ndk_test_close(test, &other.pd->Header, other.pd->Dispatch->NdkClosePd);
+	ndk_test_close_mr(test, local);
+	ndk_test_close_mr(test, fast);
+	__free_pages(four, 2);
+}
+
 static struct kunit_case ndk_qp_cases[] = {
 	KUNIT_CASE(ndk_qp_create_close_test),
 	KUNIT_CASE(ndk_qp_atomic_test),
@@ -2450,6 +3147,12 @@ static struct kunit_case ndk_qp_cases[] = {
 	KUNIT_CASE(ndk_post_refused_swept_test),
 	KUNIT_CASE(ndk_post_refusals_test),
 	KUNIT_CASE(ndk_post_memory_args_test),
+	KUNIT_CASE(ndk_post_held_partial_test),
+	KUNIT_CASE(ndk_post_held_full_test),
+	KUNIT_CASE(ndk_post_held_release_test),
+	KUNIT_CASE(ndk_post_held_memory_test),
+	KUNIT_CASE(ndk_post_wr_refusals_test),
+	KUNIT_CASE(ndk_post_wr_fast_register_test),
 	KUNIT_CASE(ndk_post_queue_full_test),
 	KUNIT_CASE(nd_send_no_receive),
 	KUNIT_CASE(nd_qp_max),
