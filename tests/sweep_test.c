@@ -712,16 +712,19 @@ static void ndk_sweep_straggler_test(struct kunit *test)
 	ndk_sweep_env_one_free(test, se);
 }
 
+/* What ndk_sweep_double_refuse() returns. */
+static int ndk_sweep_refusal = -ENOTCONN;
+
 /*
- * A driver double's post_recv that refuses as siw does while another
- * thread holds its QP's state lock to change the state.
+ * A driver double's post_recv that refuses, by default as siw does while
+ * another thread holds its QP's state lock to change the state.
  */
 static int ndk_sweep_double_refuse(struct ib_qp *ibqp,
 				   const struct ib_recv_wr *wr,
 				   const struct ib_recv_wr **bad)
 {
 	*bad = wr;
-	return -ENOTCONN;
+	return READ_ONCE(ndk_sweep_refusal);
 }
 
 /*
@@ -729,7 +732,8 @@ static int ndk_sweep_double_refuse(struct ib_qp *ibqp,
  * QP leaves RTS, on a QP that was connected or that NdkFlush is failing:
  * the connection is ending, so the receive is taken and comes back
  * cancelled once, after the receive posted before it. Before the QP has
- * ever been connected the refusal stands, and nothing completes.
+ * ever been connected that refusal stands, as any other refusal does
+ * (out of memory), and nothing completes for it.
  */
 static void ndk_sweep_refused_receive_test(struct kunit *test)
 {
@@ -749,6 +753,11 @@ static void ndk_sweep_refused_receive_test(struct kunit *test)
 						       &sge, 1),
 			STATUS_SUCCESS);
 	d->dev.ops.post_recv = ndk_sweep_double_refuse;
+	/* Any other refusal stands: nothing completes for it. */
+	WRITE_ONCE(ndk_sweep_refusal, -ENOMEM);
+	st = qp->Dispatch->NdkReceive(qp, ndk_sweep_ctx(5), &sge, 1);
+	KUNIT_EXPECT_EQ(test, st, STATUS_INSUFFICIENT_RESOURCES);
+	WRITE_ONCE(ndk_sweep_refusal, -ENOTCONN);
 	st = qp->Dispatch->NdkReceive(qp, ndk_sweep_ctx(2), &sge, 1);
 	KUNIT_EXPECT_EQ(test, st, STATUS_SUCCESS);
 	d->dev.ops.post_recv = ndk_sweep_double_recv;
