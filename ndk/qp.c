@@ -713,19 +713,6 @@ static __always_inline bool ndk_receive_ok(struct ndk_qp *qp,
 }
 
 /*
- * siw refuses a receive as not connected while another thread holds its
- * QP's state lock to change the state. Once the QP has been connected,
- * or is being failed, that change ends the connection: the receive is
- * taken, as one posted to a failed QP is, and the failure's sweep, which
- * comes after the state change, reports it cancelled. During connection
- * setup the refusal stands (see deviations.rst).
- */
-static noinline bool ndk_receive_keep(struct ndk_qp *qp, int err)
-{
-	return err == -ENOTCONN && READ_ONCE(qp->ending);
-}
-
-/*
  * NdkReceive: allowed before the QP is connected, and after it failed,
  * as on Windows: the device flushes such a receive at once, and the
  * sweep, due at most ndk_sweep_ms later, reports it if the device does
@@ -759,7 +746,7 @@ static NTSTATUS ndk_receive(NDK_QP *pNdkQp, PVOID RequestContext,
 	wr.wr_id = ndk_ring_take(rq, head, RequestContext,
 				 NdkOperationTypeReceive, NDK_SLOT_BUSY);
 	err = ib_post_recv(qp->ibqp, &wr, NULL);
-	if (unlikely(err) && !ndk_receive_keep(qp, err)) {
+	if (unlikely(err) && !ndk_qp_refusal_ends(qp, err)) {
 		ndk_ring_untake(rq, head);
 		return ndk_status_from_errno(err);
 	}

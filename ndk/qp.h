@@ -222,6 +222,19 @@ static inline void ndk_qp_set_connected(struct ndk_qp *qp, bool up)
 	WRITE_ONCE(qp->connected, up);
 }
 
+/*
+ * siw refuses a receive as not connected while another thread holds its
+ * QP's state lock to change the state. Once the QP has been connected,
+ * or is being failed, that change ends the connection: ndk_receive()
+ * takes the receive, as one posted to a failed QP, and the failure's
+ * sweep, which comes after the state change, reports it cancelled.
+ * During connection setup the refusal stands (see deviations.rst).
+ */
+static inline bool ndk_qp_refusal_ends(struct ndk_qp *qp, int err)
+{
+	return err == -ENOTCONN && READ_ONCE(qp->ending);
+}
+
 void ndk_qp_sweep_later(struct ndk_qp *qp);
 void ndk_qp_retire_work(struct work_struct *work);
 
