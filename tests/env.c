@@ -99,6 +99,18 @@ NDK_CONNECTOR *ndk_cenv_connector(struct kunit *test,
 			    Header);
 }
 
+/* A memory window on @e's PD. */
+NDK_MW *ndk_cenv_mw(struct kunit *test, struct ndk_cenv *e)
+{
+	NDK_MW *mw = NULL;
+	struct ndk_wait w;
+	NTSTATUS st;
+
+	ndk_wait_init(&w);
+	st = e->pd->Dispatch->NdkCreateMw(e->pd, ndk_test_create_cb, &w, &mw);
+	return container_of(ndk_created(test, st, &w, mw), NDK_MW, Header);
+}
+
 /* Listen on the adapter's address at @port; returns the listen status. */
 NTSTATUS ndk_cenv_listen(struct kunit *test, struct ndk_cenv *e,
 			 NDK_LISTENER *l, u16 port)

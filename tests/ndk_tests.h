@@ -293,6 +293,7 @@ NDK_QP *ndk_cenv_qp_sge(struct kunit *test, struct ndk_cenv *e, ULONG sge,
 NDK_QP *ndk_cenv_qp(struct kunit *test, struct ndk_cenv *e);
 NDK_CONNECTOR *ndk_cenv_connector(struct kunit *test,
 				  struct ndk_cenv *e);
+NDK_MW *ndk_cenv_mw(struct kunit *test, struct ndk_cenv *e);
 NTSTATUS ndk_cenv_listen(struct kunit *test, struct ndk_cenv *e,
 			 NDK_LISTENER *l, u16 port);
 NDK_LISTENER *ndk_cenv_listener(struct kunit *test, struct ndk_cenv *e);

@@ -2719,20 +2719,6 @@ static void ndk_post_held_release_test(struct kunit *test)
 	ndk_penv_free(test, pe);
 }
 
-/* A memory window on @e's PD. */
-static NDK_MW *ndk_post_mw(struct kunit *test, struct ndk_cenv *e)
-{
-	NDK_MW *unused = NULL;
-	struct ndk_wait w;
-	NTSTATUS st;
-
-	ndk_wait_init(&w);
-	st = e->pd->Dispatch->NdkCreateMw(e->pd, ndk_test_create_cb, &w,
-					  &unused);
-	return container_of(ndk_created(test, st, &w, unused), NDK_MW,
-			    Header);
-}
-
 /*
  * Bind, fast registration and invalidation wait behind a deferred
  * request like any request, deferred themselves, and a send ends the
@@ -2756,7 +2742,7 @@ static void ndk_post_held_memory_test(struct kunit *test)
 					  NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
 					  NDK_MR_FLAG_ALLOW_REMOTE_READ);
 	NDK_MR *fast = ndk_post_fast_mr(test, e, 1);
-	NDK_MW *mw = ndk_post_mw(test, e);
+	NDK_MW *mw = ndk_cenv_mw(test, e);
 	struct ndk_qp *q = ndk_post_priv(pe->p.aqp);
 	NDK_SGE five[5] = { ndk_penv_sge(pe, 2048, 4),
 			    ndk_penv_sge(pe, 2052, 4),
@@ -2929,7 +2915,7 @@ static void ndk_post_wr_refusals_test(struct kunit *test)
 		.m = ndk_pmem_new(test, e, NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
 				  NDK_MR_FLAG_ALLOW_REMOTE_READ),
 		.fast = ndk_post_fast_mr(test, e, 1),
-		.mw = ndk_post_mw(test, e),
+		.mw = ndk_cenv_mw(test, e),
 	};
 	struct ndk_qp *q = ndk_post_priv(o.qp);
 	const enum module_state *driver = q->driver;

@@ -616,7 +616,6 @@ static struct ndk_skip_env *ndk_skip_env_new(struct kunit *test)
 	struct ndk_cenv *e = test->priv;
 	struct ndk_adapter *a = container_of(e->a, struct ndk_adapter, ndk);
 	NDK_MR *unused_mr = NULL;
-	NDK_MW *unused_mw = NULL;
 	NDK_QP *unused = NULL;
 	struct ndk_wait w;
 	NTSTATUS st;
@@ -642,11 +641,7 @@ static struct ndk_skip_env *ndk_skip_env_new(struct kunit *test)
 							   ndk_test_request_cb,
 							   &w);
 	KUNIT_ASSERT_EQ(test, ndk_test_outcome(test, &w, st), STATUS_SUCCESS);
-	ndk_wait_init(&w);
-	st = e->pd->Dispatch->NdkCreateMw(e->pd, ndk_test_create_cb, &w,
-					  &unused_mw);
-	se->mw = container_of(ndk_created(test, st, &w, unused_mw), NDK_MW,
-			      Header);
+	se->mw = ndk_cenv_mw(test, e);
 	se->page = ib_dma_map_single(a->ibdev, se->m->buf, PAGE_SIZE,
 				     DMA_BIDIRECTIONAL);
 	KUNIT_ASSERT_FALSE(test, ib_dma_mapping_error(a->ibdev, se->page));
