@@ -6,6 +6,6 @@ set -euo pipefail
 
 pkgs=(build-essential libc6-dev make gcc flex bison bc libelf-dev libssl-dev dwarves kmod cpio xz-utils
 	python3 qemu-system-x86 busybox-static rdma-core
-	ibverbs-providers ibverbs-utils rdmacm-utils iproute2 sparse)
+	ibverbs-providers ibverbs-utils rdmacm-utils iproute2 sparse nvme-cli)
 install_missing "${pkgs[@]}"
 fetch_ksrc
