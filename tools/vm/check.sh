@@ -50,12 +50,13 @@ if [ "${NDK_COVERAGE:-0}" = 1 ]; then
 	gcc -static -O2 -Wall -o "$outdir/tpcount" "$NDK_VM_DIR/tpcount.c"
 	extra+=("$outdir/tpcount")
 fi
-NDK_INITRAMFS_ELF=$(command -v kmod) \
+NDK_INITRAMFS_ELF="$(command -v kmod) $(command -v nvme)" \
 	"$NDK_VM_DIR/mkinitramfs.sh" "$ktree" "$outdir/initramfs.cpio.gz" \
 	"$NDK_VM_DIR/init.sh" "${extra[@]}" "$NDK_TOP/ndk/ndk.ko" "$NDK_TOP/tests/ndk_kunit.ko" \
 	"$NDK_TOP/tests/rping/ndk_rping.ko" \
 	"$NDK_TOP/tests/unload/ndk_unload.ko" "$NDK_TOP/wdk/ndk_wdk.ko" \
 	"$NDK_TOP/samples/wdk_rdma/wdk_rdma.ko" \
+	"$NDK_TOP/samples/ndk_nvmeof/ndk_nvmeof.ko" \
 	"$NDK_TOP/tests/selftest/ndk_selftest.ko"
 
 append="console=ttyS0 panic=-1 kasan.fault=report"

@@ -240,6 +240,194 @@ selftest_case() {
 	dmesg | grep -E '^(\[[ 0-9.]+\] )?(not ok|# )' | sed 's/^/NDK-INTEROP-LOG: /'
 }
 
+# NVMe over Fabrics against Linux's own target, nvmet-rdma, serving a
+# memory-backed null_blk device as namespace 1 of subsystem $NQN on port
+# 4420 of eth0's address, set up through configfs alone. Its first 4 MiB
+# are Linux's host's, the rest ndk_nvmeof's (samples/ndk_nvmeof).
+NQN=nqn.2026-11.io.ndk:check
+NVMET=/sys/kernel/config/nvmet
+nvmet_up() {
+	[ -d $NVMET ] || {
+		mount -t configfs none /sys/kernel/config
+		modprobe null_blk nr_devices=1 memory_backed=1 gb=1 &&
+			modprobe nvmet && modprobe nvmet-rdma &&
+			modprobe nvme-rdma
+	} || return 1
+	s=$NVMET/subsystems/$NQN p=$NVMET/ports/1 k=$NVMET/subsystems/$NQN-keep
+	# A port disables when its last subsystem goes, and nvmet then
+	# destroys its listener under nvmet_config_sem, which lockdep
+	# reports against nvmet's own connect path (Linux 6.12): an empty
+	# subsystem keeps the port up while its listener lives. The
+	# listener goes with the device (the last transport's), and only
+	# enabling the port again makes a new one: then there is none to
+	# destroy.
+	if [ -d $p ]; then
+		rm $p/subsystems/$NQN-keep || return 1
+	else
+		mkdir $k $p &&
+		echo rdma >$p/addr_trtype &&
+		echo ipv4 >$p/addr_adrfam &&
+		echo 10.0.2.15 >$p/addr_traddr &&
+		echo 4420 >$p/addr_trsvcid || return 1
+	fi
+	ln -s $k $p/subsystems/$NQN-keep || return 1
+	mkdir -p $s/namespaces/1 &&
+	echo 1 >$s/attr_allow_any_host &&
+	echo /dev/nullb0 >$s/namespaces/1/device_path &&
+	echo 1 >$s/namespaces/1/enable &&
+	ln -s $s $p/subsystems/$NQN || return 1
+	i=0
+	while ! rdma resource show cm_id | grep -q "LISTEN.*:4420 "; do
+		[ $i -ge 300 ] && return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+nvmet_down() {
+	rm -f $NVMET/ports/1/subsystems/$NQN
+	echo 0 >$NVMET/subsystems/$NQN/namespaces/1/enable
+	rmdir $NVMET/subsystems/$NQN/namespaces/1 $NVMET/subsystems/$NQN
+}
+
+# $2 bytes of the target's namespace from byte $1, read below nvmet
+# (direct, so no page cache of earlier reads answers).
+target_bytes() {
+	dd if=/dev/nullb0 bs=512 skip=$(($1 / 512)) count=1 iflag=direct \
+		2>/dev/null | head -c "$2"
+}
+
+# Linux's own host (nvme-cli, nvme-rdma) against the same target: if it
+# fails, the target's setup is broken, not ndk. A MiB written with
+# O_DIRECT, read back, and found on the target's device.
+nvmeof_linux_host() {
+	dd if=/dev/urandom of=/tmp/nvme.pat bs=64k count=16 2>/dev/null
+	nvme connect -t rdma -a 10.0.2.15 -s 4420 -n $NQN \
+		--hostnqn=nqn.2014-08.org.nvmexpress:uuid:00000000-0000-4000-8000-0000000000aa \
+		--hostid=00000000-0000-4000-8000-0000000000aa >/tmp/nvme.log 2>&1 ||
+		{ res="nvme connect failed"; return 1; }
+	# The namespace's block device appears, then gets its size.
+	i=0
+	while [ "$(cat /sys/block/nvme0n1/size 2>/dev/null || echo 0)" = 0 ] &&
+	      [ $i -lt 300 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	res=
+	if ! dd if=/tmp/nvme.pat of=/dev/nvme0n1 bs=64k oflag=direct 2>>/tmp/nvme.log; then
+		res="write failed"
+	elif ! dd if=/dev/nvme0n1 of=/tmp/nvme.back bs=64k count=16 iflag=direct 2>>/tmp/nvme.log ||
+	     ! cmp -s /tmp/nvme.pat /tmp/nvme.back; then
+		res="read back differs"
+	elif ! dd if=/dev/nullb0 of=/tmp/nvme.tgt bs=64k count=16 iflag=direct 2>>/tmp/nvme.log ||
+	     ! cmp -s /tmp/nvme.pat /tmp/nvme.tgt; then
+		res="the target's device differs"
+	fi
+	nvme disconnect -n $NQN >>/tmp/nvme.log 2>&1 || res="${res:-nvme disconnect failed}"
+	[ -z "$res" ]
+}
+
+# ndk_nvmeof with module arguments "$@" after the address: insmod's
+# status in rc, the sample's log in /tmp/nvme.log.
+nvmeof_ndk() {
+	dmesg -c >/dev/null
+	insmod /ndk/ndk_nvmeof.ko traddr=10.0.2.15 "$@"
+	rc=$?
+	dmesg | grep ndk_nvmeof >/tmp/nvme.log
+}
+
+# Case $2 over transport $1: ok when "$3" (a command) succeeds and no ndk
+# object is left open afterwards.
+nvmeof_case() {
+	t=$1 name=$2
+	shift 2
+	res=
+	if "$@"; then
+		left=$(open_objects)
+		if [ -z "$left" ]; then
+			echo "NDK-INTEROP: ok $t $name"
+			return
+		fi
+		res="ndk objects left open: $left"
+	fi
+	echo "NDK-INTEROP: not ok $t $name (${res:-see the log})"
+	sed 's/^/NDK-INTEROP-LOG: /' /tmp/nvme.log
+}
+
+# The sample's full run: PASS, and each queue's marker on the target.
+nvmeof_ndk_host() {
+	nvmeof_ndk subnqn=$NQN
+	[ $rc = 0 ] && grep -q 'ndk_nvmeof: PASS' /tmp/nvme.log &&
+		rmmod ndk_nvmeof || { res="insmod $rc, no PASS"; return 1; }
+	n=0
+	grep -o 'marker q[0-9]* at byte [0-9]*: .*' /tmp/nvme.log >/tmp/nvme.markers
+	while read -r _ q _ _ byte text; do
+		n=$((n + 1))
+		byte=${byte%:}
+		got=$(target_bytes "$byte" ${#text})
+		[ "$got" = "$text" ] || {
+			res="$q's marker at byte $byte is '$got' on the target, not '$text'"
+			return 1
+		}
+	done </tmp/nvme.markers
+	[ $n -ge 2 ] || { res="$n markers logged, not 2"; return 1; }
+}
+
+# A subsystem the target does not have: refused at Fabrics Connect.
+nvmeof_wrong_nqn() {
+	nvmeof_ndk subnqn=nqn.2026-11.io.ndk:nothing
+	[ $rc != 0 ] &&
+		grep -q 'the target has no subsystem nqn.2026-11.io.ndk:nothing' /tmp/nvme.log ||
+		{ res="insmod $rc, no 'no subsystem' message"; return 1; }
+}
+
+# A port nothing listens on: the connection itself is refused.
+nvmeof_refused() {
+	nvmeof_ndk subnqn=$NQN trsvcid=4421
+	[ $rc != 0 ] && grep -q 'refused the connection' /tmp/nvme.log ||
+		{ res="insmod $rc, no 'refused' message"; return 1; }
+}
+
+# The target goes away in the middle of I/O: its port drops the
+# subsystem, which ends the controller's connections. Every command in
+# flight must end once, with an error, and the module unload.
+nvmeof_target_gone() {
+	dmesg -c >/dev/null
+	insmod /ndk/ndk_nvmeof.ko traddr=10.0.2.15 subnqn=$NQN soak=1 &
+	pid=$!
+	if ! wait_log 'ndk_nvmeof: (I/O running|FAIL)' 120; then
+		res="no I/O within 120 s"
+	fi
+	rm $NVMET/ports/1/subsystems/$NQN
+	i=0
+	while kill -0 $pid 2>/dev/null && [ $i -lt 120 ]; do
+		sleep 1
+		i=$((i + 1))
+	done
+	if kill -0 $pid 2>/dev/null; then
+		dump_blocked
+		res="the sample did not finish within 120 s of the port's removal"
+	fi
+	wait $pid
+	rc=$?
+	dmesg | grep ndk_nvmeof >/tmp/nvme.log
+	[ -z "$res" ] && [ $rc = 0 ] &&
+		grep -q 'ndk_nvmeof: PASS' /tmp/nvme.log && rmmod ndk_nvmeof ||
+		{ res="${res:-insmod $rc, no PASS}"; return 1; }
+}
+
+nvmeof() {
+	if ! nvmet_up; then
+		echo "NDK-CHECK: the NVMe over Fabrics target could not be set up over $1"
+		return
+	fi
+	nvmeof_case $1 nvmeof-linux-host nvmeof_linux_host
+	nvmeof_case $1 nvmeof-ndk-host nvmeof_ndk_host
+	nvmeof_case $1 nvmeof-wrong-nqn nvmeof_wrong_nqn
+	nvmeof_case $1 nvmeof-refused nvmeof_refused
+	nvmeof_case $1 nvmeof-target-gone nvmeof_target_gone
+	nvmet_down
+}
+
 # The connection manager's trace during the suites: ndk's and rdma_cm's
 # events, and the TCP sockets' state changes (siw's connections). The
 # first failed case stops it (ndk_test_exit()); the end of what it holds
@@ -315,6 +503,7 @@ for t in $transports; do
 	unload_case $t
 	wdk_case $t
 	selftest_case $t
+	nvmeof $t
 	# make coverage: every event of ndk traced over siw and counted by
 	# perf over rxe (tpcount.c), so that both sides of the events' code
 	# run.

@@ -36,6 +36,11 @@ INTEROP_CASES = [
     "consumer-unload",
     "wdk-sample",
     "selftest",
+    "nvmeof-linux-host",
+    "nvmeof-ndk-host",
+    "nvmeof-wrong-nqn",
+    "nvmeof-refused",
+    "nvmeof-target-gone",
 ]
 # A try of an interop case that met a known defect of the device
 # (deviations.rst); init.sh ran the case again.
