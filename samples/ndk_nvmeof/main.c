@@ -154,11 +154,12 @@ static int nvmeof_batch(struct nvmeof_job *job, bool write, u32 len, int n)
 	}
 	if (!atomic_dec_and_test(&job->outstanding) &&
 	    !wait_event_timeout(job->wait, !atomic_read(&job->outstanding),
-				2 * NVMEOF_CMD_TIMEOUT)) {
-		pr_err("q%d: %d commands did not end\n", job->index,
+				NVMEOF_CMD_TIMEOUT)) {
+		/* As a host's timeout does: give up, and every command ends. */
+		pr_err("q%d: %d commands unanswered\n", job->index,
 		       atomic_read(&job->outstanding));
-		job->err = -ETIMEDOUT;
-		return n;
+		nvmeof_ctrl_fail(ctrl, "I/O timed out");
+		wait_event(job->wait, !atomic_read(&job->outstanding));
 	}
 	for (i = 0; i < n; i++)
 		if (job->io[i].status || job->io[i].nvme_status) {

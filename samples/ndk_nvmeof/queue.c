@@ -504,6 +504,9 @@ int nvmeof_exec(struct nvmeof_queue *q, struct nvme_command *cmd, void *buf,
 	if (err)
 		return err;
 	if (!wait_for_completion_timeout(&sync.done, NVMEOF_CMD_TIMEOUT)) {
+		/* Also while the controller stops, when ctrl_fail() is out. */
+		nvmeof_queue_fail(q);
+		q->qp->Dispatch->NdkFlush(q->qp);
 		nvmeof_ctrl_fail(q->ctrl, "a command timed out");
 		wait_for_completion(&sync.done);
 	}
