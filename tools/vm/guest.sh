@@ -130,8 +130,11 @@ barrier() {
 	if [ "$role" = server ]; then
 		got=$(timeout $sync_limit nc -l -p 7000 </dev/null)
 	else
+		# From a file: nc stops at the server's end of the
+		# connection, which can come before a pipe's writer wrote.
+		echo "$1" >/tmp/barrier.msg
 		i=0
-		until echo "$1" | nc -w 2 $server_ip 7000 >/dev/null 2>&1; do
+		until nc -w 2 $server_ip 7000 </tmp/barrier.msg >/dev/null 2>&1; do
 			[ $i -ge $((sync_limit * 2)) ] && break
 			sleep 0.5
 			i=$((i + 1))
