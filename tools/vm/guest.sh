@@ -146,3 +146,82 @@ barrier() {
 	peer_lost=1
 	return 1
 }
+
+# The ndk objects open on any device, as "open_qps 2 ..." from ndk's
+# debugfs stats; empty when none is.
+open_objects() {
+	cat /sys/kernel/debug/ndk/*/stats 2>/dev/null |
+		awk '/^open_/ && $2 > 0 { printf "%s%s %s", sep, $1, $2; sep = ", " }'
+}
+
+# Linux's own NVMe over Fabrics target, nvmet-rdma, for ndk_nvmeof (make
+# check and check-cross): a memory-backed null_blk device as namespace 1
+# of subsystem $NQN on RDMA port 4420 of address $1, set up through
+# configfs alone; once per transport, nvmet_down after each.
+NQN=nqn.2026-11.io.ndk:check
+NVMET=/sys/kernel/config/nvmet
+nvmet_up() {
+	[ -d $NVMET ] || {
+		mount -t configfs none /sys/kernel/config
+		modprobe null_blk nr_devices=1 memory_backed=1 gb=1 &&
+			modprobe nvmet && modprobe nvmet-rdma
+	} || return 1
+	s=$NVMET/subsystems/$NQN p=$NVMET/ports/1 k=$NVMET/subsystems/$NQN-keep
+	# A port disables when its last subsystem goes, and nvmet then
+	# destroys its listener under nvmet_config_sem, which lockdep
+	# reports against nvmet's own connect path (Linux 6.12): an empty
+	# subsystem keeps the port up while its listener lives. The
+	# listener goes with the device (the last transport's), and only
+	# enabling the port again makes a new one: then there is none to
+	# destroy.
+	if [ -d $p ]; then
+		rm $p/subsystems/$NQN-keep || return 1
+	else
+		mkdir $k $p &&
+		echo rdma >$p/addr_trtype &&
+		echo ipv4 >$p/addr_adrfam &&
+		echo $1 >$p/addr_traddr &&
+		echo 4420 >$p/addr_trsvcid || return 1
+	fi
+	ln -s $k $p/subsystems/$NQN-keep || return 1
+	mkdir -p $s/namespaces/1 &&
+	echo 1 >$s/attr_allow_any_host &&
+	echo /dev/nullb0 >$s/namespaces/1/device_path &&
+	echo 1 >$s/namespaces/1/enable &&
+	ln -s $s $p/subsystems/$NQN || return 1
+	i=0
+	while ! rdma resource show cm_id | grep -q "LISTEN.*:4420 "; do
+		[ $i -ge 300 ] && return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+nvmet_down() {
+	rm -f $NVMET/ports/1/subsystems/$NQN
+	echo 0 >$NVMET/subsystems/$NQN/namespaces/1/enable
+	rmdir $NVMET/subsystems/$NQN/namespaces/1 $NVMET/subsystems/$NQN
+}
+
+# $2 bytes of the target's namespace from byte $1, read below nvmet
+# (direct, so no page cache of earlier reads answers).
+target_bytes() {
+	dd if=/dev/nullb0 bs=512 skip=$(($1 / 512)) count=1 iflag=direct \
+		2>/dev/null | head -c "$2"
+}
+
+# Whether the markers of file $1, ndk_nvmeof's "marker qN at byte B: TEXT"
+# lines, one per I/O queue (2), are on the target's device; res says why
+# not.
+nvmet_markers() {
+	n=0
+	while read -r _ q _ _ byte text; do
+		n=$((n + 1))
+		byte=${byte%:}
+		got=$(target_bytes "$byte" ${#text})
+		[ "$got" = "$text" ] || {
+			res="$q's marker at byte $byte is '$got' on the target, not '$text'"
+			return 1
+		}
+	done <"$1"
+	[ $n -ge 2 ] || { res="$n markers logged, not 2"; return 1; }
+}
