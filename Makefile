@@ -20,7 +20,8 @@
 #                        NDK_LOOPS times over NDK_TRANSPORT (rxe or siw), each
 #                        run judged like make check's; build/selftest-loop/
 #   make check-cross     two VMs on a virtual wire: ndk against ndk and against
-#                        rdma-core's rping across it, over rxe and siw
+#                        rdma-core's rping across it, and ndk_nvmeof against
+#                        Linux's NVMe over Fabrics target, over rxe and siw
 #   make demo            boot a VM and run the sample consumer samples/ndk_demo
 #   make bench           boot a non-debug VM once and run tests/bench (NDK
 #                        against raw verbs), counting guest instructions

@@ -8,6 +8,8 @@
 # each reports every case as "NDK-CROSS: ok|not ok <transport> <case>".
 . /ndk/guest.sh
 guest_setup
+# kmod's, which cross.sh packs.
+guest_kmod
 
 arg() { tr ' ' '\n' </proc/cmdline | sed -n "s/^ndk_cross\.$1=//p"; }
 # A case may take sync_limit seconds on the far side when it fails by its
@@ -154,6 +156,51 @@ case_rping_user_server() {
 	report $t $name "$out"
 }
 
+# ndk_nvmeof (samples/ndk_nvmeof) on the client VM against Linux's own
+# NVMe over Fabrics target on the server VM (nvmet_up). The client sends
+# the markers it logged with the barrier after its run, and the server
+# looks for them on its device.
+case_nvmeof() {
+	t=$1 name=$2 res=
+	case_begin $t $name || return
+	if [ "$role" = server ]; then
+		up=1
+		if ! nvmet_up $server_ip; then
+			up='' res="the target could not be set up"
+		fi
+		barrier $t-$name
+		# The client's I/O takes minutes under TCG (two over siw on
+		# a quiet host), longer than a barrier's usual wait.
+		limit=$sync_limit sync_limit=600
+		if ! barrier $t-$name-markers /tmp/nvme.markers; then
+			res=${res:-peer lost}
+		elif [ -n "$up" ]; then
+			nvmet_markers /tmp/nvme.markers
+		fi
+		sync_limit=$limit
+		dmesg | grep nvmet >/tmp/prog.log
+		[ -z "$up" ] || nvmet_down
+	elif barrier $t-$name; then
+		insmod /ndk/ndk_nvmeof.ko traddr=$server_ip subnqn=$NQN
+		rc=$?
+		dmesg | grep ndk_nvmeof >/tmp/prog.log
+		if [ $rc != 0 ] || ! grep -q 'ndk_nvmeof: PASS' /tmp/prog.log ||
+		   ! rmmod ndk_nvmeof; then
+			res="insmod $rc, no PASS"
+		else
+			left=$(open_objects)
+			[ -z "$left" ] || res="ndk objects left open: $left"
+		fi
+		grep -o 'marker q[0-9]* at byte [0-9]*: .*' /tmp/prog.log \
+			>/tmp/nvme.markers
+		barrier $t-$name-markers /tmp/nvme.markers ||
+			res=${res:-peer lost}
+	else
+		res="peer lost"
+	fi
+	report $t $name "${res:-ok}"
+}
+
 insmod /ndk/ndk.ko || error "insmod ndk failed"
 for t in $transports; do
 	mod=siw
@@ -168,6 +215,7 @@ for t in $transports; do
 	case_rping_user_server $t rping-ndk-client-user-server
 	case_ndk $t ndk-server-removal removal peer
 	case_ndk $t ndk-client-removal peer removal
+	case_nvmeof $t nvmeof-ndk-host
 	# Both VMs finished the transport before either device goes.
 	barrier $t-end
 	remove_device $t || break

@@ -3,12 +3,13 @@
 #
 # `make check-cross`: two VMs on the test kernel, joined by a QEMU socket
 # network on the loopback interface (lib.sh's boot_pair), run ndk against
-# ndk and against rdma-core's rping across that wire
-# (tools/vm/cross-init.sh), over Soft-RoCE and Soft-iWARP. Judges both
-# consoles; the last line is "N passed, N failed".
+# ndk and against rdma-core's rping across that wire, and ndk_nvmeof
+# against Linux's NVMe over Fabrics target (tools/vm/cross-init.sh), over
+# Soft-RoCE and Soft-iWARP. Judges both consoles; the last line is
+# "N passed, N failed".
 #
 # Environment: NDK_QEMU_ACCEL (tcg), NDK_CROSS_TIMEOUT (seconds per VM,
-# 600), NDK_CROSS_TRANSPORTS=rxe,siw (the default).
+# 900), NDK_CROSS_TRANSPORTS=rxe,siw (the default).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -18,14 +19,16 @@ rm -f "$outdir"/{server,client}.log
 
 ktree=$(build_for_vm "$outdir")
 
-"$NDK_VM_DIR/mkinitramfs.sh" "$ktree" "$outdir/initramfs.cpio.gz" \
+NDK_INITRAMFS_ELF=$(command -v kmod) \
+	"$NDK_VM_DIR/mkinitramfs.sh" "$ktree" "$outdir/initramfs.cpio.gz" \
 	"$NDK_VM_DIR/cross-init.sh" "$NDK_TOP/ndk/ndk.ko" \
-	"$NDK_TOP/tests/rping/ndk_rping.ko"
+	"$NDK_TOP/tests/rping/ndk_rping.ko" \
+	"$NDK_TOP/samples/ndk_nvmeof/ndk_nvmeof.ko"
 
 append="console=ttyS0 panic=-1 kasan.fault=report"
 [ -n "${NDK_CROSS_TRANSPORTS:-}" ] &&
 	append+=" ndk_cross.transports=$NDK_CROSS_TRANSPORTS"
-limit=${NDK_CROSS_TIMEOUT:-600}
+limit=${NDK_CROSS_TIMEOUT:-900}
 
 trap stop_pair EXIT
 boot_pair "$outdir" "$ktree" "$outdir/initramfs.cpio.gz" "$append" ndk_cross \

@@ -122,17 +122,21 @@ pair_net() {
 # Meet the other VM at barrier $1 on TCP port 7000 of the wire: the
 # server listens, the client connects and sends the barrier's name, which
 # both must agree on. A VM that did not come within sync_limit seconds is
-# lost for the rest of the run: every later barrier fails at once. The
-# guest script defines error().
+# lost for the rest of the run: every later barrier fails at once. With
+# file $2, the client sends its lines after the name and the server
+# writes what came after the name to its own $2: a result of the client
+# for the server to check. The guest script defines error().
 barrier() {
 	[ -n "$peer_lost" ] && return 1
 	got=
 	if [ "$role" = server ]; then
-		got=$(timeout $sync_limit nc -l -p 7000 </dev/null)
+		msg=$(timeout $sync_limit nc -l -p 7000 </dev/null)
+		got=$(printf '%s\n' "$msg" | head -n 1)
+		[ -z "$2" ] || printf '%s\n' "$msg" | tail -n +2 >"$2"
 	else
 		# From a file: nc stops at the server's end of the
 		# connection, which can come before a pipe's writer wrote.
-		echo "$1" >/tmp/barrier.msg
+		{ echo "$1"; [ -z "$2" ] || cat "$2"; } >/tmp/barrier.msg
 		i=0
 		until nc -w 2 $server_ip 7000 </tmp/barrier.msg >/dev/null 2>&1; do
 			[ $i -ge $((sync_limit * 2)) ] && break

@@ -25,6 +25,7 @@ CASES = [
     "rping-ndk-client-user-server",
     "ndk-server-removal",
     "ndk-client-removal",
+    "nvmeof-ndk-host",
 ]
 RESULT = re.compile(r"NDK-CROSS: (ok|not ok) (\w+) (\S+)(.*)")
 
