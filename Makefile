@@ -6,8 +6,8 @@
 #                        has KUnit)
 #   make KDIR=<tree>     build against another kernel tree or headers
 #   make NDK_ONLY=1      build ndk.ko alone: no KUnit module, no sample
-#   make NDK_PACKAGE=1   build what DKMS installs: ndk.ko, the WDK layer and
-#                        the self-test
+#   make NDK_PACKAGE=1   build what DKMS installs: ndk.ko, the WDK layer, the
+#                        self-test and the NVMe over Fabrics host sample
 #   make check           build the test kernel, run every suite in QEMU
 #                        (NDK_SANITIZER=kcsan: on the data-race detector's
 #                        kernel instead of KASAN's; =none: on a kernel

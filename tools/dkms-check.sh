@@ -5,8 +5,8 @@
 # the series, without booting anything. In the Debian root of the release
 # (NDK_DISTRO, as `make distro-check` uses it; lib.sh's distro_root), apt
 # installs the headers and the ndk-dkms package of `make deb`, whose DKMS
-# must build exactly ndk.ko, ndk_wdk.ko and ndk_selftest.ko, warning-free,
-# and install them (root_dkms_install). A consumer module (samples/ndk_demo,
+# must build exactly ndk.ko, ndk_wdk.ko, ndk_selftest.ko and ndk_nvmeof.ko,
+# warning-free, and install them (root_dkms_install). A consumer module (samples/ndk_demo,
 # on its own) must then build against the installed package: its headers
 # in /usr/src and the Module.symvers DKMS keeps. Purging the package must
 # leave nothing behind. The host's DKMS, /usr/src and /lib/modules are

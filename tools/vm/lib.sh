@@ -419,9 +419,9 @@ unpack_ko() {
 
 # Install the ndk-dkms package $1 (tools/deb.sh) with apt in the Debian
 # root, which has the headers of release $2 (distro_root_headers), and
-# judge what its DKMS did for $2: ndk.ko, ndk_wdk.ko and ndk_selftest.ko
-# built, nothing else, without a warning (Debian's headers are built for
-# as users build), and installed. dkms.log, make.log and the modules,
+# judge what its DKMS did for $2: ndk.ko, ndk_wdk.ko, ndk_selftest.ko and
+# ndk_nvmeof.ko built, nothing else, without a warning (Debian's headers
+# are built for as users build), and installed. dkms.log, make.log and the modules,
 # uncompressed (ndk/*.ko), go to $3. The caller holds the root's lock and
 # calls root_dkms_purge, also on failure.
 root_dkms_install() {
@@ -441,10 +441,10 @@ root_dkms_install() {
 	# to it.
 	built=$(sed -n 's|.*LD \[M\] *\(.*\)\.ko$|\1|p' "$out/make.log" |
 		sed 's|.*/build/||' | sort | tr '\n' ' ')
-	[ "$built" = "ndk/ndk tests/selftest/ndk_selftest wdk/ndk_wdk " ] ||
-		die "DKMS built '$built', not ndk, ndk_wdk and ndk_selftest"
+	[ "$built" = "ndk/ndk samples/ndk_nvmeof/ndk_nvmeof tests/selftest/ndk_selftest wdk/ndk_wdk " ] ||
+		die "DKMS built '$built', not ndk, ndk_wdk, ndk_selftest and ndk_nvmeof"
 	mkdir -p "$out/ndk"
-	for m in ndk ndk_wdk ndk_selftest; do
+	for m in ndk ndk_wdk ndk_selftest ndk_nvmeof; do
 		f=$(compgen -G "$dest/$m.ko*" | head -n 1) ||
 			die "DKMS did not install $m.ko for $release"
 		unpack_ko "$f" "$out/ndk/$m.ko"
