@@ -5,8 +5,11 @@
 # that kernel's modules, create rxe0 on eth0, load the DKMS-built ndk.ko
 # and ndk_wdk.ko, run ndk_selftest.ko in loopback, then against the other
 # VM (the server VM, 192.168.77.1, with listen=1; the client VM,
-# 192.168.77.2, with peer=). After each run the kernel log of the run is
-# printed raw, with its levels, as "DISTRO-KMSG <run>: " lines.
+# 192.168.77.2, with peer=). Where distro.sh packed Linux's NVMe over
+# Fabrics target (/nvmet), the server VM then serves a null_blk device
+# through it and the client VM runs ndk_nvmeof against it. After each run
+# the kernel log of the run is printed raw, with its levels, as
+# "DISTRO-KMSG <run>: " lines.
 . /ndk/guest.sh
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 # kmod's, not busybox's applets, which the shell would prefer.
@@ -75,6 +78,48 @@ if barrier pair; then
 	unload_selftest
 	kmsg pair
 	barrier end
+fi
+
+# Debian's nvmet-rdma serves null_blk (guest.sh's nvmet_up) on the
+# server VM's address; at barrier nvmeof it listens.
+nvmeof_server() {
+	for m in /nvmet/*.ko; do
+		args=
+		case $m in
+		*-null_blk.ko) args="nr_devices=1 memory_backed=1 gb=1" ;;
+		esac
+		insmod "$m" $args || error "insmod $(basename "$m") failed"
+	done
+	mount -t configfs none /sys/kernel/config || error "mount configfs failed"
+	nvmet_up $server_ip ||
+		error "the NVMe over Fabrics target could not be set up"
+	barrier nvmeof || return
+	barrier markers /tmp/nvme.markers || return
+	if nvmeof_markers /tmp/nvme.markers; then
+		echo "DISTRO: nvmeof markers ok $n"
+	else
+		echo "DISTRO: nvmeof markers not ok ($res)"
+	fi
+	nvmet_down
+}
+
+# ndk_nvmeof's full run against it; the markers it logged go to the
+# server VM, which looks for them on its device.
+nvmeof_client() {
+	barrier nvmeof || return
+	insmod /ndk/ndk_nvmeof.ko traddr=$server_ip subnqn=$NQN
+	echo "DISTRO: run nvmeof rc=$?"
+	dmesg | grep -o 'marker q[0-9]* at byte [0-9]*: .*' >/tmp/nvme.markers
+	# It stays loaded only after a PASS.
+	if grep -q '^ndk_nvmeof ' /proc/modules; then
+		rmmod ndk_nvmeof || error "rmmod ndk_nvmeof failed"
+	fi
+	barrier markers /tmp/nvme.markers
+}
+
+if [ -d /nvmet ] && [ -z "$peer_lost" ]; then
+	nvmeof_$role
+	kmsg nvmeof
 fi
 
 rmmod ndk_wdk || error "rmmod ndk_wdk failed"

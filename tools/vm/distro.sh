@@ -9,10 +9,12 @@
 # Debian kernel image, unmodified, is downloaded and unpacked (never
 # installed) and booted in two QEMU VMs joined by a socket network, with an
 # initramfs of that kernel's own modules and the DKMS-built ndk.ko,
-# ndk_wdk.ko and ndk_selftest.ko. Each VM runs the self-test in loopback,
-# then the two run it against each other (tools/vm/distro-init.sh);
-# judge-distro.py reads both consoles. The last line is
-# "N passed, N failed, N skipped".
+# ndk_wdk.ko, ndk_selftest.ko and ndk_nvmeof.ko. Each VM runs the
+# self-test in loopback, then the two run it against each other; where
+# the kernel has Linux's NVMe over Fabrics target, the server VM serves a
+# null_blk device through it and the client VM runs ndk_nvmeof against
+# that (tools/vm/distro-init.sh). judge-distro.py reads both consoles.
+# The last line is "N passed, N failed, N skipped".
 #
 # Environment: NDK_KERNEL (6.1), NDK_DISTRO (debian12 for 6.1 and 6.12,
 # debian13 for 7.3; debian13 with 6.12 too), NDK_QEMU_ACCEL (tcg),
@@ -72,9 +74,33 @@ for path in $(distro_modules "$image" "$release" $want); do
 done
 log "modules from the image: $(cd "$mods" && echo *)"
 
+# Debian's own NVMe over Fabrics target for the server VM, where the
+# kernel has it: null_blk, nvmet-rdma and what they need beyond the
+# modules above, in nvmet/. configfs, a module in Debian's kernels, is
+# among those above: rdma_cm needs it too.
+nvmet=$out/nvmet nvmeof=
+if modprobe -d "$image" -S "$release" -n nvmet_rdma 2>/dev/null &&
+	modprobe -d "$image" -S "$release" -n null_blk 2>/dev/null; then
+	nvmeof=1
+	mkdir -p "$nvmet"
+	# shellcheck disable=SC2086
+	loaded=" $(distro_modules "$image" "$release" $want | tr '\n' ' ')"
+	# shellcheck disable=SC2086
+	for path in $(distro_modules "$image" "$release" $want null_blk nvmet_rdma); do
+		case $loaded in *" $path "*) continue ;; esac
+		name=$(basename "$path")
+		unpack_ko "$path" "$nvmet/$i-${name%.ko*}.ko"
+		i=$((i + 1))
+	done
+	log "the NVMe over Fabrics target's modules: $(cd "$nvmet" && echo *)"
+else
+	log "Debian's $release has no nvmet-rdma or null_blk: no NVMe over Fabrics case"
+fi
+
 root=$(mktemp -d)
 trap 'stop_pair; rm -rf "$root"' EXIT
 mkdir -p "$root"/{bin,sbin,etc,proc,sys,dev,tmp,run,ndk,mods,lib64,usr/lib}
+[ -z "$nvmeof" ] || cp -r "$nvmet" "$root/nvmet"
 cp /bin/busybox "$root/bin/busybox"
 for applet in $("$root/bin/busybox" --list); do
 	[ -e "$root/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
@@ -106,6 +132,8 @@ boot_pair "$out" "$kernel" "$out/initramfs.cpio.gz" "console=ttyS0 panic=-1" \
 	ndk_distro "${NDK_DISTRO_TIMEOUT:-600}"
 
 rc=0
-python3 "$NDK_VM_DIR/judge-distro.py" --server-rc "$pair_server_rc" \
-	--client-rc "$pair_client_rc" "$out/server.log" "$out/client.log" || rc=$?
+judge=(--server-rc "$pair_server_rc" --client-rc "$pair_client_rc")
+[ -z "$nvmeof" ] || judge+=(--nvmeof)
+python3 "$NDK_VM_DIR/judge-distro.py" "${judge[@]}" "$out/server.log" \
+	"$out/client.log" || rc=$?
 exit "$rc"
