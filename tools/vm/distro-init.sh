@@ -95,7 +95,7 @@ nvmeof_server() {
 		error "the NVMe over Fabrics target could not be set up"
 	barrier nvmeof || return
 	barrier markers /tmp/nvme.markers || return
-	if nvmeof_markers /tmp/nvme.markers; then
+	if nvmet_markers /tmp/nvme.markers; then
 		echo "DISTRO: nvmeof markers ok $n"
 	else
 		echo "DISTRO: nvmeof markers not ok ($res)"
