@@ -7,7 +7,8 @@
  * keyed SGLs of fast-registered regions that the target reads or writes.
  * ctrl.c drives a controller over those queues: Fabrics Connect, the
  * properties, Identify, Set Features, Keep Alive, shutdown and failure.
- * main.c is the exerciser that `make check` runs against Linux's nvmet.
+ * main.c is the exerciser that `make check` runs against Linux's nvmet,
+ * bench.c its timed mode for `make bench`.
  */
 #ifndef _NDK_NVMEOF_H
 #define _NDK_NVMEOF_H
@@ -202,6 +203,9 @@ void nvmeof_ctrl_fail(struct nvmeof_ctrl *ctrl, const char *reason);
 int nvmeof_rw(struct nvmeof_ctrl *ctrl, struct nvmeof_queue *q, bool write,
 	      u64 lba, void *buf, u32 len, nvmeof_end_fn end, void *priv);
 int nvmeof_flush(struct nvmeof_ctrl *ctrl, struct nvmeof_queue *q);
+
+/* bench.c: main.c's bench mode. */
+int nvmeof_bench(struct nvmeof_ctrl *ctrl, u32 ios);
 
 /* wait.c: NDK's asynchronous calls made synchronous. */
 struct nvmeof_wait {
