@@ -7,6 +7,8 @@
 # for several rounds, then rdma-core's perftest over the same device;
 # power off.
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+# nvmet_up and $NQN, the target of the nvmeof workload.
+. /ndk/guest.sh
 
 mount -t proc proc /proc
 mount -t sysfs sys /sys
@@ -39,12 +41,61 @@ perf() {
 	rmmod ndkperf
 }
 
+# nvmeof: $1 4 KiB reads and writes per figure (bench.c in
+# samples/ndk_nvmeof, nvmeio.c here) through ndk_nvmeof (mode ndk) and
+# through Linux's own NVMe/RDMA host on /dev/nvme0n1 (mode raw), against
+# nvmet_up's target; one NDK-NVMEOF line per figure, of round $2.
+nvmeof() {
+	if [ "$MODE" != raw ]; then
+		dmesg -c >/dev/null
+		if insmod /ndk/ndk_nvmeof.ko traddr=10.0.2.15 subnqn="$NQN" \
+			queues=1 bench="$1"; then
+			# A profile's symbols of the sample, as perf()'s.
+			[ -z "$PROFILE" ] || grep -F '[ndk_nvmeof]' /proc/kallsyms |
+				sed 's/^/NDK-KSYM: /'
+			rmmod ndk_nvmeof
+		else
+			echo "NDK-BENCH: ndk_nvmeof bench=$1 failed"
+		fi
+		dmesg | sed -n "s/.*ndk_nvmeof: bench /NDK-NVMEOF: round=$2 host=ndk /p"
+	fi
+	[ "$MODE" != ndk ] || return 0
+	if ! nvme connect -t rdma -a 10.0.2.15 -s 4420 -n "$NQN" \
+		--hostnqn=nqn.2014-08.org.nvmexpress:uuid:00000000-0000-4000-8000-0000000000aa \
+		--hostid=00000000-0000-4000-8000-0000000000aa >/tmp/nvme.log 2>&1; then
+		echo "NDK-BENCH: nvme connect failed: $(cat /tmp/nvme.log)"
+		return
+	fi
+	# The namespace's block device appears, then gets its size.
+	i=0
+	while [ "$(cat /sys/block/nvme0n1/size 2>/dev/null || echo 0)" = 0 ] &&
+	      [ $i -lt 300 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	# blk-mq gives a device of one hardware queue (one per CPU, and the
+	# VM has one) mq-deadline; a host with more CPUs runs no scheduler.
+	echo none >/sys/block/nvme0n1/queue/scheduler
+	/ndk/nvmeio /dev/nvme0n1 "$1" >/tmp/nvmeio.log 2>&1 ||
+		echo "NDK-BENCH: nvmeio failed: $(cat /tmp/nvmeio.log)"
+	sed -n "s/^nvmeio: /NDK-NVMEOF: round=$2 host=linux /p" /tmp/nvmeio.log
+	nvme disconnect -n "$NQN" >/dev/null 2>&1 ||
+		echo "NDK-BENCH: nvme disconnect failed"
+}
+
 perf workload=send_lat mode=ndk iters=10 depth=16 sizes=1
+if echo "$SPECS" | grep -q '^nvmeof '; then
+	nvmet_up || echo "NDK-BENCH: the NVMe over Fabrics target could not be set up"
+fi
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
 	echo "NDK-BENCH: round $r"
 	echo "$SPECS" | while read -r w s n d extra; do
 		[ -n "$w" ] || continue
+		if [ "$w" = nvmeof ]; then
+			nvmeof "$n" "$r"
+			continue
+		fi
 		# shellcheck disable=SC2086 # $extra: zero or more words
 		perf workload="$w" mode="$MODE" size="$s" iters="$n" \
 			depth="$d" round="$r" $extra

@@ -7,10 +7,11 @@ Usage: report.py [--clock icount|wall] [--gate] [--kernel SERIES]
        report.py --compare <results.csv> <results.csv>
 
 Reads the "ndkperf: result", "ndkperf: scale", "ndkperf: detail",
-"ndkperf: size" and "NDK-PERFTEST:" lines. For each workload, size and metric it takes the
-median over the rounds of the NDK and of the raw value, and the median,
-minimum and maximum of the per-round ratio NDK/raw (each round runs NDK
-and raw back to back, so the pair shares the machine's load). Where a
+"ndkperf: size", "NDK-NVMEOF:" and "NDK-PERFTEST:" lines. For each
+workload, size and metric it takes the median over the rounds of the
+NDK and of the raw value, and the median, minimum and maximum of the
+per-round ratio NDK/raw (each round runs NDK and raw back to back, so
+the pair shares the machine's load). Where a
 round ran mode=core too (notify_lat), a second table gives core against
 raw and against NDK the same way.
 
@@ -38,6 +39,7 @@ SCALE = re.compile(r'ndkperf: scale (.*)$')
 DETAIL = re.compile(r'ndkperf: detail (.*)$')
 SIZE = re.compile(r'ndkperf: size (.*)$')
 PERFTEST = re.compile(r'NDK-PERFTEST: (\S+) (.*)$')
+NVMEOF = re.compile(r'NDK-NVMEOF: (.*)$')
 
 # metric: (unit, how to compute it from a result line, better when)
 METRICS = {
@@ -110,6 +112,14 @@ METRICS['conn_scale'] = [
 # objects: a create and close of each kind, per cycle (details per kind).
 METRICS['objects'] = [('us_per_cycle', lambda r: r['ns'] / r['iters'] / 1e3,
                        'low')] + ALLOCS
+# nvmeof: a 4 KiB read or write at queue depth 1 or 32, in ns per I/O,
+# through samples/ndk_nvmeof (the NDK column) and through Linux's own
+# NVMe/RDMA host, nvme-rdma under the block layer (the raw column).
+NVMEOF_DEPTHS = (1, 32)
+for _d in NVMEOF_DEPTHS:
+    METRICS[f'nvmeof_qd{_d}'] = [
+        (f'{op}_ns', lambda r, op=op: r[f'{op}_ns'] / r[f'{op}s']
+         if f'{op}_ns' in r else None, 'low') for op in ('read', 'write')]
 # The workloads that only post and poll.
 FAST_PATH = ('send_lat', 'write_lat', 'send_bw', 'write_bw', 'read_bw',
              'poll_empty', 'notify_lat', 'send_bw_2cpu')
@@ -145,6 +155,10 @@ TARGETS = [
     ('conn_scale', 4096, 'mem_kib_per_conn', 1.12, '<=',
      'memory per open connection, 4096', None),
 ]
+# nvmeof: ndk's sample host at most as dear per I/O as Linux's own.
+TARGETS += [(f'nvmeof_qd{d}', 4096, f'{op}_ns', 1.00, '<=',
+             f'NVMe/RDMA 4 KiB {op}, depth {d}', None)
+            for d in NVMEOF_DEPTHS for op in ('read', 'write')]
 # From the detail lines: (workload, key, bound, sense, what, gate), the
 # figure the median of NDK's over the median of raw's.
 # The QP and the connector have no bound of their own (they count in the
@@ -206,12 +220,28 @@ def fields(text):
     return out
 
 
+def nvmeof_result(results, d):
+    """An NDK-NVMEOF line into its round's result of that host and depth."""
+    wl = f"nvmeof_qd{d['depth']}"
+    mode = 'ndk' if d['host'] == 'ndk' else 'raw'
+    r = next((r for r in results if (r['workload'], r['mode'], r['round'])
+              == (wl, mode, d['round'])), None)
+    if r is None:
+        r = {'workload': wl, 'mode': mode, 'round': d['round'],
+             'size': d['size']}
+        results.append(r)
+    r[f"{d['dir']}_ns"] = d['ns']
+    r[f"{d['dir']}s"] = d['ios']
+
+
 def parse(path):
     results, details, sizes, perftest = [], {}, [], {}
     with open(path, errors='replace') as f:
         for line in f:
             line = line.rstrip()
-            if m := RESULT.search(line):
+            if m := NVMEOF.search(line):
+                nvmeof_result(results, fields(m.group(1)))
+            elif m := RESULT.search(line):
                 d = fields(m.group(1))
                 # Round 0 is bench-init.sh's warm-up load, not a round.
                 if d.get('round', 0):
@@ -408,6 +438,25 @@ def per_call(rows, details, clock):
         else:
             lines.append(f'{what:<32} {n:>10.0f} {"-":>10} {"-":>9} '
                          f'{"-":>8}')
+    return lines
+
+
+def nvmeof_table(rows, clock):
+    """Per 4 KiB I/O: samples/ndk_nvmeof, Linux's nvme-rdma, their ratio."""
+    unit = 'instructions' if clock == 'icount' else 'ns'
+    by = {(wl, metric): s for wl, size, metric, s in rows}
+    lines = []
+    for d in NVMEOF_DEPTHS:
+        for op in ('read', 'write'):
+            s = by.get((f'nvmeof_qd{d}', f'{op}_ns'))
+            if not s:
+                continue
+            n, w, r = med(s['ndk']), med(s['raw']), med(s['ratio'])
+            lines.append(f"{f'{op}, depth {d}':<20} {fmt(n) or '-':>12} "
+                         f"{fmt(w) or '-':>12} {fmt(r) or '-':>12}")
+    if lines:
+        lines.insert(0, f"{'4 KiB I/O':<20} {'ndk_nvmeof':>12} "
+                     f"{'nvme-rdma':>12} {'ndk/Linux':>12}   ({unit})")
     return lines
 
 
@@ -641,6 +690,12 @@ def main():
     out.append('')
     out.append('per call, NDK minus raw (medians):')
     out.extend('  ' + line for line in per_call(rows, details, clock))
+    nvmeof = nvmeof_table(rows, clock)
+    if nvmeof:
+        out.append('')
+        out.append('NVMe over Fabrics, per I/O against nvmet-rdma on null_blk '
+                   "(medians): ndk's sample host, Linux's own host")
+        out.extend('  ' + line for line in nvmeof)
     out.append('')
     out.append('where the time goes, ns per operation (median of rounds):')
     for (wl, mode), keys in details.items():
