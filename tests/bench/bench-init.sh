@@ -85,7 +85,8 @@ nvmeof() {
 
 perf workload=send_lat mode=ndk iters=10 depth=16 sizes=1
 if echo "$SPECS" | grep -q '^nvmeof '; then
-	nvmet_up || echo "NDK-BENCH: the NVMe over Fabrics target could not be set up"
+	{ nvmet_up 10.0.2.15 && modprobe nvme-rdma; } ||
+		echo "NDK-BENCH: the NVMe over Fabrics target could not be set up"
 fi
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
