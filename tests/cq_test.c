@@ -766,8 +766,10 @@ static struct task_struct *ndk_notify_after(struct kunit *test, NDK_CQ *cq,
  * leaves pending softirqs to ksoftirqd instead whenever that thread is
  * runnable on the CPU (ksoftirqd_running(), gone in 6.5), which load
  * makes happen now and then: every notification must run in this task
- * or in ksoftirqd, and of the tries that ended with ksoftirqd not
- * runnable (NDK_KICK_TRIES of them are made) at least one in this task.
+ * or in ksoftirqd, and of the tries that did not go to a runnable
+ * ksoftirqd (NDK_KICK_TRIES of them are made; a try that came here
+ * counts, runnable ksoftirqd or not, which on 7.3 under load is most)
+ * at least one in this task.
  */
 static void ndk_cq_notify_irqs_off_test(struct kunit *test)
 {
@@ -788,7 +790,8 @@ static void ndk_cq_notify_irqs_off_test(struct kunit *test)
 						      str_has_prefix(t->comm,
 								     "ksoftirqd/"),
 						      "notified in %s", t->comm);
-			if (deferred)
+			/* Only a try that went to a running ksoftirqd. */
+			if (deferred && t != current)
 				continue;
 			counted++;
 			here += t == current;
