@@ -5,7 +5,8 @@
  * Loading the module connects to the subsystem @subnqn at @traddr, runs
  * I/O from one thread per I/O queue, each bound to its own CPU, and
  * disconnects. Each thread writes patterns of 512 bytes to 128 KiB,
- * 32 commands in flight, flushes, reads them back and compares; then
+ * 32 commands in flight, flushes, reads them back and compares, and
+ * goes on with blocks and 4 KiB until it has sent @ios commands; then
  * it writes a marker block whose text it logs, for the caller to find
  * on the target's own namespace. With soak=1 the threads go on until
  * the controller fails (the target went away) and check that every
@@ -46,6 +47,9 @@ MODULE_PARM_DESC(queues, "I/O queues, one thread each (2)");
 static uint kato_ms = 5000;
 module_param(kato_ms, uint, 0444);
 MODULE_PARM_DESC(kato_ms, "Keep Alive timeout in ms (5000)");
+static uint ios = 5000;
+module_param(ios, uint, 0444);
+MODULE_PARM_DESC(ios, "commands each queue sends at least, checked byte for byte (5000)");
 static bool soak;
 module_param(soak, bool, 0444);
 MODULE_PARM_DESC(soak, "run I/O until the controller fails, then check that every command ended once");
@@ -238,6 +242,11 @@ static int nvmeof_job_run(void *arg)
 				pr_info("I/O running\n");
 		}
 	} while (soak);
+	/* Then small commands, one block or 4 KiB, up to @ios. */
+	while (job->submitted < ios)
+		if (nvmeof_round(job, job->rounds & 1 ? SZ_4K :
+					1U << job->ctrl->lba_shift))
+			return 0;
 	if (nvmeof_marker(job))
 		job->err = -EIO;
 	return 0;
