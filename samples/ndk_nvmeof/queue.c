@@ -215,6 +215,9 @@ static void nvmeof_result(struct nvmeof_queue *q, const NDK_RESULT_EX *r)
 		if (r->Status == STATUS_SUCCESS) {
 			nvmeof_response(q, slot, r);
 		} else {
+			if (!test_bit(NVMEOF_Q_FAILED, &q->flags))
+				pr_err("queue %u: receive failed: %#x (device code %#x)\n",
+				       q->qid, r->Status, r->ProviderErrorCode);
 			nvmeof_queue_fail(q);
 			nvmeof_ctrl_fail(q->ctrl, "the connection failed");
 		}
@@ -222,6 +225,10 @@ static void nvmeof_result(struct nvmeof_queue *q, const NDK_RESULT_EX *r)
 		return;
 	}
 	if (r->Status) {
+		/* Flushed requests follow the first failure: say which. */
+		if (!test_bit(NVMEOF_Q_FAILED, &q->flags))
+			pr_err("queue %u: request of type %d failed: %#x (device code %#x)\n",
+			       q->qid, r->Type, r->Status, r->ProviderErrorCode);
 		nvmeof_req_error(req, r->Status);
 		nvmeof_queue_fail(q);
 		nvmeof_ctrl_fail(q->ctrl, "a request failed");
