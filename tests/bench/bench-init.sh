@@ -60,19 +60,10 @@ nvmeof() {
 		dmesg | sed -n "s/.*ndk_nvmeof: bench /NDK-NVMEOF: round=$2 host=ndk /p"
 	fi
 	[ "$MODE" != ndk ] || return 0
-	if ! nvme connect -t rdma -a 10.0.2.15 -s 4420 -n "$NQN" \
-		--hostnqn=nqn.2014-08.org.nvmexpress:uuid:00000000-0000-4000-8000-0000000000aa \
-		--hostid=00000000-0000-4000-8000-0000000000aa >/tmp/nvme.log 2>&1; then
+	if ! linux_host_connect; then
 		echo "NDK-BENCH: nvme connect failed: $(cat /tmp/nvme.log)"
 		return
 	fi
-	# The namespace's block device appears, then gets its size.
-	i=0
-	while [ "$(cat /sys/block/nvme0n1/size 2>/dev/null || echo 0)" = 0 ] &&
-	      [ $i -lt 300 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
 	# blk-mq gives a device of one hardware queue (one per CPU, and the
 	# VM has one) mq-deadline; a host with more CPUs runs no scheduler.
 	echo none >/sys/block/nvme0n1/queue/scheduler

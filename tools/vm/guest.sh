@@ -206,6 +206,22 @@ nvmet_down() {
 	rmdir $NVMET/subsystems/$NQN/namespaces/1 $NVMET/subsystems/$NQN
 }
 
+# Linux's own host (nvme-rdma, loaded) connected to nvmet_up's target on
+# 10.0.2.15 with nvme-cli, its output in /tmp/nvme.log; returns once
+# /dev/nvme0n1 has its size (the block device appears first), or fails.
+linux_host_connect() {
+	nvme connect -t rdma -a 10.0.2.15 -s 4420 -n "$NQN" \
+		--hostnqn=nqn.2014-08.org.nvmexpress:uuid:00000000-0000-4000-8000-0000000000aa \
+		--hostid=00000000-0000-4000-8000-0000000000aa >/tmp/nvme.log 2>&1 ||
+		return 1
+	i=0
+	while [ "$(cat /sys/block/nvme0n1/size 2>/dev/null || echo 0)" = 0 ] &&
+	      [ $i -lt 300 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
 # $2 bytes of the target's namespace from byte $1, read below nvmet
 # (direct, so no page cache of earlier reads answers).
 target_bytes() {

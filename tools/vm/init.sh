@@ -245,17 +245,7 @@ selftest_case() {
 # O_DIRECT, read back, and found on the target's device.
 nvmeof_linux_host() {
 	dd if=/dev/urandom of=/tmp/nvme.pat bs=64k count=16 2>/dev/null
-	nvme connect -t rdma -a 10.0.2.15 -s 4420 -n $NQN \
-		--hostnqn=nqn.2014-08.org.nvmexpress:uuid:00000000-0000-4000-8000-0000000000aa \
-		--hostid=00000000-0000-4000-8000-0000000000aa >/tmp/nvme.log 2>&1 ||
-		{ res="nvme connect failed"; return 1; }
-	# The namespace's block device appears, then gets its size.
-	i=0
-	while [ "$(cat /sys/block/nvme0n1/size 2>/dev/null || echo 0)" = 0 ] &&
-	      [ $i -lt 300 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	linux_host_connect || { res="nvme connect failed"; return 1; }
 	res=
 	if ! dd if=/tmp/nvme.pat of=/dev/nvme0n1 bs=64k oflag=direct 2>>/tmp/nvme.log; then
 		res="write failed"
