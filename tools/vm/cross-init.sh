@@ -190,6 +190,9 @@ case_nvmeof() {
 		else
 			left=$(open_objects)
 			[ -z "$left" ] || res="ndk objects left open: $left"
+			err=$(nvmeof_error_line)
+			[ -n "$res" ] || [ -z "$err" ] ||
+				res="error line in a run that passed: $err"
 		fi
 		grep -o 'marker q[0-9]* at byte [0-9]*: .*' /tmp/prog.log \
 			>/tmp/nvme.markers

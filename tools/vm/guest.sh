@@ -229,6 +229,14 @@ target_bytes() {
 		2>/dev/null | head -c "$2"
 }
 
+# The first line ndk_nvmeof logged at error level since the kernel's log
+# was last cleared, without its prefix; empty when there is none. A run
+# that passed, its shutdown included, logs none.
+nvmeof_error_line() {
+	line=$(dmesg -r | grep -m 1 '^<[0-3]>.*ndk_nvmeof: ')
+	[ -z "$line" ] || echo "${line#*ndk_nvmeof: }"
+}
+
 # Whether the markers of file $1, ndk_nvmeof's "marker qN at byte B: TEXT"
 # lines, one per I/O queue (2), are on the target's device; res says why
 # not.

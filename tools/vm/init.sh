@@ -295,6 +295,8 @@ nvmeof_ndk_host() {
 	# Two queues of 5000 commands at least, each checked byte for byte.
 	n=$(sed -n 's/.*ndk_nvmeof: \([0-9]*\) commands, .*/\1/p' /tmp/nvme.log)
 	[ "${n:-0}" -ge 10000 ] || { res="${n:-no} commands, not 10000"; return 1; }
+	err=$(nvmeof_error_line)
+	[ -z "$err" ] || { res="error line in a run that passed: $err"; return 1; }
 	grep -o 'marker q[0-9]* at byte [0-9]*: .*' /tmp/nvme.log >/tmp/nvme.markers
 	nvmet_markers /tmp/nvme.markers
 }
