@@ -279,6 +279,8 @@ void nvmeof_queue_destroy(struct nvmeof_queue *q)
 
 	if (test_bit(NVMEOF_Q_CONNECTED, &q->flags) &&
 	    !test_bit(NVMEOF_Q_FAILED, &q->flags)) {
+		/* What the disconnect flushes is this close's, no failure. */
+		nvmeof_queue_fail(q);
 		nvmeof_wait_init(&w);
 		status = q->connector->Dispatch->NdkDisconnect(q->connector,
 							       nvmeof_request_done,
