@@ -433,6 +433,37 @@ static void ndk_mr_restore(struct ndk_mr *mr, unsigned long index)
 	mutex_unlock(&mr->lock);
 }
 
+#if IS_ENABLED(CONFIG_KUNIT)
+static void (*ndk_mr_restored_hook)(struct ndk_device *dev);
+
+/**
+ * ndk_mr_set_restored_hook() - call @hook between a restoring's end and
+ * its notifications
+ * @hook: called from ndk_mr_restore_work(), which may sleep; NULL for none
+ *
+ * The suites' way to make the restoring's notification come late, after
+ * the consumer took its results.
+ */
+void ndk_mr_set_restored_hook(void (*hook)(struct ndk_device *dev))
+{
+	WRITE_ONCE(ndk_mr_restored_hook, hook);
+}
+EXPORT_SYMBOL_NDK_TEST(ndk_mr_set_restored_hook);
+
+static void ndk_mr_restore_published(struct ndk_device *dev)
+{
+	void (*hook)(struct ndk_device *dev) = READ_ONCE(ndk_mr_restored_hook);
+
+	if (hook)
+		hook(dev);
+}
+#else
+/* Without KUnit there is no hook. */
+static inline void ndk_mr_restore_published(struct ndk_device *dev)
+{
+}
+#endif
+
 /**
  * ndk_mr_restore_work() - restore the regions peers invalidated
  * @work: the device's restore_work
@@ -478,6 +509,7 @@ void ndk_mr_restore_work(struct work_struct *work)
 		ndk_obj_put(obj);
 	}
 	atomic_set_release(&dev->restore_done, ticket);
+	ndk_mr_restore_published(dev);
 	/* Ordered before the arm state the notifications read (cq.c). */
 	smp_mb();
 	ndk_cq_restored(dev);

@@ -69,6 +69,10 @@ NTSTATUS ndk_create_mr(NDK_PD *pNdkPd, BOOLEAN FastRegister,
 		       NDK_FN_CREATE_COMPLETION CreateCompletion,
 		       PVOID RequestContext, NDK_MR **ppNdkMr);
 void ndk_mr_restore_work(struct work_struct *work);
+/* The suites' hook into the end of a restoring (mr.c). */
+#if IS_ENABLED(CONFIG_KUNIT)
+void ndk_mr_set_restored_hook(void (*hook)(struct ndk_device *dev));
+#endif
 
 /* Marks a region's entry whose verbs MR a peer invalidated. */
 #define NDK_MR_INVALIDATED	XA_MARK_0

@@ -1593,6 +1593,96 @@ static void ndk_cq_held_stash_test(struct kunit *test)
 }
 
 /*
+ * ndk_cq_restore_late_test's pause of the restoring, between its end and
+ * its notifications.
+ */
+static struct {
+	struct completion reached;
+	struct completion go;
+} ndk_restore_pause;
+
+static void ndk_restore_pause_hook(struct ndk_device *dev)
+{
+	complete(&ndk_restore_pause.reached);
+	wait_for_completion_timeout(&ndk_restore_pause.go, NDK_TEST_TIMEOUT);
+}
+
+/*
+ * The restoring's notification comes late: its region is restored (the
+ * restoring published its ticket), and before it notifies the CQs that
+ * held results back, the consumer arms, is notified by the arm, takes
+ * the held results and the rest, finds the CQ empty and arms again. The
+ * restoring's notification then has nothing to report, and the CQ
+ * notifies nobody. The scripted device returns a receive that
+ * invalidated the region's remote token and a receive behind it.
+ */
+static void ndk_cq_restore_late_test(struct kunit *test)
+{
+	const bool ex = *(const bool *)test->param_value;
+	struct ndk_script *s = ndk_kzalloc_test(test, sizeof(*s));
+	struct ndk_mem *t = ndk_kzalloc_test(test, sizeof(*t));
+	int (*poll)(struct ib_cq *ibcq, int n, struct ib_wc *wc);
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_notify_rec rec;
+	NDK_RESULT_EX r[4];
+	struct ndk_cq *c;
+	NDK_CQ *cq;
+	NDK_QP *qp;
+	NDK_MR *mr;
+	u32 rkey;
+
+	ndk_mem_init(test, t, NDK_MDL_KVA, false, false, 0, PAGE_SIZE);
+	mr = ndk_test_mr(test, e, false);
+	KUNIT_ASSERT_EQ(test, ndk_test_register(test, mr, t, t->len,
+						NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
+						NDK_MR_FLAG_ALLOW_REMOTE_WRITE),
+			STATUS_SUCCESS);
+	rkey = mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
+	cq = ndk_script_cq(test, &rec, &qp);
+	c = container_of(cq, struct ndk_cq, ndk);
+	ndk_script_add(s, 0x91, IB_WC_SUCCESS, IB_WC_RECV, 16, rkey);
+	ndk_script_add(s, 0x92, IB_WC_SUCCESS, IB_WC_RECV, 8, 0);
+	poll = c->poll_cq;
+	ndk_script = s;
+	WRITE_ONCE(c->poll_cq, ndk_script_poll);
+	init_completion(&ndk_restore_pause.reached);
+	init_completion(&ndk_restore_pause.go);
+	ndk_mr_set_restored_hook(ndk_restore_pause_hook);
+
+	KUNIT_EXPECT_EQ(test, ndk_script_get(cq, r, ARRAY_SIZE(r), ex), 0U);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(c->held));
+	KUNIT_EXPECT_TRUE(test,
+			  wait_for_completion_timeout(&ndk_restore_pause.reached,
+						      NDK_TEST_TIMEOUT));
+	/* Restored, not yet notified: the arm notifies, for what waits. */
+	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
+	KUNIT_EXPECT_TRUE(test, ndk_script_notified(&rec, 1));
+	KUNIT_EXPECT_EQ(test, ndk_script_get(cq, r, ARRAY_SIZE(r), ex), 2U);
+	ndk_script_expect(test, &r[0], ex, 0x91, STATUS_SUCCESS, 16,
+			  NdkOperationTypeReceiveAndInvalidate, rkey);
+	ndk_script_expect(test, &r[1], ex, 0x92, STATUS_SUCCESS, 8,
+			  NdkOperationTypeReceive, 0);
+	KUNIT_EXPECT_FALSE(test, READ_ONCE(c->held));
+	KUNIT_EXPECT_EQ(test, ndk_script_get(cq, r, ARRAY_SIZE(r), ex), 0U);
+	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
+
+	/* The restoring's notification, late: nothing new, nobody told. */
+	complete(&ndk_restore_pause.go);
+	flush_work(&c->obj.adapter->dev->restore_work);
+	msleep(50);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rec.count), 1);
+	ndk_mr_set_restored_hook(NULL);
+
+	WRITE_ONCE(c->poll_cq, poll);
+	ndk_script = NULL;
+	ndk_script_close(test, cq, qp);
+	KUNIT_EXPECT_EQ(test, ndk_test_deregister(test, mr), STATUS_SUCCESS);
+	ndk_test_close_mr(test, mr);
+	ndk_mem_free(t);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rec.wrong_ctx), 0);
+}
+
+/*
  * A device's IB_EVENT_CQ_ERR on a CQ nobody armed notifies nobody; the
  * next arm, with no completion in the CQ, notifies at once, with
  * STATUS_INTERNAL_ERROR, and so does every arm after it.
@@ -1844,6 +1934,7 @@ static struct kunit_case ndk_cq_cases[] = {
 	/* A device double returns scripted completions. */
 	KUNIT_CASE(ndk_cq_foreign_results_test),
 	KUNIT_CASE_PARAM(ndk_cq_held_stash_test, ndk_hold_gen_params),
+	KUNIT_CASE_PARAM(ndk_cq_restore_late_test, ndk_hold_gen_params),
 	{}
 };
 
