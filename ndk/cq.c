@@ -99,6 +99,20 @@ out:
 }
 
 /*
+ * Results held back whose region is restored: the restoring's
+ * notification may have come before the arm (ndk_cq_restored()), or
+ * after the consumer took them. The arm's atomic orders its state before
+ * this read; so does the restoring's kick.
+ */
+static bool ndk_cq_held_restored(struct ndk_cq *cq)
+{
+	int hold = READ_ONCE(cq->hold);
+
+	return READ_ONCE(cq->held) &&
+	       (!hold || ndk_mr_restored(cq->obj.adapter->dev, hold));
+}
+
+/*
  * irq_poll serializes nothing here: the instance completes before the
  * callback so that an arm from inside it, or a completion on another
  * CPU, schedules the next notification; ndk_cq_fire() serializes.
@@ -108,7 +122,14 @@ static int ndk_cq_notify_poll(struct irq_poll *iop, int budget)
 	struct ndk_cq *cq = container_of(iop, struct ndk_cq, iop);
 
 	irq_poll_complete(iop);
-	ndk_cq_fire(cq);
+	/*
+	 * A restoring's kick alone (ndk_cq_restored()) notifies only while
+	 * the results it freed still wait: it may run after the consumer took
+	 * them and armed again. Pairs with ndk_cq_kick(): a kick that found
+	 * this run scheduled is seen here.
+	 */
+	if (atomic_xchg(&cq->kicked, 0) || ndk_cq_held_restored(cq))
+		ndk_cq_fire(cq);
 	return 1;
 }
 
@@ -136,13 +157,22 @@ static void ndk_cq_kick_work(struct irq_work *work)
  * ksoftirqd path: there the self-interrupt would run the callback inside
  * the caller.
  */
-static void ndk_cq_kick(struct ndk_cq *cq)
+static void ndk_cq_sched(struct ndk_cq *cq)
 {
 	if (!in_interrupt() && irqs_disabled() &&
 	    arch_irq_work_has_interrupt())
 		irq_work_queue(&cq->kick);
 	else
 		irq_poll_sched(&cq->iop);
+}
+
+/* A completion, an error or a sweep: an armed CQ notifies. */
+static void ndk_cq_kick(struct ndk_cq *cq)
+{
+	atomic_set(&cq->kicked, 1);
+	/* Pairs with ndk_cq_notify_poll(); a failed test_and_set orders nothing. */
+	smp_mb__before_atomic();
+	ndk_cq_sched(cq);
 }
 
 static void ndk_cq_comp_handler(struct ib_cq *ibcq, void *ctx)
@@ -162,19 +192,6 @@ static void ndk_cq_event_handler(struct ib_event *event, void *ctx)
 		return;
 	WRITE_ONCE(cq->fatal, STATUS_INTERNAL_ERROR);
 	ndk_cq_kick(cq);
-}
-
-/*
- * Results held back whose region is restored: the restoring's
- * notification may have come before the arm (ndk_cq_restored()). The
- * arm's atomic orders its state before this read.
- */
-static bool ndk_cq_held_restored(struct ndk_cq *cq)
-{
-	int hold = READ_ONCE(cq->hold);
-
-	return READ_ONCE(cq->held) &&
-	       (!hold || ndk_mr_restored(cq->obj.adapter->dev, hold));
 }
 
 /*
@@ -625,7 +642,9 @@ static noinline ULONG ndk_cq_unstash(struct ndk_cq *cq, bool ex)
  * @dev: the device
  *
  * The CQs that held results back for one notify, if armed, as they would
- * for a completion of their device. Called by ndk_mr_restore_work().
+ * for a completion of their device, unless the consumer took the results
+ * before the notification ran (ndk_cq_notify_poll()). Called by
+ * ndk_mr_restore_work().
  */
 void ndk_cq_restored(struct ndk_device *dev)
 {
@@ -635,7 +654,7 @@ void ndk_cq_restored(struct ndk_device *dev)
 	spin_lock_irqsave(&dev->held_lock, flags);
 	list_for_each_entry_safe(cq, next, &dev->held_cqs, held_node) {
 		list_del_init(&cq->held_node);
-		ndk_cq_kick(cq);
+		ndk_cq_sched(cq);
 	}
 	spin_unlock_irqrestore(&dev->held_lock, flags);
 }

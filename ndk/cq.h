@@ -25,6 +25,8 @@
  * @notify_cb: the consumer's notification callback
  * @notify_ctx: its context
  * @arm: NDK_ARM_* state; a notification consumes it
+ * @kicked: a kick other than a restoring's is due (ndk_cq_kick()); the
+ *	notification softirq clears it
  * @dead: set before destruction, under @notify_lock; no notification
  *	starts afterwards
  * @notify_lock: serializes notification callbacks
@@ -76,6 +78,7 @@ struct ndk_cq {
 	NDK_FN_CQ_NOTIFICATION_CALLBACK notify_cb;
 	void *notify_ctx;
 	atomic_t arm;
+	atomic_t kicked;
 	bool dead;
 	spinlock_t notify_lock; /* serializes notification callbacks */
 	bool in_notify;
