@@ -1430,6 +1430,29 @@ static bool ndk_script_notified(struct ndk_notify_rec *rec, int n)
 	return atomic_read(&rec->count) == n;
 }
 
+/* A region registered over @t, one page, for a script's invalidations. */
+static NDK_MR *ndk_script_region(struct kunit *test, struct ndk_mem *t)
+{
+	NDK_MR *mr;
+
+	ndk_mem_init(test, t, NDK_MDL_KVA, false, false, 0, PAGE_SIZE);
+	mr = ndk_test_mr(test, ndk_cenv_need(test), false);
+	KUNIT_ASSERT_EQ(test, ndk_test_register(test, mr, t, t->len,
+						NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
+						NDK_MR_FLAG_ALLOW_REMOTE_WRITE),
+			STATUS_SUCCESS);
+	return mr;
+}
+
+/* Deregister, close and free what ndk_script_region() made. */
+static void ndk_script_region_free(struct kunit *test, NDK_MR *mr,
+				   struct ndk_mem *t)
+{
+	KUNIT_EXPECT_EQ(test, ndk_test_deregister(test, mr), STATUS_SUCCESS);
+	ndk_test_close_mr(test, mr);
+	ndk_mem_free(t);
+}
+
 static const bool ndk_hold_ex[] = { false, true };
 
 static void ndk_hold_desc(const bool *ex, char *desc)
@@ -1467,7 +1490,6 @@ static void ndk_cq_held_stash_test(struct kunit *test)
 	struct ndk_script *s = ndk_kzalloc_test(test, sizeof(*s));
 	struct ndk_mem *t = ndk_kzalloc_test(test, sizeof(*t));
 	int (*poll)(struct ib_cq *ibcq, int n, struct ib_wc *wc);
-	struct ndk_cenv *e = ndk_cenv_need(test);
 	NDK_OPERATION_TYPE inv = NdkOperationTypeReceiveAndInvalidate;
 	struct ndk_notify_rec rec;
 	NDK_RESULT_EX *r = ndk_kzalloc_test(test, NDK_CQ_POLL_BATCH *
@@ -1482,12 +1504,7 @@ static void ndk_cq_held_stash_test(struct kunit *test)
 	NDK_MR *mr;
 	ULONG got;
 
-	ndk_mem_init(test, t, NDK_MDL_KVA, false, false, 0, PAGE_SIZE);
-	mr = ndk_test_mr(test, e, false);
-	KUNIT_ASSERT_EQ(test, ndk_test_register(test, mr, t, t->len,
-						NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
-						NDK_MR_FLAG_ALLOW_REMOTE_WRITE),
-			STATUS_SUCCESS);
+	mr = ndk_script_region(test, t);
 	m = container_of(mr, struct ndk_mr, ndk);
 	lkey = mr->Dispatch->NdkGetLocalTokenFromMr(mr);
 	rkey = mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
@@ -1586,9 +1603,7 @@ static void ndk_cq_held_stash_test(struct kunit *test)
 	ndk_script = NULL;
 	ndk_script_close(test, cq, qp);
 	ndk_test_close(test, &srq->Header, srq->Dispatch->NdkCloseSrq);
-	KUNIT_EXPECT_EQ(test, ndk_test_deregister(test, mr), STATUS_SUCCESS);
-	ndk_test_close_mr(test, mr);
-	ndk_mem_free(t);
+	ndk_script_region_free(test, mr, t);
 	KUNIT_EXPECT_EQ(test, atomic_read(&rec.wrong_ctx), 0);
 }
 
@@ -1622,7 +1637,6 @@ static void ndk_cq_restore_late_test(struct kunit *test)
 	struct ndk_script *s = ndk_kzalloc_test(test, sizeof(*s));
 	struct ndk_mem *t = ndk_kzalloc_test(test, sizeof(*t));
 	int (*poll)(struct ib_cq *ibcq, int n, struct ib_wc *wc);
-	struct ndk_cenv *e = ndk_cenv_need(test);
 	struct ndk_notify_rec rec;
 	NDK_RESULT_EX r[4];
 	struct ndk_cq *c;
@@ -1631,12 +1645,7 @@ static void ndk_cq_restore_late_test(struct kunit *test)
 	NDK_MR *mr;
 	u32 rkey;
 
-	ndk_mem_init(test, t, NDK_MDL_KVA, false, false, 0, PAGE_SIZE);
-	mr = ndk_test_mr(test, e, false);
-	KUNIT_ASSERT_EQ(test, ndk_test_register(test, mr, t, t->len,
-						NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
-						NDK_MR_FLAG_ALLOW_REMOTE_WRITE),
-			STATUS_SUCCESS);
+	mr = ndk_script_region(test, t);
 	rkey = mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
 	cq = ndk_script_cq(test, &rec, &qp);
 	c = container_of(cq, struct ndk_cq, ndk);
@@ -1676,9 +1685,7 @@ static void ndk_cq_restore_late_test(struct kunit *test)
 	WRITE_ONCE(c->poll_cq, poll);
 	ndk_script = NULL;
 	ndk_script_close(test, cq, qp);
-	KUNIT_EXPECT_EQ(test, ndk_test_deregister(test, mr), STATUS_SUCCESS);
-	ndk_test_close_mr(test, mr);
-	ndk_mem_free(t);
+	ndk_script_region_free(test, mr, t);
 	KUNIT_EXPECT_EQ(test, atomic_read(&rec.wrong_ctx), 0);
 }
 
