@@ -7,13 +7,16 @@
 # that changes ndk/, tests/ or tools/vm/ is resolved.
 #
 # Each run's output is in build/matrix/<target>-<series>[-<image>].log;
-# the table, one line per run (its counts, or its exit status where the
-# target prints none, and its minutes), in build/matrix/summary.txt.
+# the table, one line per run (the commit it ran on, its counts, or its
+# exit status where the target prints none, and its minutes), in
+# build/matrix/summary.txt.
 # NDK_MATRIX_ONLY=<extended regex> runs only the rows whose name
 # ("check 6.12", "check 6.12 kcsan", "distro-check 7.3 debian13",
 # "selftest-loop 6.1 siw")
-# matches.  The exit status is
-# non-zero if any run failed.
+# matches.  The table keeps the rows of earlier runs in the same tree
+# (build/matrix/rows), each with its commit, so that a matrix longer than
+# a sitting can be run in parts; a row run again replaces its line.  The
+# exit status is non-zero if any run of this invocation failed.
 set -uo pipefail
 . "$(dirname "$0")/vm/lib.sh"
 
@@ -21,9 +24,14 @@ cd "$NDK_TOP" || exit 1
 out=build/matrix
 mkdir -p "$out"
 summary=$out/summary.txt
+rowfile=$out/rows
 only=${NDK_MATRIX_ONLY:-}
 status=0
-rows=()
+# The commit the rows of this invocation run on, "+" if the tree differs.
+commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo none)
+[ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] ||
+	commit+=+
+touch "$rowfile"
 
 # Run `make $1` on series $2 with the environment "${@:3}"; an image or a
 # transport in it names the row's variant.
@@ -51,18 +59,28 @@ run() {
 	fi
 	[ "$rc" = 0 ] || status=1
 	variant=${name#"$target $series"}
-	rows+=("$(printf '%-15s %-5s %-9s %6s  %s' "$target" "$series" \
-		"${variant# }" \
+	record "$name" "$(printf '%-15s %-6s %-9s %-13s %6s  %s' "$target" \
+		"$series" "${variant# }" "$commit" \
 		"$(awk -v s="$(($(date +%s) - start))" 'BEGIN { printf "%.1f", s / 60 }')" \
-		"$line")")
+		"$line")"
 	log "matrix: $name: $line"
 	table >"$summary"
 }
 
-# The table of the rows run so far: a matrix cut short still has one.
+# Row $1's line of the table becomes $2, in its place, or last if new.
+record() {
+	awk -F '\t' -v name="$1" -v row="$2" '
+		$1 == name { print name "\t" row; done = 1; next }
+		{ print }
+		END { if (!done) print name "\t" row }' "$rowfile" >"$rowfile.new" &&
+		mv "$rowfile.new" "$rowfile"
+}
+
+# The table of every row run in this tree: a matrix cut short has one.
 table() {
-	printf '%-15s %-5s %-9s %6s  %s\n' target series variant min result
-	printf '%s\n' "${rows[@]}"
+	printf '%-15s %-6s %-9s %-13s %6s  %s\n' target series variant commit \
+		min result
+	cut -f 2- "$rowfile"
 }
 
 run docs-check 6.1
