@@ -113,6 +113,23 @@ static bool ndk_cq_held_restored(struct ndk_cq *cq)
 }
 
 /*
+ * Whether a restoring's kick finds results to notify. The CQ may be
+ * closing; a reference keeps its adapter, whose device it reads, alive.
+ * The CQ itself is freed only after a grace period, which this softirq
+ * holds off (ndk_cq_free()).
+ */
+static bool ndk_cq_restore_due(struct ndk_cq *cq)
+{
+	bool due;
+
+	if (!READ_ONCE(cq->held) || !ndk_obj_tryget(&cq->obj))
+		return false;
+	due = ndk_cq_held_restored(cq);
+	ndk_obj_put(&cq->obj);
+	return due;
+}
+
+/*
  * irq_poll serializes nothing here: the instance completes before the
  * callback so that an arm from inside it, or a completion on another
  * CPU, schedules the next notification; ndk_cq_fire() serializes.
@@ -128,7 +145,7 @@ static int ndk_cq_notify_poll(struct irq_poll *iop, int budget)
 	 * them and armed again. Pairs with ndk_cq_kick(): a kick that found
 	 * this run scheduled is seen here.
 	 */
-	if (atomic_xchg(&cq->kicked, 0) || ndk_cq_held_restored(cq))
+	if (atomic_xchg(&cq->kicked, 0) || ndk_cq_restore_due(cq))
 		ndk_cq_fire(cq);
 	return 1;
 }
