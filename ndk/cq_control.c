@@ -90,7 +90,7 @@ NTSTATUS ndk_resize_cq(NDK_CQ *pNdkCq, ULONG CqDepth,
 		return STATUS_NOT_SUPPORTED;
 	if (!CqDepth || CqDepth > cq->obj.adapter->info.MaxCqDepth)
 		return STATUS_INVALID_PARAMETER;
-	req = kzalloc(sizeof(*req), GFP_ATOMIC);
+	req = NDK_FI_NULL(kzalloc(sizeof(*req), GFP_ATOMIC));
 	if (!req)
 		return STATUS_INSUFFICIENT_RESOURCES;
 	req->cq = cq;

@@ -37,9 +37,9 @@ void ndk_slab_exit(void);
 
 /*
  * Failure injection for the ndk_fault suite: every call on a create,
- * connect or register path that can fail is wrapped, so the suite can
- * make the n-th such call fail (ndk_fault_arm()) and count them. Without
- * KUnit the wrappers are the bare calls (fault.c).
+ * resize, connect or register path that can fail is wrapped, so the suite
+ * can make the n-th such call fail (ndk_fault_arm()) and count them.
+ * Without KUnit the wrappers are the bare calls (fault.c).
  */
 #if IS_ENABLED(CONFIG_KUNIT)
 bool ndk_fault(void);

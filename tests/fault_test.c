@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * ndk_fault, the tests of ndk/fault.c: every call that can fail on a create,
- * register, listen or connect path is made to fail in turn. ndk wraps each
- * such call (NDK_FI_*() in ndk_priv.h); a path is run again and again with
- * the first, second, ... wrapped call failing until a run passes them all.
- * Each injected failure must end the path with an error status, an inline
- * failure must never complete through a callback, and whatever was created
- * must close; the suite's exit closes the adapter with a time limit, which
- * fails if anything was left half-made. kmemleak at the end of the run
- * catches what leaked.
+ * resize, register, listen or connect path is made to fail in turn. ndk
+ * wraps each such call (NDK_FI_*() in ndk_priv.h); a path is run again and
+ * again with the first, second, ... wrapped call failing until a run passes
+ * them all. Each injected failure must end the path with an error status,
+ * an inline failure must never complete through a callback, and whatever
+ * was created must close; the suite's exit closes the adapter with a time
+ * limit, which fails if anything was left half-made. kmemleak at the end of
+ * the run catches what leaked.
  *
  * Each path prints its coverage: how many failure points it passed and how
  * many were injected.
@@ -175,6 +175,33 @@ static NTSTATUS ndk_fi_srq(struct kunit *test, struct ndk_cenv *e, int nth,
 					   NULL, NULL, ndk_test_create_cb, &w,
 					   &srq);
 	return ndk_fi_created(test, st, &w, fi, srq);
+}
+
+/*
+ * NdkResizeCq of a CQ made before the injection starts, so that only the
+ * resize's own request can fail. A device that cannot resize (siw)
+ * refuses before it allocates anything: no path to run there.
+ */
+static NTSTATUS ndk_fi_resize_cq(struct kunit *test, struct ndk_cenv *e,
+				 int nth, struct ndk_fi *fi)
+{
+	struct ndk_adapter *a = container_of(e->a, struct ndk_adapter, ndk);
+	NDK_OBJECT_HEADER *hdr;
+	struct ndk_wait w;
+	NDK_CQ *cq;
+	NTSTATUS st;
+
+	if (!(a->info.AdapterFlags & NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED))
+		kunit_skip(test, "device cannot resize CQs");
+	hdr = ndk_test_create_cq(test, e->a, 16);
+	cq = container_of(hdr, NDK_CQ, Header);
+	ndk_wait_init(&w);
+	ndk_fault_arm(nth);
+	st = cq->Dispatch->NdkResizeCq(cq, 32, ndk_test_request_cb, &w);
+	st = ndk_fi_step(test, st, &w);
+	ndk_fi_stop(fi);
+	ndk_fi_close(test, hdr);
+	return st;
 }
 
 /* A memory window: its object, its page list and its verbs MR. */
@@ -522,6 +549,7 @@ static const struct ndk_fault_path ndk_fault_paths[] = {
 	{ "ndk_open_adapter", ndk_fi_adapter },
 	{ "NdkCreatePd", ndk_fi_pd },
 	{ "NdkCreateCq", ndk_fi_cq },
+	{ "NdkResizeCq", ndk_fi_resize_cq },
 	{ "NdkCreateQp", ndk_fi_qp },
 	{ "NdkCreateSrq", ndk_fi_srq },
 	{ "NdkCreateMw", ndk_fi_mw },
