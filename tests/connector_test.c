@@ -1119,6 +1119,180 @@ static void ndk_conn_bad_args_test(struct kunit *test)
 }
 
 /*
+ * NdkGetConnectionData on the active side while its NdkConnect is in
+ * flight (the listener holds the request, unanswered): the connection has
+ * no data yet, so STATUS_CONNECTION_INVALID and nothing written; the
+ * passive side has the request's already.
+ */
+static void ndk_conn_data_in_flight_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_wait *cw = kunit_kzalloc(test, sizeof(*cw), GFP_KERNEL);
+	ULONG ird = 99, ord = 99, len = 4;
+	struct sockaddr_in dst;
+	struct ndk_pair p;
+	u8 buf[4] = { 0xa5 };
+
+	KUNIT_ASSERT_NOT_NULL(test, cw);
+	ndk_listen_addr(e, &dst);
+	ndk_pair_init(test, e, &p);
+	ndk_pair_request(test, e, &p, (struct sockaddr *)&e->addr,
+			 (struct sockaddr *)&dst, sizeof(dst), false, cw);
+	KUNIT_ASSERT_EQ(test, READ_ONCE(container_of(p.c, struct ndk_connector,
+						     ndk)->state),
+			NDK_CONN_CONNECTING);
+	KUNIT_EXPECT_EQ(test, p.c->Dispatch->NdkGetConnectionData(p.c, &ird,
+								  &ord, buf,
+								  &len),
+			STATUS_CONNECTION_INVALID);
+	KUNIT_EXPECT_EQ(test, ird, 99U);
+	KUNIT_EXPECT_EQ(test, ord, 99U);
+	KUNIT_EXPECT_EQ(test, len, 4U);
+	KUNIT_EXPECT_EQ(test, buf[0], 0xa5);
+	len = 0;
+	KUNIT_EXPECT_EQ(test, p.in->Dispatch->NdkGetConnectionData(p.in, NULL,
+								   NULL, NULL,
+								   &len),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_GT(test, len, 0U);
+	ndk_pair_close(test, &p);
+	KUNIT_EXPECT_EQ(test, atomic_read(&cw->calls), 1);
+}
+
+/*
+ * NdkReject answers only a request a listener handed out. On the active
+ * side once its NdkConnect completed (NDKPI would let it reject there; see
+ * deviations.rst, "NdkReject only answers incoming requests") and on
+ * either side of the established connection, with private data or
+ * without, it returns STATUS_CONNECTION_INVALID and the connection stays
+ * up.
+ */
+static void ndk_conn_reject_answered_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_wait *w = kunit_kcalloc(test, 3, sizeof(*w), GFP_KERNEL);
+	struct ndk_wait *cw = &w[0], *aw = &w[1], *ccw = &w[2];
+	struct sockaddr_in dst;
+	struct ndk_pair p;
+	NDK_CONNECTOR *c;
+	NTSTATUS st;
+	int side;
+
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	ndk_listen_addr(e, &dst);
+	ndk_pair_init(test, e, &p);
+	ndk_pair_request(test, e, &p, (struct sockaddr *)&e->addr,
+			 (struct sockaddr *)&dst, sizeof(dst), false, cw);
+	ndk_wait_init(aw);
+	KUNIT_ASSERT_EQ(test, p.in->Dispatch->NdkAccept(p.in, p.pqp, 4, 4, NULL,
+							0, NULL, NULL,
+							ndk_test_request_cb,
+							aw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(cw));
+	KUNIT_ASSERT_EQ(test, cw->status, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, p.c->Dispatch->NdkReject(p.c, "no", 3),
+			STATUS_CONNECTION_INVALID);
+	ndk_wait_init(ccw);
+	st = p.c->Dispatch->NdkCompleteConnect(p.c, NULL, NULL,
+					       ndk_test_request_cb, ccw);
+	KUNIT_ASSERT_EQ(test, ndk_test_outcome(test, ccw, st), STATUS_SUCCESS);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(aw));
+	KUNIT_ASSERT_EQ(test, aw->status, STATUS_SUCCESS);
+	for (side = 0; side < 2; side++) {
+		c = side ? p.in : p.c;
+		KUNIT_EXPECT_EQ(test, c->Dispatch->NdkReject(c, NULL, 0),
+				STATUS_CONNECTION_INVALID);
+		KUNIT_EXPECT_EQ(test, c->Dispatch->NdkReject(c, "no", 3),
+				STATUS_CONNECTION_INVALID);
+	}
+	ndk_conn_traffic(test, e, p.aqp, p.pqp);
+	ndk_conn_traffic(test, e, p.pqp, p.aqp);
+	ndk_pair_close(test, &p);
+}
+
+/*
+ * NdkReject whose copy of the private data fails (the ndk_fault
+ * injection) returns STATUS_INSUFFICIENT_RESOURCES and leaves the request
+ * unanswered: a second NdkReject refuses it.
+ */
+static void ndk_conn_reject_nomem_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_wait *cw = kunit_kzalloc(test, sizeof(*cw), GFP_KERNEL);
+	struct sockaddr_in dst;
+	struct ndk_pair p;
+	bool fired;
+	NTSTATUS st;
+
+	KUNIT_ASSERT_NOT_NULL(test, cw);
+	ndk_listen_addr(e, &dst);
+	ndk_pair_init(test, e, &p);
+	ndk_pair_request(test, e, &p, (struct sockaddr *)&e->addr,
+			 (struct sockaddr *)&dst, sizeof(dst), false, cw);
+	ndk_fault_arm(1);
+	st = p.in->Dispatch->NdkReject(p.in, "no thanks", 10);
+	ndk_fault_disarm(&fired);
+	KUNIT_EXPECT_TRUE(test, fired);
+	KUNIT_EXPECT_EQ(test, st, STATUS_INSUFFICIENT_RESOURCES);
+	KUNIT_EXPECT_EQ(test, p.in->Dispatch->NdkReject(p.in, "no thanks", 10),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(cw));
+	KUNIT_EXPECT_EQ(test, cw->status, STATUS_CONNECTION_REFUSED);
+	ndk_pair_close(test, &p);
+}
+
+/*
+ * NdkConnect and NdkAccept refuse a QP whose close is pending because the
+ * connector of an earlier, refused connect still holds it: inline
+ * STATUS_INVALID_PARAMETER, no callback, and the request can still be
+ * answered. The QP's close completes once that connector is closed.
+ */
+static void ndk_conn_closing_qp_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_CONNECTOR *c = ndk_cenv_connector(test, e);
+	NDK_CONNECTOR *idle = ndk_cenv_connector(test, e);
+	NDK_QP *qp = ndk_cenv_qp(test, e);
+	struct ndk_wait *w = kunit_kcalloc(test, 4, sizeof(*w), GFP_KERNEL);
+	struct ndk_wait *cw = &w[0], *qw = &w[1], *pcw = &w[2], *xw = &w[3];
+	struct sockaddr_in dst;
+	struct ndk_pair p;
+
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	KUNIT_ASSERT_EQ(test, ndk_cenv_connect_done(test, e, c, qp,
+						    NDK_TEST_PORT + 1, cw),
+			STATUS_CONNECTION_REFUSED);
+	ndk_wait_init(qw);
+	KUNIT_ASSERT_EQ(test, qp->Dispatch->NdkCloseQp(&qp->Header,
+						       ndk_test_close_cb, qw),
+			STATUS_PENDING);
+	ndk_listen_addr(e, &dst);
+	ndk_pair_init(test, e, &p);
+	ndk_pair_request(test, e, &p, (struct sockaddr *)&e->addr,
+			 (struct sockaddr *)&dst, sizeof(dst), false, pcw);
+	ndk_wait_init(xw);
+	KUNIT_EXPECT_EQ(test, ndk_conn_try(idle, qp, &e->addr, sizeof(e->addr),
+					   &dst, sizeof(dst), xw),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, p.in->Dispatch->NdkAccept(p.in, qp, 4, 4, NULL, 0,
+							NULL, NULL,
+							ndk_test_request_cb,
+							xw),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, atomic_read(&xw->calls), 0);
+	KUNIT_EXPECT_EQ(test, p.in->Dispatch->NdkReject(p.in, NULL, 0),
+			STATUS_SUCCESS);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(pcw));
+	KUNIT_EXPECT_EQ(test, pcw->status, STATUS_CONNECTION_REFUSED);
+	ndk_pair_close(test, &p);
+	ndk_close_all(test, idle, NULL);
+	KUNIT_EXPECT_FALSE(test, completion_done(&qw->done));
+	ndk_close_all(test, c, NULL);
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(qw));
+}
+
+/*
  * nd_conn_close: the active side closes its connector while the request
  * waits for an answer; the passive side's accept reports the abort.
  */
@@ -2487,6 +2661,10 @@ static struct kunit_case ndk_connector_cases[] = {
 	KUNIT_CASE_PARAM(ndk_conn_status_test, ndk_conn_status_gen_params),
 	KUNIT_CASE(ndk_conn_time_wait_port_test),
 	KUNIT_CASE(ndk_conn_bad_args_test),
+	KUNIT_CASE(ndk_conn_data_in_flight_test),
+	KUNIT_CASE(ndk_conn_reject_answered_test),
+	KUNIT_CASE(ndk_conn_reject_nomem_test),
+	KUNIT_CASE(ndk_conn_closing_qp_test),
 	KUNIT_CASE(nd_conn_close),
 	KUNIT_CASE(ndk_conn_cycles_test),
 	KUNIT_CASE(ndk_conn_accept_timeout_test),
