@@ -386,6 +386,60 @@ static void ndk_qp_two_cqs_test(struct kunit *test)
 }
 
 /*
+ * A CQ of another adapter, even one opened on the same interface, serves
+ * no QP of this PD: as receive or initiator CQ, NdkCreateQp fails inline
+ * with STATUS_INVALID_PARAMETER.
+ */
+static void ndk_qp_other_adapter_cq_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_ADAPTER *a = ndk_test_open(test);
+	NDK_OBJECT_HEADER *hdr = ndk_test_create_cq(test, a, 16);
+	NDK_CQ *cq = container_of(hdr, NDK_CQ, Header);
+	struct ndk_wait w;
+
+	ndk_wait_init(&w);
+	KUNIT_EXPECT_EQ(test, ndk_qp_try(e, cq, e->cq, 4, 4, 1, 1, 0, &w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, ndk_qp_try(e, e->cq, cq, 4, 4, 1, 1, 0, &w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 0);
+	ndk_test_close(test, hdr, cq->Dispatch->NdkCloseCq);
+	ndk_test_close_adapter(test, a);
+}
+
+/*
+ * A CQ whose close pends behind a live QP takes no new QP: as receive or
+ * initiator CQ, NdkCreateQp fails inline with STATUS_INVALID_PARAMETER.
+ * The close completes once the QP is closed.
+ */
+static void ndk_qp_closing_cq_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_QP *qp = ndk_qp_make(test, e);
+	/* Not on the stack: after a failure the close completes later. */
+	struct ndk_wait *c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+	NDK_CQ *cq = e->cq;
+	struct ndk_wait w;
+
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	ndk_wait_init(c);
+	KUNIT_ASSERT_EQ(test, cq->Dispatch->NdkCloseCq(&cq->Header,
+						       ndk_test_close_cb, c),
+			STATUS_PENDING);
+	e->cq = container_of(ndk_test_create_cq(test, e->a, 16), NDK_CQ,
+			     Header);
+	ndk_wait_init(&w);
+	KUNIT_EXPECT_EQ(test, ndk_qp_try(e, cq, e->cq, 4, 4, 1, 1, 0, &w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, ndk_qp_try(e, e->cq, cq, 4, 4, 1, 1, 0, &w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 0);
+	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(c));
+}
+
+/*
  * QPs of 4 SGEs each way, @depth deep, the active one on the suite's CQ
  * and the passive one on @pcq.
  */
@@ -3105,6 +3159,8 @@ static struct kunit_case ndk_qp_cases[] = {
 	KUNIT_CASE(ndk_qp_close_pd_first_test),
 	KUNIT_CASE(ndk_qp_close_cq_first_test),
 	KUNIT_CASE(ndk_qp_two_cqs_test),
+	KUNIT_CASE(ndk_qp_other_adapter_cq_test),
+	KUNIT_CASE(ndk_qp_closing_cq_test),
 	/* Posting: these complete the connection environment. */
 	KUNIT_CASE(nd_receive_flush_qp),
 	KUNIT_CASE(ndk_post_flush_sends_test),
