@@ -441,6 +441,51 @@ static void ndk_srq_close_first_test(struct kunit *test)
 }
 
 /*
+ * NdkCreateQpWithSrq refuses an SRQ it cannot use, inline with
+ * STATUS_INVALID_PARAMETER: one of another PD of the same adapter, and
+ * one whose close pends behind the QP it already serves.
+ */
+static void ndk_srq_qp_refused_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_senv *s = ndk_senv_new(test, e, 0);
+	NDK_OBJECT_HEADER *hdr = ndk_test_create_pd(test, e->a);
+	NDK_PD *pd = container_of(hdr, NDK_PD, Header);
+	/* Not on the stack: after a failure the close completes later. */
+	struct ndk_wait *c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+	NDK_QP *unused = NULL;
+	struct ndk_wait w;
+
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	ndk_wait_init(&w);
+	KUNIT_EXPECT_EQ(test,
+			pd->Dispatch->NdkCreateQpWithSrq(pd, e->cq, e->cq,
+							 s->srq, NULL, 4, 1, 0,
+							 ndk_test_create_cb,
+							 &w, &unused),
+			STATUS_INVALID_PARAMETER);
+	ndk_wait_init(c);
+	KUNIT_ASSERT_EQ(test, s->srq->Dispatch->NdkCloseSrq(&s->srq->Header,
+							    ndk_test_close_cb,
+							    c),
+			STATUS_PENDING);
+	KUNIT_EXPECT_EQ(test,
+			e->pd->Dispatch->NdkCreateQpWithSrq(e->pd, e->cq, e->cq,
+							    s->srq, NULL, 4, 1,
+							    0,
+							    ndk_test_create_cb,
+							    &w, &unused),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 0);
+	ndk_test_close(test, &s->qp->Header, s->qp->Dispatch->NdkCloseQp);
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(c));
+	ib_dma_unmap_single(container_of(e->pd, struct ndk_pd,
+					 ndk)->ibpd->device,
+			    s->dma, 9 * NDK_SRQ_SLOT, DMA_BIDIRECTIONAL);
+	ndk_test_close(test, hdr, pd->Dispatch->NdkClosePd);
+}
+
+/*
  * Several QPs on one SRQ: each connection's messages take receives from
  * the shared queue in order, and each result names the QP that received.
  */
@@ -1154,6 +1199,7 @@ static struct kunit_case ndk_srq_cases[] = {
 	KUNIT_CASE(ndk_srq_notify_test),
 	KUNIT_CASE(ndk_srq_error_event_test),
 	KUNIT_CASE(ndk_srq_close_first_test),
+	KUNIT_CASE(ndk_srq_qp_refused_test),
 	KUNIT_CASE(ndk_srq_shared_test),
 	KUNIT_CASE(ndk_srq_modify_test),
 	KUNIT_CASE(ndk_srq_modify_gap_test),
