@@ -215,7 +215,8 @@ static void nvmeof_result(struct nvmeof_queue *q, const NDK_RESULT_EX *r)
 		if (r->Status == STATUS_SUCCESS) {
 			nvmeof_response(q, slot, r);
 		} else {
-			if (!test_bit(NVMEOF_Q_FAILED, &q->flags))
+			if (!test_bit(NVMEOF_Q_FAILED, &q->flags) ||
+			    r->Status != STATUS_CANCELLED)
 				pr_err("queue %u: receive failed: %#x (device code %#x)\n",
 				       q->qid, r->Status, r->ProviderErrorCode);
 			nvmeof_queue_fail(q);
@@ -225,8 +226,12 @@ static void nvmeof_result(struct nvmeof_queue *q, const NDK_RESULT_EX *r)
 		return;
 	}
 	if (r->Status) {
-		/* Flushed requests follow the first failure: say which. */
-		if (!test_bit(NVMEOF_Q_FAILED, &q->flags))
+		/*
+		 * Flushed requests follow the first failure: say which, and
+		 * any failure after it that is not a flush.
+		 */
+		if (!test_bit(NVMEOF_Q_FAILED, &q->flags) ||
+		    r->Status != STATUS_CANCELLED)
 			pr_err("queue %u: request of type %d failed: %#x (device code %#x)\n",
 			       q->qid, r->Type, r->Status, r->ProviderErrorCode);
 		nvmeof_req_error(req, r->Status);
@@ -279,6 +284,9 @@ void nvmeof_disconnect_event(PVOID ctx)
 {
 	struct nvmeof_queue *q = ctx;
 
+	if (!test_bit(NVMEOF_Q_FAILED, &q->flags))
+		pr_err("queue %u: the connection was ended by the target or the network\n",
+		       q->qid);
 	nvmeof_queue_fail(q);
 	nvmeof_ctrl_fail(q->ctrl, "the target disconnected");
 }
