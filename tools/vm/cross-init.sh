@@ -201,6 +201,7 @@ case_nvmeof() {
 	else
 		res="peer lost"
 	fi
+	[ -z "$res" ] || cm_counts >>/tmp/prog.log
 	report $t $name "${res:-ok}"
 }
 

@@ -229,6 +229,23 @@ target_bytes() {
 		2>/dev/null | head -c "$2"
 }
 
+# The connection manager's message counts of every port of an IB or
+# RoCE device, the ones not 0, one line per port: for a failure's log,
+# which side sent or got a disconnect or a reject.
+cm_counts() {
+	for p in /sys/class/infiniband_cm/*/[0-9]*; do
+		[ -d "$p" ] || continue
+		line=
+		for f in "$p"/cm_tx_msgs/* "$p"/cm_rx_msgs/*; do
+			n=$(cat "$f" 2>/dev/null)
+			[ "${n:-0}" = 0 ] && continue
+			dir=${f%/*}
+			line="$line ${dir##*/cm_}/${f##*/}=$n"
+		done
+		echo "cm counts of ${p#/sys/class/infiniband_cm/}:${line:- none}"
+	done
+}
+
 # The first line ndk_nvmeof logged at error level since the kernel's log
 # was last cleared, without its prefix; empty when there is none. A run
 # that passed, its shutdown included, logs none.
