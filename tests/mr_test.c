@@ -98,6 +98,33 @@ static NTSTATUS ndk_mr_write_to(struct kunit *test, struct ndk_cenv *e,
 	return ndk_menv_rdma(test, e, me, true, ndk_mem_va(t), rkey, t->len);
 }
 
+/*
+ * The end of a case that left @mr deregistered or dead: registered again
+ * over @t's @len bytes, the region takes a peer's write of @seed through
+ * its new remote token; then the region, @t and the peer go.
+ */
+static void ndk_mr_register_again(struct kunit *test, struct ndk_cenv *e,
+				  NDK_MR *mr, struct ndk_mem *t, u32 len,
+				  u8 seed)
+{
+	struct ndk_menv *me = ndk_kzalloc_test(test, sizeof(*me));
+	u32 rkey;
+
+	ndk_menv_init(test, e, me);
+	KUNIT_ASSERT_EQ(test, ndk_test_register(test, mr, t, len,
+						NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
+						NDK_MR_FLAG_ALLOW_REMOTE_WRITE),
+			STATUS_SUCCESS);
+	rkey = mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
+	KUNIT_EXPECT_EQ(test, ndk_mr_write_to(test, e, me, t, rkey, seed),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, len, seed));
+	KUNIT_EXPECT_EQ(test, ndk_test_deregister(test, mr), STATUS_SUCCESS);
+	ndk_test_close_mr(test, mr);
+	ndk_mem_free(t);
+	ndk_menv_free(test, me);
+}
+
 static void ndk_mr_create_in(struct ndk_test_call *c)
 {
 	NDK_PD *pd = c->arg;
@@ -1344,20 +1371,7 @@ static void ndk_mr_deregister_fault_test(struct kunit *test)
 	ndk_menv_free(test, me);
 
 	/* Registered again, the region works. */
-	me = ndk_kzalloc_test(test, sizeof(*me));
-	ndk_menv_init(test, e, me);
-	KUNIT_ASSERT_EQ(test, ndk_test_register(test, mr, t, len,
-						NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
-						NDK_MR_FLAG_ALLOW_REMOTE_WRITE),
-			STATUS_SUCCESS);
-	rkey = mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
-	KUNIT_EXPECT_EQ(test, ndk_mr_write_to(test, e, me, t, rkey, 83),
-			STATUS_SUCCESS);
-	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, len, 83));
-	KUNIT_EXPECT_EQ(test, ndk_test_deregister(test, mr), STATUS_SUCCESS);
-	ndk_test_close_mr(test, mr);
-	ndk_mem_free(t);
-	ndk_menv_free(test, me);
+	ndk_mr_register_again(test, e, mr, t, len, 83);
 }
 
 /*
@@ -1447,21 +1461,9 @@ static void ndk_mr_restore_fault_test(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, len, 92));
 	ndk_menv_free(test, me);
 
-	me = ndk_kzalloc_test(test, sizeof(*me));
-	ndk_menv_init(test, e, me);
+	/* Deregistered and registered again, the region works. */
 	KUNIT_EXPECT_EQ(test, ndk_test_deregister(test, mr), STATUS_SUCCESS);
-	KUNIT_ASSERT_EQ(test, ndk_test_register(test, mr, t, len,
-						NDK_MR_FLAG_ALLOW_LOCAL_WRITE |
-						NDK_MR_FLAG_ALLOW_REMOTE_WRITE),
-			STATUS_SUCCESS);
-	rkey = mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
-	KUNIT_EXPECT_EQ(test, ndk_mr_write_to(test, e, me, t, rkey, 94),
-			STATUS_SUCCESS);
-	KUNIT_EXPECT_TRUE(test, ndk_mem_check(t, 0, len, 94));
-	KUNIT_EXPECT_EQ(test, ndk_test_deregister(test, mr), STATUS_SUCCESS);
-	ndk_test_close_mr(test, mr);
-	ndk_mem_free(t);
-	ndk_menv_free(test, me);
+	ndk_mr_register_again(test, e, mr, t, len, 94);
 }
 
 /*
