@@ -549,13 +549,14 @@ static int nr_send(struct ndk_rping *rp, const void *msg, const char *what)
 }
 
 /*
- * The server's last message, after which rping's and rdma_client's
- * clients disconnect. On IB their QP goes to error before the DREQ, and
- * rxe acknowledges a message only after its receive completed: the ACK
- * may be dropped, and our send then ends flushed by the disconnect
- * although the client has the message. rping and rdma_server take a
- * flushed send as the end of the run; so do we, but only when the
- * client does disconnect. Its exit status says whether it got the data.
+ * The server's last message, after which the client disconnects (rping's,
+ * rdma_client's, and ours with proto=ndk). On IB their QP goes to error
+ * before the DREQ, and rxe acknowledges a message only after its receive
+ * completed: the ACK may be dropped, and our send then ends flushed by
+ * the disconnect although the client has the message. rping and
+ * rdma_server take a flushed send as the end of the run; so do we, but
+ * only when the client does disconnect. Its result says whether it got
+ * the data.
  */
 static int nr_send_last(struct ndk_rping *rp, const void *msg,
 			const char *what)
@@ -921,6 +922,9 @@ static int nr_ndk_turn(struct ndk_rping *rp, unsigned int turn,
 	/* The write has completed: the source is ours again. */
 	nr_ndk_pattern(nr_area(rp, NR_SRC), turn + 1, rp->server);
 	nr_turn_msg(msg, turn, rp->server);
+	/* The client disconnects once it has checked our last turn. */
+	if (rp->server && turn + 1 == count && rp->hangup == NR_HANGUP_PEER)
+		return nr_send_last(rp, msg, "sending the end of the last turn");
 	return nr_send(rp, msg, "sending the end of the turn");
 }
 
