@@ -168,6 +168,7 @@ static int nvmeof_batch(struct nvmeof_job *job, bool write, u32 len, int n)
 		/* As a host's timeout does: give up, and every command ends. */
 		pr_err("q%d: %d commands unanswered\n", job->index,
 		       atomic_read(&job->outstanding));
+		nvmeof_queue_report(job->q);
 		nvmeof_ctrl_fail(ctrl, "I/O timed out");
 		wait_event(job->wait, !atomic_read(&job->outstanding));
 	}

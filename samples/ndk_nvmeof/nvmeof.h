@@ -187,6 +187,7 @@ int nvmeof_queue_create(struct nvmeof_ctrl *ctrl, struct nvmeof_queue *q,
 int nvmeof_queue_connect(struct nvmeof_queue *q);
 void nvmeof_queue_destroy(struct nvmeof_queue *q);
 void nvmeof_queue_fail(struct nvmeof_queue *q);
+void nvmeof_queue_report(struct nvmeof_queue *q);
 bool nvmeof_post_recv(struct nvmeof_queue *q, struct nvmeof_rx *rx);
 void nvmeof_cq_event(PVOID ctx, NTSTATUS status);
 void nvmeof_disconnect_event(PVOID ctx);

@@ -137,6 +137,31 @@ void nvmeof_queue_fail(struct nvmeof_queue *q)
 	wake_up_all(&q->wait);
 }
 
+/**
+ * nvmeof_queue_report() - log the commands a queue still waits for
+ * @q: the queue
+ *
+ * For a timeout's log: which parts of each command are still out (its
+ * send, the target's response, an invalidation), and how many receives
+ * are posted for the responses.
+ */
+void nvmeof_queue_report(struct nvmeof_queue *q)
+{
+	unsigned int tag;
+
+	pr_err("queue %u: %d receives posted\n", q->qid,
+	       atomic_read(&q->rx_posted));
+	for_each_set_bit(tag, q->busy, q->size) {
+		struct nvmeof_req *req = &q->reqs[tag];
+
+		pr_err("queue %u: command %u: %s, %s, %d parts out\n", q->qid,
+		       tag, test_bit(NVMEOF_REQ_POSTED, &req->flags) ?
+		       "posted" : "not posted",
+		       test_bit(NVMEOF_REQ_ANSWERED, &req->flags) ?
+		       "answered" : "no response", atomic_read(&req->pending));
+	}
+}
+
 /* A peer that breaks the protocol gets no second chance. */
 static void nvmeof_protocol_error(struct nvmeof_queue *q, const char *what)
 {
