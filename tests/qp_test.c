@@ -386,6 +386,23 @@ static void ndk_qp_two_cqs_test(struct kunit *test)
 }
 
 /*
+ * @cq, as receive or initiator CQ, makes NdkCreateQp fail inline with
+ * STATUS_INVALID_PARAMETER and no callback.
+ */
+static void ndk_qp_expect_cq_refused(struct kunit *test, struct ndk_cenv *e,
+				     NDK_CQ *cq)
+{
+	struct ndk_wait w;
+
+	ndk_wait_init(&w);
+	KUNIT_EXPECT_EQ(test, ndk_qp_try(e, cq, e->cq, 4, 4, 1, 1, 0, &w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, ndk_qp_try(e, e->cq, cq, 4, 4, 1, 1, 0, &w),
+			STATUS_INVALID_PARAMETER);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 0);
+}
+
+/*
  * A CQ of another adapter, even one opened on the same interface, serves
  * no QP of this PD: as receive or initiator CQ, NdkCreateQp fails inline
  * with STATUS_INVALID_PARAMETER.
@@ -396,14 +413,8 @@ static void ndk_qp_other_adapter_cq_test(struct kunit *test)
 	NDK_ADAPTER *a = ndk_test_open(test);
 	NDK_OBJECT_HEADER *hdr = ndk_test_create_cq(test, a, 16);
 	NDK_CQ *cq = container_of(hdr, NDK_CQ, Header);
-	struct ndk_wait w;
 
-	ndk_wait_init(&w);
-	KUNIT_EXPECT_EQ(test, ndk_qp_try(e, cq, e->cq, 4, 4, 1, 1, 0, &w),
-			STATUS_INVALID_PARAMETER);
-	KUNIT_EXPECT_EQ(test, ndk_qp_try(e, e->cq, cq, 4, 4, 1, 1, 0, &w),
-			STATUS_INVALID_PARAMETER);
-	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 0);
+	ndk_qp_expect_cq_refused(test, e, cq);
 	ndk_test_close(test, hdr, cq->Dispatch->NdkCloseCq);
 	ndk_test_close_adapter(test, a);
 }
@@ -420,7 +431,6 @@ static void ndk_qp_closing_cq_test(struct kunit *test)
 	/* Not on the stack: after a failure the close completes later. */
 	struct ndk_wait *c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
 	NDK_CQ *cq = e->cq;
-	struct ndk_wait w;
 
 	KUNIT_ASSERT_NOT_NULL(test, c);
 	ndk_wait_init(c);
@@ -429,12 +439,7 @@ static void ndk_qp_closing_cq_test(struct kunit *test)
 			STATUS_PENDING);
 	e->cq = container_of(ndk_test_create_cq(test, e->a, 16), NDK_CQ,
 			     Header);
-	ndk_wait_init(&w);
-	KUNIT_EXPECT_EQ(test, ndk_qp_try(e, cq, e->cq, 4, 4, 1, 1, 0, &w),
-			STATUS_INVALID_PARAMETER);
-	KUNIT_EXPECT_EQ(test, ndk_qp_try(e, e->cq, cq, 4, 4, 1, 1, 0, &w),
-			STATUS_INVALID_PARAMETER);
-	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 0);
+	ndk_qp_expect_cq_refused(test, e, cq);
 	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
 	KUNIT_EXPECT_TRUE(test, ndk_wait_for(c));
 }
