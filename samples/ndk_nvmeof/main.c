@@ -169,6 +169,9 @@ static int nvmeof_batch(struct nvmeof_job *job, bool write, u32 len, int n)
 		pr_err("q%d: %d commands unanswered\n", job->index,
 		       atomic_read(&job->outstanding));
 		nvmeof_queue_report(job->q);
+		/* A dead queue, or commands lost: a Flush behind them tells. */
+		pr_err("q%d: a Flush behind them %s\n", job->index,
+		       nvmeof_flush(ctrl, job->q) ? "failed too" : "was answered");
 		nvmeof_ctrl_fail(ctrl, "I/O timed out");
 		wait_event(job->wait, !atomic_read(&job->outstanding));
 	}
