@@ -230,6 +230,16 @@ static void nvmeof_response(struct nvmeof_queue *q, struct nvmeof_rx *rx,
 	nvmeof_req_put(req);
 }
 
+/*
+ * Flushed results follow a queue's first failure: log that one, and any
+ * failure after it that is not a flush.
+ */
+static bool nvmeof_failure_news(struct nvmeof_queue *q, const NDK_RESULT_EX *r)
+{
+	return !test_bit(NVMEOF_Q_FAILED, &q->flags) ||
+	       r->Status != STATUS_CANCELLED;
+}
+
 static void nvmeof_result(struct nvmeof_queue *q, const NDK_RESULT_EX *r)
 {
 	unsigned int kind = (uintptr_t)r->RequestContext & NVMEOF_CTX_MASK;
@@ -240,8 +250,7 @@ static void nvmeof_result(struct nvmeof_queue *q, const NDK_RESULT_EX *r)
 		if (r->Status == STATUS_SUCCESS) {
 			nvmeof_response(q, slot, r);
 		} else {
-			if (!test_bit(NVMEOF_Q_FAILED, &q->flags) ||
-			    r->Status != STATUS_CANCELLED)
+			if (nvmeof_failure_news(q, r))
 				pr_err("queue %u: receive failed: %#x (device code %#x)\n",
 				       q->qid, r->Status, r->ProviderErrorCode);
 			nvmeof_queue_fail(q);
@@ -251,12 +260,7 @@ static void nvmeof_result(struct nvmeof_queue *q, const NDK_RESULT_EX *r)
 		return;
 	}
 	if (r->Status) {
-		/*
-		 * Flushed requests follow the first failure: say which, and
-		 * any failure after it that is not a flush.
-		 */
-		if (!test_bit(NVMEOF_Q_FAILED, &q->flags) ||
-		    r->Status != STATUS_CANCELLED)
+		if (nvmeof_failure_news(q, r))
 			pr_err("queue %u: request of type %d failed: %#x (device code %#x)\n",
 			       q->qid, r->Type, r->Status, r->ProviderErrorCode);
 		nvmeof_req_error(req, r->Status);
