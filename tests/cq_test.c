@@ -1638,6 +1638,7 @@ static void ndk_cq_restore_late_test(struct kunit *test)
 	struct ndk_mem *t = ndk_kzalloc_test(test, sizeof(*t));
 	int (*poll)(struct ib_cq *ibcq, int n, struct ib_wc *wc);
 	struct ndk_notify_rec rec;
+	unsigned long end;
 	NDK_RESULT_EX r[4];
 	struct ndk_cq *c;
 	NDK_CQ *cq;
@@ -1678,7 +1679,16 @@ static void ndk_cq_restore_late_test(struct kunit *test)
 	/* The restoring's notification, late: nothing new, nobody told. */
 	complete(&ndk_restore_pause.go);
 	flush_work(&c->obj.adapter->dev->restore_work);
-	msleep(50);
+	/*
+	 * Its kick has run, not only been scheduled: the softirq is off the
+	 * list, and a grace period outlasts the one still returning.
+	 */
+	irq_work_sync(&c->kick);
+	end = jiffies + NDK_TEST_TIMEOUT;
+	while (test_bit(IRQ_POLL_F_SCHED, &c->iop.state) &&
+	       time_before(jiffies, end))
+		usleep_range(1000, 2000);
+	synchronize_rcu();
 	KUNIT_EXPECT_EQ(test, atomic_read(&rec.count), 1);
 	ndk_mr_set_restored_hook(NULL);
 
