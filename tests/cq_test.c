@@ -25,6 +25,22 @@ static ULONG ndk_test_max_cq(NDK_ADAPTER *a)
 	return container_of(a, struct ndk_adapter, ndk)->info.MaxCqDepth;
 }
 
+/*
+ * Wait until every notification already asked of @c has run: its kick's
+ * irq_work synced, its softirq off the list, and a grace period for one
+ * still returning. What the consumer was told is then final.
+ */
+static void ndk_cq_settle(struct ndk_cq *c)
+{
+	unsigned long end = jiffies + NDK_TEST_TIMEOUT;
+
+	irq_work_sync(&c->kick);
+	while (test_bit(IRQ_POLL_F_SCHED, &c->iop.state) &&
+	       time_before(jiffies, end))
+		usleep_range(1000, 2000);
+	synchronize_rcu();
+}
+
 static void ndk_cq_create_close_test(struct kunit *test)
 {
 	NDK_OBJECT_HEADER *hdr = ndk_test_create_cq(test,
@@ -273,7 +289,7 @@ static void ndk_cq_arm_empty_test(struct kunit *test)
 	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ERRORS);
 	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_SOLICITED);
 	KUNIT_EXPECT_EQ(test, atomic_read(&p->arm), 2);
-	msleep(100);
+	ndk_cq_settle(p);
 	KUNIT_EXPECT_EQ(test, atomic_read(&notified), 0);
 	ndk_test_close(test, &cq->Header, cq->Dispatch->NdkCloseCq);
 	KUNIT_EXPECT_EQ(test, atomic_read(&notified), 0);
@@ -1538,7 +1554,7 @@ static void ndk_cq_held_stash_test(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, READ_ONCE(c->held));
 	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
 	KUNIT_EXPECT_EQ(test, ndk_script_get(cq, r, 1, ex), 0U);
-	msleep(50);
+	ndk_cq_settle(c);
 	KUNIT_EXPECT_EQ(test, atomic_read(&rec.count), 0);
 	mutex_unlock(&m->lock);
 
@@ -1596,7 +1612,7 @@ static void ndk_cq_held_stash_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ndk_script_get(cq, r, NDK_CQ_POLL_BATCH, ex), 0U);
 	KUNIT_EXPECT_FALSE(test, READ_ONCE(c->sweep_due));
 	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
-	msleep(50);
+	ndk_cq_settle(c);
 	KUNIT_EXPECT_EQ(test, atomic_read(&rec.count), 4);
 
 	WRITE_ONCE(c->poll_cq, poll);
@@ -1638,7 +1654,6 @@ static void ndk_cq_restore_late_test(struct kunit *test)
 	struct ndk_mem *t = ndk_kzalloc_test(test, sizeof(*t));
 	int (*poll)(struct ib_cq *ibcq, int n, struct ib_wc *wc);
 	struct ndk_notify_rec rec;
-	unsigned long end;
 	NDK_RESULT_EX r[4];
 	struct ndk_cq *c;
 	NDK_CQ *cq;
@@ -1679,16 +1694,8 @@ static void ndk_cq_restore_late_test(struct kunit *test)
 	/* The restoring's notification, late: nothing new, nobody told. */
 	complete(&ndk_restore_pause.go);
 	flush_work(&c->obj.adapter->dev->restore_work);
-	/*
-	 * Its kick has run, not only been scheduled: the softirq is off the
-	 * list, and a grace period outlasts the one still returning.
-	 */
-	irq_work_sync(&c->kick);
-	end = jiffies + NDK_TEST_TIMEOUT;
-	while (test_bit(IRQ_POLL_F_SCHED, &c->iop.state) &&
-	       time_before(jiffies, end))
-		usleep_range(1000, 2000);
-	synchronize_rcu();
+	/* Its kick has run, not only been scheduled. */
+	ndk_cq_settle(c);
 	KUNIT_EXPECT_EQ(test, atomic_read(&rec.count), 1);
 	ndk_mr_set_restored_hook(NULL);
 
@@ -1725,7 +1732,7 @@ static void ndk_cq_error_event_arm_test(struct kunit *test)
 				.event = IB_EVENT_CQ_ERR };
 	p->ibcq->event_handler(&ev, p->ibcq->cq_context);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(p->fatal), STATUS_INTERNAL_ERROR);
-	msleep(50);
+	ndk_cq_settle(p);
 	KUNIT_EXPECT_EQ(test, atomic_read(&rec.count), 0);
 	cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ERRORS);
 	KUNIT_EXPECT_TRUE(test, ndk_script_notified(&rec, 1));
