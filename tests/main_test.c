@@ -6,10 +6,11 @@
  * unloaded (`rmmod`), after which the device is recreated. The consumer
  * hears NDK_ADAPTER_REMOVED; everything posted completes with the flush
  * status; the connection ends with a disconnect event; nothing new can be
- * created, connected or sent; every close still completes, and the device's
- * unregistration finishes only once the adapter is closed. This suite must
- * run last: the device stays gone (the VM's init runs the interop cases
- * before the suites).
+ * created, connected, accepted, listened on or sent, even on objects made
+ * before; a region still deregisters; every close still completes, and the
+ * device's unregistration finishes only once the adapter is closed. This
+ * suite must run last: the device stays gone (the VM's init runs the
+ * interop cases before the suites).
  */
 #include <linux/delay.h>
 #include <linux/kthread.h>
@@ -440,6 +441,174 @@ static void ndk_removal_posting_test(struct kunit *test)
 	ndk_rm_restore(test, rm);
 }
 
+/* The calls of ndk_rm_lates[]. */
+#define NDK_RM_LATES	4
+
+/**
+ * struct ndk_rm_kept - what the consumer made before the removal, to use
+ *	after it
+ * @c: a connector never connected
+ * @l: a listener not listening
+ * @q: a connection whose request the listener handed over, unanswered
+ * @cw: the connect of @q
+ * @m: a registered region
+ * @qp: the QP @c connects with
+ * @w: the waits of ndk_rm_lates[]
+ * @pended: which of them pended
+ */
+struct ndk_rm_kept {
+	NDK_CONNECTOR *c;
+	NDK_LISTENER *l;
+	struct ndk_pair q;
+	struct ndk_wait cw;
+	struct ndk_pmem *m;
+	NDK_QP *qp;
+	struct ndk_wait w[NDK_RM_LATES];
+	bool pended[NDK_RM_LATES];
+};
+
+static NTSTATUS ndk_rm_connect(struct ndk_cenv *e, struct ndk_rm_kept *k,
+			       struct ndk_wait *w)
+{
+	return ndk_cenv_connect(e, k->c, k->qp, NDK_TEST_PORT, NULL, 0, w);
+}
+
+static NTSTATUS ndk_rm_accept(struct ndk_cenv *e, struct ndk_rm_kept *k,
+			      struct ndk_wait *w)
+{
+	NDK_CONNECTOR *in = k->q.in;
+
+	return in->Dispatch->NdkAccept(in, k->q.pqp, 4, 4, NULL, 0, NULL, NULL,
+				       ndk_test_request_cb, w);
+}
+
+static NTSTATUS ndk_rm_listen(struct ndk_cenv *e, struct ndk_rm_kept *k,
+			      struct ndk_wait *w)
+{
+	struct sockaddr_in sin = e->addr;
+
+	sin.sin_port = htons(NDK_TEST_PORT + 1);
+	return k->l->Dispatch->NdkListen(k->l, (struct sockaddr *)&sin,
+					 sizeof(sin), ndk_test_request_cb, w);
+}
+
+static NTSTATUS ndk_rm_deregister(struct ndk_cenv *e, struct ndk_rm_kept *k,
+				  struct ndk_wait *w)
+{
+	NDK_MR *mr = k->m->mr;
+
+	return mr->Dispatch->NdkDeregisterMr(mr, ndk_test_request_cb, w);
+}
+
+/**
+ * struct ndk_rm_late - a call made after the removal on an object made
+ *	before it
+ * @name: the call
+ * @call: makes it, reporting to @w
+ * @status: its outcome
+ * @may_pend: whether it may pend; else it must fail inline
+ */
+struct ndk_rm_late {
+	const char *name;
+	NTSTATUS (*call)(struct ndk_cenv *e, struct ndk_rm_kept *k,
+			 struct ndk_wait *w);
+	NTSTATUS status;
+	bool may_pend;
+};
+
+/*
+ * Nothing starts on the dead adapter; a region still deregisters, its
+ * verbs MR destroyed rather than invalidated once the driver's module is
+ * going (ndk_driver_going()).
+ */
+static const struct ndk_rm_late ndk_rm_lates[] = {
+	{ "NdkConnect", ndk_rm_connect, STATUS_DEVICE_REMOVED, false },
+	{ "NdkAccept", ndk_rm_accept, STATUS_DEVICE_REMOVED, false },
+	{ "NdkListen", ndk_rm_listen, STATUS_DEVICE_REMOVED, false },
+	{ "NdkDeregisterMr", ndk_rm_deregister, STATUS_SUCCESS, true },
+};
+
+static_assert(ARRAY_SIZE(ndk_rm_lates) == NDK_RM_LATES);
+
+/*
+ * Make @k's objects; @qp is an idle QP of the environment. Not on the
+ * stack: after a failed assertion a late callback would write to it.
+ */
+static struct ndk_rm_kept *ndk_rm_keep(struct kunit *test,
+				       struct ndk_cenv *e, NDK_QP *qp)
+{
+	struct ndk_rm_kept *k = kunit_kzalloc(test, sizeof(*k), GFP_KERNEL);
+	struct sockaddr_in dst;
+
+	KUNIT_ASSERT_NOT_NULL(test, k);
+	k->qp = qp;
+	k->c = ndk_cenv_connector(test, e);
+	k->l = ndk_cenv_listener(test, e);
+	k->m = ndk_pmem_new(test, e, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+	ndk_pair_init(test, e, &k->q);
+	ndk_listen_addr(e, &dst);
+	ndk_pair_request(test, e, &k->q, (struct sockaddr *)&e->addr,
+			 (struct sockaddr *)&dst, sizeof(dst), false, &k->cw);
+	return k;
+}
+
+/*
+ * After the removal: each of ndk_rm_lates[] gives its outcome; the
+ * pending connect ends as rdma_cm's removal aborts it.
+ */
+static void ndk_rm_use_kept(struct kunit *test, struct ndk_cenv *e,
+			    struct ndk_rm_kept *k)
+{
+	const struct ndk_rm_late *l;
+	NTSTATUS st;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(ndk_rm_lates); i++) {
+		l = &ndk_rm_lates[i];
+		ndk_wait_init(&k->w[i]);
+		st = l->call(e, k, &k->w[i]);
+		k->pended[i] = st == STATUS_PENDING;
+		if (k->pended[i] && l->may_pend) {
+			KUNIT_ASSERT_TRUE_MSG(test, ndk_wait_for(&k->w[i]),
+					      "%s never completed", l->name);
+			st = k->w[i].status;
+		}
+		KUNIT_EXPECT_EQ_MSG(test, st, l->status, "%s", l->name);
+	}
+	/* The region's tokens died with it. */
+	KUNIT_EXPECT_EQ(test,
+			k->m->mr->Dispatch->NdkGetLocalTokenFromMr(k->m->mr),
+			0U);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&k->cw));
+	KUNIT_EXPECT_EQ(test, k->cw.status, STATUS_CONNECTION_ABORTED);
+}
+
+/* Close @k's objects; no request called back but once, if it pended. */
+static void ndk_rm_close_kept(struct kunit *test, struct ndk_rm_kept *k)
+{
+	int i;
+
+	ndk_pair_close(test, &k->q);
+	ndk_pmem_free(test, k->m);
+	ndk_test_close(test, &k->l->Header, k->l->Dispatch->NdkCloseListener);
+	ndk_close_all(test, k->c, NULL);
+	for (i = 0; i < ARRAY_SIZE(ndk_rm_lates); i++)
+		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&k->w[i].calls),
+				    (int)k->pended[i], "%s",
+				    ndk_rm_lates[i].name);
+	KUNIT_EXPECT_EQ(test, atomic_read(&k->cw.calls), 1);
+}
+
+/*
+ * The device goes, its driver unloaded or its link deleted, under a
+ * connection up, receives posted, an idle QP, a connector and a listener
+ * never used, a connect request the listener handed over and a registered
+ * region: the receives complete cancelled, the connection ends with a
+ * disconnect event and the request's connect as aborted; no create
+ * succeeds, and NdkConnect, NdkAccept and NdkListen fail inline, with no
+ * callback; NdkDeregisterMr still succeeds, calling back once if it
+ * pended; the device stays registered until the adapter is closed.
+ */
 static void ndk_removal_live_test(struct kunit *test)
 {
 	const struct ndk_rm_way *way = test->param_value;
@@ -454,6 +623,7 @@ static void ndk_removal_live_test(struct kunit *test)
 	unsigned long end;
 	struct ndk_pair p;
 	struct ndk_rm *rm = ndk_rm;
+	struct ndk_rm_kept *k;
 	struct ndk_wait w;
 	NDK_QP *idle;
 	UINT32 tok;
@@ -486,6 +656,7 @@ static void ndk_removal_live_test(struct kunit *test)
 	ndk_establish_pair(test, e, &p, (struct sockaddr *)&e->addr,
 			   (struct sockaddr *)&dst, sizeof(dst), false);
 	idle = ndk_cenv_qp(test, e);
+	k = ndk_rm_keep(test, e, idle);
 	ndk_rm_receives(test, p.aqp, dma, tok, 0, NDK_RM_RECVS);
 	ndk_rm_receives(test, p.pqp, dma, tok, NDK_RM_RECVS, NDK_RM_RECVS);
 	ndk_rm_receives(test, idle, dma, tok, 2 * NDK_RM_RECVS, NDK_RM_RECVS);
@@ -536,6 +707,7 @@ static void ndk_removal_live_test(struct kunit *test)
 						ndk_test_create_cb, &w,
 						&cunused),
 				&w);
+	ndk_rm_use_kept(test, e, k);
 	KUNIT_EXPECT_EQ(test, e->cq->Dispatch->NdkGetCqResults(e->cq, r, 1),
 			0UL);
 
@@ -543,6 +715,7 @@ static void ndk_removal_live_test(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, completion_done(&rm->done));
 	ib_dma_unmap_single(dev, dma, NDK_RM_BUF, DMA_BIDIRECTIONAL);
 	ndk_pair_close(test, &p);
+	ndk_rm_close_kept(test, k);
 	ndk_test_close(test, &idle->Header, idle->Dispatch->NdkCloseQp);
 	ndk_rm_close_env(test, rm);
 	KUNIT_EXPECT_EQ(test, ndk_enum_adapters(NULL, 0), 0);
