@@ -138,6 +138,9 @@ enum ndk_test_ctx {
 	NDK_CTX_THREAD,		/* the test's own thread, which may sleep */
 	NDK_CTX_LOCKED,		/* under a spinlock with interrupts off */
 	NDK_CTX_TIMER,		/* a timer's softirq */
+	/* Not in ndk_test_contexts(): they hide from the preempt count. */
+	NDK_CTX_RCU,		/* under rcu_read_lock() alone */
+	NDK_CTX_IRQS_OFF,	/* under local_irq_disable() alone */
 };
 
 /**
@@ -165,6 +168,8 @@ struct ndk_test_call {
 };
 
 void ndk_test_run_in(struct ndk_test_call *c, enum ndk_test_ctx ctx);
+void ndk_test_context(struct kunit *test, enum ndk_test_ctx ctx,
+		      void (*create)(struct ndk_test_call *c), void *arg);
 void ndk_test_contexts(struct kunit *test,
 		       void (*create)(struct ndk_test_call *c), void *arg);
 

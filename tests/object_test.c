@@ -7,7 +7,8 @@
  * callback) or with STATUS_PENDING, complete exactly once, deadlock
  * nothing, and no callback of a closed object may run afterwards.
  * Antecedents closed in the same callback as their successors complete
- * after them.
+ * after them. A create or close made where the caller may not sleep
+ * pends, also where the preempt count does not show it.
  */
 #include <linux/delay.h>
 #include <ndk/ndk_mdl.h>
@@ -842,12 +843,83 @@ static void ndk_lt_close_refused_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&w[1].calls), 0);
 }
 
+/* Contexts where a caller may not sleep that the preempt count misses. */
+static const enum ndk_test_ctx ndk_lt_hidden_p[] = {
+	NDK_CTX_RCU, NDK_CTX_IRQS_OFF,
+};
+
+static void ndk_lt_hidden_desc(const enum ndk_test_ctx *ctx, char *desc)
+{
+	strscpy(desc, *ctx == NDK_CTX_RCU ? "rcu_read_lock" :
+					    "local_irq_disable",
+		KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(ndk_lt_hidden, ndk_lt_hidden_p, ndk_lt_hidden_desc);
+
+/**
+ * struct ndk_lt_probe - what a context looks like from inside
+ * @c: the call that looks
+ * @count: preempt_count()
+ * @rcu: inside a read-side section of preemptible RCU
+ * @irqs_off: interrupts disabled
+ */
+struct ndk_lt_probe {
+	struct ndk_test_call c;
+	unsigned int count;
+	bool rcu;
+	bool irqs_off;
+};
+
+static void ndk_lt_probe_in(struct ndk_test_call *c)
+{
+	struct ndk_lt_probe *p = container_of(c, struct ndk_lt_probe, c);
+
+	p->count = preempt_count();
+	p->rcu = rcu_preempt_depth() > 0;
+	p->irqs_off = irqs_disabled();
+}
+
+static void ndk_lt_cq_create_in(struct ndk_test_call *c)
+{
+	NDK_ADAPTER *a = c->arg;
+
+	c->st = a->Dispatch->NdkCreateCq(a, 8, NULL, NULL, NULL,
+					 ndk_test_create_cb, &c->w,
+					 (NDK_CQ **)&c->out);
+}
+
+/*
+ * Under rcu_read_lock() of preemptible RCU and with interrupts disabled
+ * alone the preempt count is 0, yet the caller may not sleep: NdkCreateCq
+ * given a place for the CQ still pends, and calls back once with
+ * success; the CQ's close from there pends and calls back once too.
+ */
+static void ndk_lt_hidden_atomic_test(struct kunit *test)
+{
+	const enum ndk_test_ctx *ctx = test->param_value;
+	struct ndk_cenv *e = test->priv;
+	struct ndk_lt_probe p = { .c.fn = ndk_lt_probe_in };
+
+	/* The context is what the case means: only the count misses it. */
+	ndk_test_run_in(&p.c, *ctx);
+	if (*ctx == NDK_CTX_IRQS_OFF) {
+		KUNIT_EXPECT_TRUE(test, p.irqs_off);
+		KUNIT_EXPECT_EQ(test, p.count, 0U);
+	} else if (IS_ENABLED(CONFIG_PREEMPT_RCU)) {
+		KUNIT_EXPECT_TRUE(test, p.rcu);
+		KUNIT_EXPECT_EQ(test, p.count, 0U);
+	}
+	ndk_test_context(test, *ctx, ndk_lt_cq_create_in, e->a);
+}
+
 static struct kunit_case ndk_object_cases[] = {
 	KUNIT_CASE_PARAM(ndk_lt_close_in_create_test,
 			 ndk_lt_create_gen_params),
 	KUNIT_CASE_PARAM(ndk_lt_close_in_callback_test,
 			 ndk_lt_case_gen_params),
 	KUNIT_CASE(ndk_lt_close_refused_test),
+	KUNIT_CASE_PARAM(ndk_lt_hidden_atomic_test, ndk_lt_hidden_gen_params),
 	{}
 };
 

@@ -260,6 +260,8 @@ static const char *const ndk_test_ctx_names[] = {
 	[NDK_CTX_THREAD] = "thread",
 	[NDK_CTX_LOCKED] = "spinlock",
 	[NDK_CTX_TIMER] = "timer",
+	[NDK_CTX_RCU] = "rcu_read_lock",
+	[NDK_CTX_IRQS_OFF] = "local_irq_disable",
 };
 
 static void ndk_test_call_timer(struct timer_list *t)
@@ -284,6 +286,16 @@ void ndk_test_run_in(struct ndk_test_call *c, enum ndk_test_ctx ctx)
 		spin_lock_irqsave(&ndk_test_lock, flags);
 		c->fn(c);
 		spin_unlock_irqrestore(&ndk_test_lock, flags);
+		break;
+	case NDK_CTX_RCU:
+		rcu_read_lock();
+		c->fn(c);
+		rcu_read_unlock();
+		break;
+	case NDK_CTX_IRQS_OFF:
+		local_irq_disable();
+		c->fn(c);
+		local_irq_enable();
 		break;
 	default:
 		init_completion(&c->ran);
@@ -317,45 +329,56 @@ static void ndk_test_calls_done(struct kunit *test, NTSTATUS st,
 }
 
 /**
- * ndk_test_contexts() - create and close an object from each context
+ * ndk_test_context() - create and close an object from one context
  * @test: the test
+ * @ctx: where both calls are made
  * @create: makes the create call of the object's type from @c->fn's
  *	context, into @c->st, @c->w and @c->out
  * @arg: for @create, in @c->arg
  *
  * From the test's thread, where the kernel counts preemption, both calls
- * finish inline: STATUS_SUCCESS and no callback. Under a spinlock and in
- * a timer both pend: STATUS_PENDING and exactly one callback.
+ * finish inline: STATUS_SUCCESS and no callback. Anywhere else both
+ * pend: STATUS_PENDING and exactly one callback, the create's with
+ * success.
+ */
+void ndk_test_context(struct kunit *test, enum ndk_test_ctx ctx,
+		      void (*create)(struct ndk_test_call *c), void *arg)
+{
+	struct ndk_test_call c = { .arg = arg };
+	NTSTATUS want;
+
+	want = ctx == NDK_CTX_THREAD ? NDK_TEST_INLINE : STATUS_PENDING;
+	ndk_wait_init(&c.w);
+	c.fn = create;
+	ndk_test_run_in(&c, ctx);
+	KUNIT_ASSERT_EQ_MSG(test, c.st, want, "create from %s",
+			    ndk_test_ctx_names[ctx]);
+	if (ctx == NDK_CTX_TIMER)
+		KUNIT_EXPECT_TRUE(test, c.softirq);
+	c.obj = ndk_created(test, c.st, &c.w, c.out);
+	ndk_test_calls_done(test, c.st, &c.w);
+
+	ndk_wait_init(&c.w);
+	c.fn = ndk_test_call_close;
+	ndk_test_run_in(&c, ctx);
+	KUNIT_EXPECT_EQ_MSG(test, c.st, want, "close from %s",
+			    ndk_test_ctx_names[ctx]);
+	if (c.st == STATUS_PENDING)
+		KUNIT_EXPECT_TRUE(test, ndk_wait_for(&c.w));
+	ndk_test_calls_done(test, c.st, &c.w);
+}
+
+/*
+ * ndk_test_context() from the test's thread, under a spinlock and in a
+ * timer.
  */
 void ndk_test_contexts(struct kunit *test,
 		       void (*create)(struct ndk_test_call *c), void *arg)
 {
-	struct ndk_test_call c = { .arg = arg };
 	enum ndk_test_ctx ctx;
-	NTSTATUS want;
 
-	for (ctx = NDK_CTX_THREAD; ctx <= NDK_CTX_TIMER; ctx++) {
-		want = ctx == NDK_CTX_THREAD ? NDK_TEST_INLINE : STATUS_PENDING;
-		ndk_wait_init(&c.w);
-		c.out = NULL;
-		c.fn = create;
-		ndk_test_run_in(&c, ctx);
-		KUNIT_ASSERT_EQ_MSG(test, c.st, want, "create from %s",
-				    ndk_test_ctx_names[ctx]);
-		if (ctx == NDK_CTX_TIMER)
-			KUNIT_EXPECT_TRUE(test, c.softirq);
-		c.obj = ndk_created(test, c.st, &c.w, c.out);
-		ndk_test_calls_done(test, c.st, &c.w);
-
-		ndk_wait_init(&c.w);
-		c.fn = ndk_test_call_close;
-		ndk_test_run_in(&c, ctx);
-		KUNIT_EXPECT_EQ_MSG(test, c.st, want, "close from %s",
-				    ndk_test_ctx_names[ctx]);
-		if (c.st == STATUS_PENDING)
-			KUNIT_EXPECT_TRUE(test, ndk_wait_for(&c.w));
-		ndk_test_calls_done(test, c.st, &c.w);
-	}
+	for (ctx = NDK_CTX_THREAD; ctx <= NDK_CTX_TIMER; ctx++)
+		ndk_test_context(test, ctx, create, arg);
 }
 
 void ndk_close_in_create_init(struct ndk_close_in_create *t)
