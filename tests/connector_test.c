@@ -2563,23 +2563,68 @@ static void ndk_tmo_try_once(struct kunit *test, struct ndk_cenv *e,
 	ndk_pair_close(test, &p);
 }
 
+/* Neither bound is armed on @c: none is running, none has expired. */
+static void ndk_tmo_unarmed(struct kunit *test, NDK_CONNECTOR *c,
+			    const char *which)
+{
+	struct ndk_connector *conn = container_of(c, struct ndk_connector, ndk);
+	u8 bound = READ_ONCE(conn->bound);
+
+	KUNIT_EXPECT_EQ_MSG(test, bound, NDK_BOUND_NONE, "%s side", which);
+	KUNIT_EXPECT_FALSE_MSG(test, timer_pending(&conn->timer), "%s side",
+			       which);
+}
+
 /*
- * A bound of 0 is no bound: connect and accept arm no timer, and the
- * connection is made as with one.
+ * A bound of 0 is no bound: connect and accept arm no timer. The connect
+ * waits for an accept that comes longer than NDK_TMO_MS after the
+ * listener got the request, and on IB and RoCE the accept waits as long
+ * for the confirmation (on iWARP it never waits for one); neither fails,
+ * and the connection is made as with a bound.
  */
 static void ndk_tmo_unbounded_test(struct kunit *test)
 {
 	struct ndk_cenv *e = ndk_tmo_env(test);
+	/* Not on the stack: see ndk_establish_pair_disc(). */
+	struct ndk_wait *w = kunit_kcalloc(test, 3, sizeof(*w), GFP_KERNEL);
+	struct ndk_wait *cw = &w[0], *aw = &w[1], *ccw = &w[2];
 	struct sockaddr_in dst;
 	struct ndk_pair p;
+	NTSTATUS st;
 
+	KUNIT_ASSERT_NOT_NULL(test, w);
 	ndk_tmo_set(test, 0, 0);
+	ndk_pair_init(test, e, &p);
 	ndk_listen_addr(e, &dst);
-	ndk_establish(test, e, &p, (struct sockaddr *)&e->addr,
-		      (struct sockaddr *)&dst, sizeof(dst), false);
-	KUNIT_EXPECT_FALSE(test, timer_pending(&container_of(p.c,
-							     struct ndk_connector,
-							     ndk)->timer));
+	ndk_pair_request(test, e, &p, (struct sockaddr *)&e->addr,
+			 (struct sockaddr *)&dst, sizeof(dst), false, cw);
+	msleep(NDK_TMO_MS + 500);
+	KUNIT_EXPECT_EQ(test, atomic_read(&cw->calls), 0);
+	ndk_tmo_unarmed(test, p.c, "active");
+
+	ndk_wait_init(aw);
+	KUNIT_ASSERT_EQ(test, p.in->Dispatch->NdkAccept(p.in, p.pqp, 1, 1, NULL,
+							0, NULL, NULL,
+							ndk_test_request_cb,
+							aw),
+			STATUS_PENDING);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(cw));
+	KUNIT_ASSERT_EQ(test, cw->status, STATUS_SUCCESS);
+	if (!ndk_test_iwarp()) {
+		msleep(NDK_TMO_MS + 500);
+		KUNIT_EXPECT_EQ(test, atomic_read(&aw->calls), 0);
+		ndk_tmo_unarmed(test, p.in, "passive");
+	}
+
+	ndk_wait_init(ccw);
+	st = p.c->Dispatch->NdkCompleteConnect(p.c, NULL, NULL,
+					       ndk_test_request_cb, ccw);
+	KUNIT_EXPECT_EQ(test, ndk_test_outcome(test, ccw, st), STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(aw));
+	KUNIT_EXPECT_EQ(test, aw->status, STATUS_SUCCESS);
+	ndk_conn_traffic(test, e, p.aqp, p.pqp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&cw->calls), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&aw->calls), 1);
 	ndk_pair_close(test, &p);
 }
 
