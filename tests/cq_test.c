@@ -4,7 +4,9 @@
  * affinity, the arm merge table, resize and interrupt moderation, and
  * overflow; then notification and polling with real completions from a
  * raw loopback QP on the NDK CQ, the serialization of notifications,
- * and a consumer that polls, posts and re-arms from inside them.
+ * and a consumer that polls, posts and re-arms from inside them; and the
+ * loopback connection of those raw QPs (ndk/loopback.c) refusing a QP
+ * with no peer on iWARP.
  *
  * The suite's init opens only the adapter; the notification cases
  * complete the connection environment (ndk_cenv_need()) they ran in
@@ -1923,6 +1925,61 @@ static void ndk_cq_close_in_notify_test(struct kunit *test)
 	put_task_struct(t);
 }
 
+/*
+ * The loopback connection the raw QPs of these cases use
+ * (ndk_loop_connect()), given no peer: on iWARP, which needs one, it is
+ * refused with -EINVAL and leaves the QP as it was, so that the same QP
+ * connects once it has a peer; on IB and RoCE the peer is not used, and
+ * the QP is connected to itself.
+ */
+static void ndk_cq_loop_no_peer_test(struct kunit *test)
+{
+	struct ndk_adapter *a = container_of(ndk_env_adapter(test),
+					     struct ndk_adapter, ndk);
+	struct ndk_loop *loop = kunit_kzalloc(test, sizeof(*loop), GFP_KERNEL);
+	bool iwarp = rdma_protocol_iwarp(a->ibdev, a->port);
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ib_qp_init_attr got;
+	struct ib_qp_attr attr;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+
+	KUNIT_ASSERT_NOT_NULL(test, loop);
+	pd = ib_alloc_pd(a->ibdev, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(pd));
+	cq = ib_alloc_cq(a->ibdev, NULL, 8, 0, IB_POLL_DIRECT);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(cq));
+	init.send_cq = cq;
+	init.recv_cq = cq;
+	loop->qp = ib_create_qp(pd, &init);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(loop->qp));
+
+	KUNIT_EXPECT_EQ(test, ndk_loop_connect(a, loop), iwarp ? -EINVAL : 0);
+	KUNIT_EXPECT_NULL(test, loop->id);
+	KUNIT_EXPECT_NULL(test, loop->peer_id);
+	if (iwarp) {
+		loop->peer = ib_create_qp(pd, &init);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(loop->peer));
+		KUNIT_EXPECT_EQ(test, ndk_loop_connect(a, loop), 0);
+	} else {
+		KUNIT_EXPECT_EQ(test, ib_query_qp(loop->qp, &attr, IB_QP_STATE,
+						  &got),
+				0);
+		KUNIT_EXPECT_EQ(test, attr.qp_state, IB_QPS_RTS);
+	}
+	ndk_loop_disconnect(loop);
+	ib_destroy_qp(loop->qp);
+	if (loop->peer)
+		ib_destroy_qp(loop->peer);
+	ib_free_cq(cq);
+	ib_dealloc_pd(pd);
+}
+
 static struct kunit_case ndk_cq_cases[] = {
 	KUNIT_CASE(ndk_cq_create_close_test),
 	KUNIT_CASE(ndk_cq_atomic_test),
@@ -1959,6 +2016,7 @@ static struct kunit_case ndk_cq_cases[] = {
 	KUNIT_CASE(ndk_cq_foreign_results_test),
 	KUNIT_CASE_PARAM(ndk_cq_held_stash_test, ndk_hold_gen_params),
 	KUNIT_CASE_PARAM(ndk_cq_restore_late_test, ndk_hold_gen_params),
+	KUNIT_CASE(ndk_cq_loop_no_peer_test),
 	{}
 };
 
