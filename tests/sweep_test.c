@@ -712,6 +712,83 @@ static void ndk_sweep_straggler_test(struct kunit *test)
 	ndk_sweep_env_one_free(test, se);
 }
 
+/* How many queues @cq's sweep list holds; stops counting past @max. */
+static int ndk_sweep_listed(NDK_CQ *cq, int max)
+{
+	struct ndk_cq *c = container_of(cq, struct ndk_cq, ndk);
+	struct list_head *pos;
+	unsigned long flags;
+	int n = 0;
+
+	spin_lock_irqsave(&c->sweep_lock, flags);
+	list_for_each(pos, &c->sweeps)
+		if (++n > max)
+			break;
+	spin_unlock_irqrestore(&c->sweep_lock, flags);
+	return n;
+}
+
+/*
+ * A QP closed unpolled after the sweep listed its queues: its retirement
+ * sweeps them again (ndk_qp_sweep_now()) while they are still on the
+ * CQ's list, which must leave them listed once. A send the driver took
+ * and lost and a receive whose flush is lost each come back once,
+ * cancelled, with the QP's context, and nothing after them.
+ */
+static void ndk_sweep_relisted_test(struct kunit *test)
+{
+	struct ndk_sweep_env *se = ndk_sweep_env_one(test);
+	struct ndk_sweep_lost *lost = ndk_sweep_lose(test);
+	NDK_SGE sge = ndk_pmem_sge(se->l, 0, 64);
+	struct ndk_verbs_double *d;
+	unsigned long end;
+	NDK_RESULT_EX r[4];
+	struct ndk_qp *q;
+	NDK_QP *qp;
+	int i, seen = 0;
+
+	qp = ndk_sweep_lost_send(test, se, &d);
+	q = container_of(qp, struct ndk_qp, ndk);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkReceive(qp, ndk_sweep_ctx(1),
+						       &sge, 1),
+			STATUS_SUCCESS);
+	qp->Dispatch->NdkFlush(qp);
+	/* The sweep work lists both queues, then nothing polls them. */
+	end = jiffies + NDK_TEST_TIMEOUT;
+	while (ndk_sweep_listed(se->acq, 2) < 2 && time_before(jiffies, end))
+		usleep_range(1000, 2000);
+	ndk_verbs_double_remove(d, q);
+	KUNIT_ASSERT_EQ(test, ndk_sweep_listed(se->acq, 2), 2);
+	KUNIT_ASSERT_FALSE(test, list_empty(&q->sq.sweep));
+	KUNIT_ASSERT_FALSE(test, list_empty(&q->rq.sweep));
+
+	/*
+	 * The close queues the retirement's sweep before it returns; it
+	 * runs once flushed, and the QP is kept until its queues are swept.
+	 */
+	ndk_test_close(test, &qp->Header, qp->Dispatch->NdkCloseQp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&q->retire), (int)NDK_RETIRE_WAIT);
+	flush_delayed_work(&q->sweep_work);
+	KUNIT_EXPECT_EQ(test, ndk_sweep_listed(se->acq, 2), 2);
+
+	KUNIT_EXPECT_TRUE(test, ndk_penv_poll(se->acq, r, 2));
+	for (i = 0; i < 2; i++) {
+		KUNIT_EXPECT_EQ(test, r[i].Status, STATUS_CANCELLED);
+		KUNIT_EXPECT_PTR_EQ(test, r[i].QPContext,
+				    ndk_sweep_qpctx(se, true));
+		if (r[i].RequestContext == ndk_sweep_ctx(0))
+			seen |= BIT(0);
+		else if (r[i].RequestContext == ndk_sweep_ctx(1))
+			seen |= BIT(1);
+	}
+	KUNIT_EXPECT_EQ(test, seen, (int)(BIT(0) | BIT(1)));
+	msleep(2 * NDK_SWEEP_LOST_MS);
+	KUNIT_EXPECT_EQ(test, se->acq->Dispatch->NdkGetCqResultsEx(se->acq, r,
+								   4), 0U);
+	ndk_sweep_found(test, lost);
+	ndk_sweep_env_one_free(test, se);
+}
+
 /* What ndk_sweep_double_refuse() returns. */
 static int ndk_sweep_refusal = -ENOTCONN;
 
@@ -1044,6 +1121,7 @@ static struct kunit_case ndk_sweep_cases[] = {
 	KUNIT_CASE(ndk_sweep_reposts_test),
 	KUNIT_CASE(ndk_sweep_qp_fatal_test),
 	KUNIT_CASE(ndk_sweep_straggler_test),
+	KUNIT_CASE(ndk_sweep_relisted_test),
 	KUNIT_CASE(ndk_sweep_refused_receive_test),
 	KUNIT_CASE(ndk_sweep_silent_tail_test),
 	KUNIT_CASE_PARAM(ndk_sweep_cleaner_test, ndk_sweep_cleaner_gen_params),
