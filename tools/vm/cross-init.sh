@@ -158,11 +158,15 @@ case_rping_user_server() {
 
 # ndk_nvmeof (samples/ndk_nvmeof) on the client VM against Linux's own
 # NVMe over Fabrics target on the server VM (nvmet_up). The client sends
-# the markers it logged with the barrier after its run, and the server
-# looks for them on its device.
+# its outcome and the markers it logged with the barrier after its run,
+# and the server looks for them on its device. Both VMs watch their
+# NVMe/RDMA sockets meanwhile (net_watch): a failure's log shows what sat
+# in them.
 case_nvmeof() {
 	t=$1 name=$2 res=
 	case_begin $t $name || return
+	touch /tmp/net_watch.on
+	net_watch &
 	if [ "$role" = server ]; then
 		up=1
 		if ! nvmet_up $server_ip; then
@@ -174,7 +178,10 @@ case_nvmeof() {
 		limit=$sync_limit sync_limit=600
 		if ! barrier $t-$name-markers /tmp/nvme.markers; then
 			res=${res:-peer lost}
+		elif ! head -n 1 /tmp/nvme.markers | grep -qx 'client ok'; then
+			res=${res:-the client failed}
 		elif [ -n "$up" ]; then
+			sed -i 1d /tmp/nvme.markers
 			nvmet_markers /tmp/nvme.markers
 		fi
 		sync_limit=$limit
@@ -194,14 +201,19 @@ case_nvmeof() {
 			[ -n "$res" ] || [ -z "$err" ] ||
 				res="error line in a run that passed: $err"
 		fi
-		grep -o 'marker q[0-9]* at byte [0-9]*: .*' /tmp/prog.log \
-			>/tmp/nvme.markers
+		{
+			outcome=ok
+			[ -z "$res" ] || outcome=failed
+			echo "client $outcome"
+			grep -o 'marker q[0-9]* at byte [0-9]*: .*' /tmp/prog.log
+		} >/tmp/nvme.markers
 		barrier $t-$name-markers /tmp/nvme.markers ||
 			res=${res:-peer lost}
 	else
 		res="peer lost"
 	fi
-	[ -z "$res" ] || cm_counts >>/tmp/prog.log
+	net=$(net_watch_report)
+	[ -z "$res" ] || { cm_counts; echo "$net"; } >>/tmp/prog.log
 	report $t $name "${res:-ok}"
 }
 

@@ -246,6 +246,34 @@ cm_counts() {
 	done
 }
 
+# While file /tmp/net_watch.on exists, append to /tmp/net_watch.log every
+# 5 s the TCP sockets of NVMe/RDMA's port 4420 (iWARP's streams; columns
+# tx_queue:rx_queue tell bytes not yet acked and not yet read) and the
+# TCP counters: where a stalled command sits when an NVMe over Fabrics
+# case fails. Start it in the background; remove the file to stop it.
+net_watch() {
+	: >/tmp/net_watch.log
+	while [ -e /tmp/net_watch.on ]; do
+		{
+			echo "net at $(cut -d ' ' -f 1 /proc/uptime) s:"
+			grep -i ':1144 ' /proc/net/tcp
+			grep '^Tcp:' /proc/net/snmp | tail -n 1
+		} >>/tmp/net_watch.log
+		sleep 5
+	done
+}
+
+# Stop net_watch and print its snapshots in which some socket had bytes
+# queued (unacked or unread), then its last one, at most 60 lines.
+net_watch_report() {
+	rm -f /tmp/net_watch.on
+	awk '/^net at/ { if (busy) printf "%s", snap; snap = ""; busy = 0 }
+	     { snap = snap $0 "\n" }
+	     $5 ~ /:/ && $5 != "00000000:00000000" { busy = 1 }
+	     END { if (busy) printf "%s", snap; printf "last %s", snap }' \
+		/tmp/net_watch.log 2>/dev/null | tail -n 60
+}
+
 # The first line ndk_nvmeof logged at error level since the kernel's log
 # was last cleared, without its prefix; empty when there is none. A run
 # that passed, its shutdown included, logs none.
