@@ -200,8 +200,6 @@ static int nvmeof_identify_all(struct nvmeof_ctrl *ctrl, void *buf)
 		pr_err("the controller takes no keyed SGLs\n");
 		return -EINVAL;
 	}
-	WRITE_ONCE(ctrl->tbkas,
-		   le32_to_cpu(id->ctratt) & NVME_CTRL_ATTR_TBKAS);
 	capsule = le32_to_cpu(id->ioccsz) * 16;
 	if (!id->icdoff && capsule > sizeof(struct nvme_command))
 		ctrl->inline_max = min_t(u32, NVMEOF_INLINE_MAX,
@@ -259,28 +257,12 @@ static void nvmeof_ka_end(struct nvmeof_req *req)
 	if (req->status || req->nvme_status)
 		pr_err("Keep Alive ended with %#x/%#x\n", req->status,
 		       req->nvme_status);
-	/* Its own response is no other traffic. */
-	WRITE_ONCE(ctrl->comp_seen, false);
 	atomic_set(&ctrl->ka_busy, 0);
 }
 
 /*
- * How often the Keep Alive work runs: at half the agreed timeout, or at
- * a quarter when traffic stands in for Keep Alive (TBKAS), since a
- * response just after one run postpones the next Keep Alive by two runs.
- */
-static unsigned long nvmeof_ka_period(struct nvmeof_ctrl *ctrl)
-{
-	unsigned long period = msecs_to_jiffies(ctrl->kato_ms) / 2;
-
-	return READ_ONCE(ctrl->tbkas) ? period / 2 : period;
-}
-
-/*
- * Keep Alive, unless responses came since the last run and the
- * controller counts them (TBKAS): a busy link then carries no Keep Alive
- * that could wait behind the I/O. One unanswered for the whole timeout
- * means the target is gone, and the host gives up.
+ * Keep Alive at half the agreed timeout; one unanswered for the whole
+ * timeout means the target is gone, and the host gives up.
  */
 static void nvmeof_ka_work(struct work_struct *work)
 {
@@ -294,8 +276,6 @@ static void nvmeof_ka_work(struct work_struct *work)
 			nvmeof_ctrl_fail(ctrl, "Keep Alive timed out");
 			return;
 		}
-	} else if (READ_ONCE(ctrl->tbkas) && READ_ONCE(ctrl->comp_seen)) {
-		WRITE_ONCE(ctrl->comp_seen, false);
 	} else {
 		c.common.opcode = nvme_admin_keep_alive;
 		atomic_set(&ctrl->ka_busy, 1);
@@ -306,7 +286,7 @@ static void nvmeof_ka_work(struct work_struct *work)
 			return;
 		}
 	}
-	schedule_delayed_work(&ctrl->ka_work, nvmeof_ka_period(ctrl));
+	schedule_delayed_work(&ctrl->ka_work, kato / 2);
 }
 
 /*
@@ -409,7 +389,8 @@ int nvmeof_ctrl_start(struct nvmeof_ctrl *ctrl, int ifindex, int nr_io)
 	err = nvmeof_queue_start(ctrl, &ctrl->admin, 0);
 	if (err)
 		return err;
-	schedule_delayed_work(&ctrl->ka_work, nvmeof_ka_period(ctrl));
+	schedule_delayed_work(&ctrl->ka_work,
+			      msecs_to_jiffies(ctrl->kato_ms) / 2);
 	err = nvmeof_enable(ctrl);
 	if (err)
 		return err;

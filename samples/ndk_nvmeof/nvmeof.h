@@ -177,12 +177,6 @@ struct nvmeof_ctrl {
 	/* The Keep Alive in flight, if any, and when it was sent. */
 	atomic_t ka_busy;
 	unsigned long ka_sent;
-	/*
-	 * The controller counts any command as a Keep Alive (TBKAS), and a
-	 * response came since the last check: no Keep Alive is needed.
-	 */
-	bool tbkas;
-	bool comp_seen;
 	/* Why the host gave up, for its log. */
 	const char *fail_reason;
 };
