@@ -208,7 +208,8 @@ static void ndk_cq_vector_test(struct kunit *test)
 {
 	struct ib_device *dev = kunit_kzalloc(test, sizeof(*dev), GFP_KERNEL);
 	GROUP_AFFINITY none = { .Mask = 0 }, cpu1 = { .Mask = 2 };
-	GROUP_AFFINITY cpu3 = { .Mask = 8 }, far = { .Group = 1, .Mask = 2 };
+	GROUP_AFFINITY cpu0 = { .Mask = 1 }, cpu3 = { .Mask = 8 };
+	GROUP_AFFINITY far = { .Group = 1, .Mask = 2 };
 
 	KUNIT_ASSERT_NOT_NULL(test, dev);
 	dev->num_comp_vectors = 4;
@@ -223,6 +224,8 @@ static void ndk_cq_vector_test(struct kunit *test)
 		if (nr_cpu_ids > 1)
 			KUNIT_EXPECT_EQ(test, ndk_cq_pick_vector(dev, &cpu1),
 					2);
+		/* Vector 2 interrupts another CPU: spread as without. */
+		KUNIT_EXPECT_EQ(test, ndk_cq_pick_vector(dev, &cpu0), 0);
 		KUNIT_EXPECT_EQ(test, ndk_cq_pick_vector(dev, &cpu3), 3);
 		KUNIT_EXPECT_EQ(test, ndk_cq_pick_vector(dev, &far),
 				(BITS_PER_LONG + 1) % 4);
