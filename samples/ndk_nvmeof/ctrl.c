@@ -261,18 +261,23 @@ static void nvmeof_ka_end(struct nvmeof_req *req)
 }
 
 /*
- * Keep Alive at half the agreed timeout; one unanswered for the whole
- * timeout means the target is gone, and the host gives up.
+ * Keep Alive at half the agreed timeout. One unanswered for the whole
+ * timeout, with no other response meanwhile, means the target is gone,
+ * and the host gives up. A target that answers other commands is alive:
+ * its Keep Alive answer waits behind their data on a slow link.
  */
 static void nvmeof_ka_work(struct work_struct *work)
 {
 	struct nvmeof_ctrl *ctrl = container_of(to_delayed_work(work),
 						struct nvmeof_ctrl, ka_work);
 	unsigned long kato = msecs_to_jiffies(ctrl->kato_ms);
+	unsigned long heard = READ_ONCE(ctrl->last_rsp);
 	struct nvme_command c = {};
 
 	if (atomic_read(&ctrl->ka_busy)) {
-		if (time_after(jiffies, ctrl->ka_sent + kato)) {
+		if (time_before(heard, ctrl->ka_sent))
+			heard = ctrl->ka_sent;
+		if (time_after(jiffies, heard + kato)) {
 			nvmeof_ctrl_fail(ctrl, "Keep Alive timed out");
 			return;
 		}
@@ -381,6 +386,7 @@ int nvmeof_ctrl_start(struct nvmeof_ctrl *ctrl, int ifindex, int nr_io)
 	spin_lock_init(&ctrl->lock);
 	INIT_WORK(&ctrl->fail_work, nvmeof_fail_work);
 	INIT_DELAYED_WORK(&ctrl->ka_work, nvmeof_ka_work);
+	ctrl->last_rsp = jiffies;
 	ctrl->max_io = NVMEOF_MAX_IO;
 	err = nvmeof_open(ctrl, ifindex);
 	if (err)

@@ -177,6 +177,8 @@ struct nvmeof_ctrl {
 	/* The Keep Alive in flight, if any, and when it was sent. */
 	atomic_t ka_busy;
 	unsigned long ka_sent;
+	/* When the last response of any queue came (jiffies). */
+	unsigned long last_rsp;
 	/* Why the host gave up, for its log. */
 	const char *fail_reason;
 };

@@ -209,6 +209,7 @@ static void nvmeof_response(struct nvmeof_queue *q, struct nvmeof_rx *rx,
 		return;
 	}
 	req = &q->reqs[tag];
+	WRITE_ONCE(q->ctrl->last_rsp, jiffies);
 	req->nvme_status = le16_to_cpu(cqe->status) >> 1;
 	req->result = cqe->result;
 	if (invalidated) {
