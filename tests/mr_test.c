@@ -1971,130 +1971,6 @@ static void ndk_mr_args_test(struct kunit *test)
 	ndk_test_close_mr(test, mr);
 }
 
-/* What a disconnect event callback closes. */
-struct ndk_in_handler_case {
-	const char *name;
-	bool mr;
-	bool pd;
-};
-
-static const struct ndk_in_handler_case ndk_in_handler_cases[] = {
-	{ "region", true, false },
-	{ "PD", false, true },
-	{ "region and PD", true, true },
-};
-
-static void ndk_in_handler_desc(const struct ndk_in_handler_case *c,
-				char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(ndk_mr_in_handler, ndk_in_handler_cases,
-		  ndk_in_handler_desc);
-
-/*
- * The closes a disconnect event callback makes: @mr and @pd, where not
- * NULL, reporting to @mw and @pw.
- */
-struct ndk_in_handler {
-	NDK_MR *mr;
-	NDK_PD *pd;
-	struct ndk_wait mw, pw;
-	NTSTATUS mst, pst;
-	struct completion entered;
-};
-
-static void ndk_in_handler_disc_cb(PVOID DisconnectEventContext)
-{
-	struct ndk_in_handler *h = DisconnectEventContext;
-
-	if (h->mr)
-		h->mst = h->mr->Dispatch->NdkCloseMr(&h->mr->Header,
-						     ndk_test_close_cb,
-						     &h->mw);
-	if (h->pd)
-		h->pst = h->pd->Dispatch->NdkClosePd(&h->pd->Header,
-						     ndk_test_close_cb,
-						     &h->pw);
-	complete(&h->entered);
-}
-
-/* The close returned @st, and reported exactly once if it pended. */
-static void ndk_in_handler_check(struct kunit *test, struct ndk_wait *w,
-				 NTSTATUS st, NTSTATUS want)
-{
-	KUNIT_EXPECT_EQ(test, st, want);
-	KUNIT_EXPECT_EQ(test, ndk_test_outcome(test, w, st), STATUS_SUCCESS);
-	KUNIT_EXPECT_EQ(test, atomic_read(&w->calls),
-			st == STATUS_PENDING ? 1 : 0);
-}
-
-/*
- * A registered region, its PD with the registration path set up, or
- * both, closed from a disconnect event callback, which ndk runs inside
- * its rdma_cm handler. On iWARP the path is an rdma_cm connection that
- * the handler may not tear down (ndk_reg_may_run()): the closes pend
- * and complete once each. Elsewhere they finish in the call, as from
- * any caller that may sleep.
- */
-static void ndk_mr_in_handler_test(struct kunit *test)
-{
-	const struct ndk_in_handler_case *hc = test->param_value;
-	struct ndk_cenv *e = test->priv;
-	/* Not on the stack: a close may still report after a failure. */
-	struct ndk_in_handler *h = ndk_kzalloc_test(test, sizeof(*h));
-	struct ndk_mem *t = ndk_kzalloc_test(test, sizeof(*t));
-	NTSTATUS want = ndk_test_iwarp() ? STATUS_PENDING : NDK_TEST_INLINE;
-	struct sockaddr_in dst;
-	struct ndk_pair p;
-	struct ndk_wait w;
-	NDK_MR *mr = NULL;
-	NDK_PD *pd;
-	NTSTATUS st;
-
-	pd = container_of(ndk_test_create_pd(test, e->a), NDK_PD, Header);
-	ndk_wait_init(&w);
-	st = pd->Dispatch->NdkCreateMr(pd, FALSE, ndk_test_create_cb, &w, &mr);
-	mr = container_of(ndk_created(test, st, &w, mr), NDK_MR, Header);
-	ndk_mem_init(test, t, NDK_MDL_KVA, false, false, 0, PAGE_SIZE);
-	KUNIT_ASSERT_EQ(test, ndk_test_register(test, mr, t, PAGE_SIZE,
-						NDK_MR_FLAG_ALLOW_LOCAL_WRITE),
-			STATUS_SUCCESS);
-	/* Still registered; else gone, leaving the PD its path. */
-	if (!hc->mr)
-		ndk_test_close_mr(test, mr);
-	h->mr = hc->mr ? mr : NULL;
-	h->pd = hc->pd ? pd : NULL;
-	ndk_wait_init(&h->mw);
-	ndk_wait_init(&h->pw);
-	init_completion(&h->entered);
-
-	ndk_listen_addr(e, &dst);
-	ndk_pair_init(test, e, &p);
-	ndk_establish_pair_disc(test, e, &p, (struct sockaddr *)&e->addr,
-				(struct sockaddr *)&dst, sizeof(dst), false,
-				ndk_in_handler_disc_cb, h);
-	ndk_wait_init(&w);
-	KUNIT_ASSERT_EQ(test, p.c->Dispatch->NdkDisconnect(p.c,
-							   ndk_test_request_cb,
-							   &w),
-			STATUS_PENDING);
-	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&h->entered,
-							  NDK_TEST_TIMEOUT),
-			0UL);
-	if (hc->mr)
-		ndk_in_handler_check(test, &h->mw, h->mst, want);
-	if (hc->pd)
-		ndk_in_handler_check(test, &h->pw, h->pst, want);
-	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
-	KUNIT_EXPECT_EQ(test, w.status, STATUS_SUCCESS);
-	ndk_pair_close(test, &p);
-	if (!hc->pd)
-		ndk_test_close(test, &pd->Header, pd->Dispatch->NdkClosePd);
-	ndk_mem_free(t);
-}
-
 static struct kunit_case ndk_mr_cases[] = {
 	KUNIT_CASE(ndk_mr_contexts_test),
 	KUNIT_CASE(ndk_mr_args_test),
@@ -2119,7 +1995,6 @@ static struct kunit_case ndk_mr_cases[] = {
 	KUNIT_CASE(ndk_mr_restore_fault_test),
 	KUNIT_CASE(ndk_mr_privileged_fault_test),
 	KUNIT_CASE_PARAM(ndk_mr_guessed_token_test, ndk_mr_guess_gen_params),
-	KUNIT_CASE_PARAM(ndk_mr_in_handler_test, ndk_mr_in_handler_gen_params),
 	{}
 };
 
