@@ -246,6 +246,11 @@ cm_counts() {
 	done
 }
 
+# The TCP sockets with port $1 at either end, as /proc/net/tcp lists them.
+tcp_sockets() {
+	grep -E ":$(printf %04X "$1") " /proc/net/tcp
+}
+
 # While file /tmp/net_watch.on exists, append to /tmp/net_watch.log every
 # 5 s the TCP sockets of NVMe/RDMA's port 4420 (iWARP's streams; columns
 # tx_queue:rx_queue tell bytes not yet acked and not yet read) and the
@@ -256,7 +261,7 @@ net_watch() {
 	while [ -e /tmp/net_watch.on ]; do
 		{
 			echo "net at $(cut -d ' ' -f 1 /proc/uptime) s:"
-			grep -i ':1144 ' /proc/net/tcp
+			tcp_sockets 4420
 			grep '^Tcp:' /proc/net/snmp | tail -n 1
 		} >>/tmp/net_watch.log
 		sleep 5

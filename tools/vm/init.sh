@@ -40,7 +40,7 @@ accepted_unread() {
 # view of its devices and the QPs.
 case_state() {
 	head -n 1 /proc/net/tcp
-	grep -E ":$(printf %04X "$1") " /proc/net/tcp
+	tcp_sockets "$1"
 	for f in /sys/kernel/debug/ndk/*/connections \
 		 /sys/kernel/debug/ndk/*/stats; do
 		echo "$f:"
