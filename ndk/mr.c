@@ -547,7 +547,9 @@ static bool ndk_mr_claim(struct ndk_mr *mr)
  * rdma_cm ids under the PD's registration mutex; a consumer calling from
  * an rdma_cm handler (its connector's callbacks) would nest that mutex in
  * the handler's, and wait for iw_cm's ordered workqueue from inside it.
- * There register and deregister always pend.
+ * There register and deregister always pend. Inside ndk's rdma_cm
+ * handler every request pends, on any transport: the MR's mutex is held
+ * across the registration path (see ndk_reg_may_run()).
  */
 static NTSTATUS ndk_mr_request(struct ndk_mr *mr, enum ndk_mr_op op,
 			       NDK_FN_REQUEST_COMPLETION cb, void *ctx)
@@ -557,7 +559,8 @@ static NTSTATUS ndk_mr_request(struct ndk_mr *mr, enum ndk_mr_op op,
 
 	mr->op = op;
 	ndk_obj_get(&mr->obj);
-	if ((iwarp && op != NDK_MR_INIT_FAST) || !ndk_caller_may_sleep()) {
+	if ((iwarp && op != NDK_MR_INIT_FAST) || !ndk_caller_may_sleep() ||
+	    !ndk_reg_may_run()) {
 		mr->cb = cb;
 		mr->ctx = ctx;
 		queue_work(ndk_wq, &mr->work);
@@ -768,7 +771,7 @@ static bool ndk_mr_inline_ok(struct ndk_obj *obj)
 	struct ndk_mr *mr = container_of(obj, struct ndk_mr, obj);
 
 	return READ_ONCE(obj->state) != NDK_OBJ_CLOSING || mr->fast ||
-	       ndk_reg_may_run(obj->adapter);
+	       ndk_reg_may_run();
 }
 
 static const struct ndk_obj_ops ndk_mr_ops = {

@@ -209,10 +209,17 @@ static void ndk_mw_free(struct ndk_obj *obj)
 	kfree(container_of(obj, struct ndk_mw, obj));
 }
 
+/* Creation and destruction take the PD's window mutex. */
+static bool ndk_mw_inline_ok(struct ndk_obj *obj)
+{
+	return ndk_reg_may_run();
+}
+
 static const struct ndk_obj_ops ndk_mw_ops = {
 	.create = ndk_mw_create,
 	.destroy = ndk_mw_destroy,
 	.free = ndk_mw_free,
+	.inline_ok = ndk_mw_inline_ok,
 };
 
 NDK_OBJ_CHECK_LAYOUT(struct ndk_mw);

@@ -44,7 +44,7 @@ static void ndk_pd_free(struct ndk_obj *obj)
 static bool ndk_pd_inline_ok(struct ndk_obj *obj)
 {
 	return READ_ONCE(obj->state) != NDK_OBJ_CLOSING ||
-	       ndk_reg_may_run(obj->adapter);
+	       ndk_reg_may_run();
 }
 
 static const struct ndk_obj_ops ndk_pd_ops = {

@@ -194,20 +194,23 @@ NTSTATUS ndk_reg_post(struct ndk_pd *pd, struct ib_send_wr *wr)
 }
 
 /**
- * ndk_reg_may_run() - whether this caller may set the path up or down
- * @adapter: the PD's adapter
+ * ndk_reg_may_run() - whether this caller may take the registration path
  *
- * Call only where the caller may sleep. On iWARP the loop is an rdma_cm
- * connection: inside ndk's rdma_cm handler, making or destroying its ids
- * would nest two ids' handler locks and wait for iw_cm's workqueue from
- * the handler that workqueue runs.
+ * Call only where the caller may sleep. Inside ndk's rdma_cm handler
+ * nothing takes the PD's registration or window mutex. On iWARP the
+ * path is an rdma_cm connection made and torn down under the
+ * registration mutex: doing that in a handler would nest two ids'
+ * handler locks and wait for iw_cm's workqueue from the handler that
+ * workqueue runs. On any transport, since lockdep counts every id's
+ * handler lock as one, taking either mutex in a handler closes a cycle
+ * with the iWARP path's (handler lock, window mutex, registration mutex,
+ * handler lock).
  *
- * Return: false only on iWARP inside ndk's rdma_cm handler.
+ * Return: false inside ndk's rdma_cm handler.
  */
-bool ndk_reg_may_run(struct ndk_adapter *adapter)
+bool ndk_reg_may_run(void)
 {
-	return adapter->info.RdmaTechnology != NdkiWarp ||
-	       !ndk_cm_handler_id();
+	return !ndk_cm_handler_id();
 }
 
 /* Invalidate @key on the PD's registration QP. Sleeps. */

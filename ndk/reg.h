@@ -32,6 +32,6 @@ void ndk_reg_init(struct ndk_reg *reg);
 void ndk_reg_destroy(struct ndk_reg *reg);
 NTSTATUS ndk_reg_post(struct ndk_pd *pd, struct ib_send_wr *wr);
 NTSTATUS ndk_reg_invalidate(struct ndk_pd *pd, u32 key);
-bool ndk_reg_may_run(struct ndk_adapter *adapter);
+bool ndk_reg_may_run(void);
 
 #endif /* _NDK_PRIV_REG_H */

@@ -1971,6 +1971,195 @@ static void ndk_mr_args_test(struct kunit *test)
 	ndk_test_close_mr(test, mr);
 }
 
+/* What a disconnect event callback does. */
+enum {
+	NDK_IH_CLOSE_MR = BIT(0),	/* close a registered region */
+	NDK_IH_CLOSE_PD = BIT(1),	/* close the PD, its path set up */
+	NDK_IH_CLOSE_MW = BIT(2),	/* close a window */
+	NDK_IH_CREATE_MW = BIT(3),	/* create a window */
+	NDK_IH_REGISTER = BIT(4),	/* register a region */
+	NDK_IH_DEREGISTER = BIT(5),	/* deregister a region */
+	NDK_IH_INIT_FAST = BIT(6),	/* initialize a fast-register MR */
+};
+
+struct ndk_in_handler_case {
+	const char *name;
+	unsigned int ops;
+};
+
+static const struct ndk_in_handler_case ndk_in_handler_cases[] = {
+	{ "close region", NDK_IH_CLOSE_MR },
+	{ "close PD", NDK_IH_CLOSE_PD },
+	{ "close region and PD", NDK_IH_CLOSE_MR | NDK_IH_CLOSE_PD },
+	{ "close window", NDK_IH_CLOSE_MW },
+	{ "create window", NDK_IH_CREATE_MW },
+	{ "register", NDK_IH_REGISTER },
+	{ "deregister", NDK_IH_DEREGISTER },
+	{ "initialize fast", NDK_IH_INIT_FAST },
+};
+
+static void ndk_in_handler_desc(const struct ndk_in_handler_case *c,
+				char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(ndk_mr_in_handler, ndk_in_handler_cases,
+		  ndk_in_handler_desc);
+
+/*
+ * The calls a disconnect event callback makes, on @mr, @pd and @mw, and
+ * what each returned and reported: the region's in @mst and @rw, the
+ * PD's in @pst and @pw, the window's in @wst and @ww.
+ */
+struct ndk_in_handler {
+	unsigned int ops;
+	NDK_MR *mr;
+	NDK_PD *pd;
+	NDK_MW *mw, *new_mw;
+	struct ndk_mem *mem;
+	struct ndk_wait rw, pw, ww;
+	NTSTATUS mst, pst, wst;
+	struct completion entered;
+};
+
+static void ndk_in_handler_disc_cb(PVOID DisconnectEventContext)
+{
+	struct ndk_in_handler *h = DisconnectEventContext;
+	NDK_MR *mr = h->mr;
+
+	if (h->ops & NDK_IH_REGISTER)
+		h->mst = mr->Dispatch->NdkRegisterMr(mr, h->mem->mdl, PAGE_SIZE,
+						     NDK_MR_FLAG_ALLOW_LOCAL_WRITE,
+						     ndk_test_request_cb,
+						     &h->rw);
+	if (h->ops & NDK_IH_DEREGISTER)
+		h->mst = mr->Dispatch->NdkDeregisterMr(mr, ndk_test_request_cb,
+						       &h->rw);
+	if (h->ops & NDK_IH_INIT_FAST)
+		h->mst = mr->Dispatch->NdkInitializeFastRegisterMr(mr, 1, TRUE,
+								   ndk_test_request_cb,
+								   &h->rw);
+	if (h->ops & NDK_IH_CREATE_MW)
+		h->wst = h->pd->Dispatch->NdkCreateMw(h->pd, ndk_test_create_cb,
+						      &h->ww, &h->new_mw);
+	if (h->ops & NDK_IH_CLOSE_MW)
+		h->wst = h->mw->Dispatch->NdkCloseMw(&h->mw->Header,
+						     ndk_test_close_cb, &h->ww);
+	if (h->ops & NDK_IH_CLOSE_MR)
+		h->mst = mr->Dispatch->NdkCloseMr(&mr->Header,
+						  ndk_test_close_cb, &h->rw);
+	if (h->ops & NDK_IH_CLOSE_PD)
+		h->pst = h->pd->Dispatch->NdkClosePd(&h->pd->Header,
+						     ndk_test_close_cb, &h->pw);
+	complete(&h->entered);
+}
+
+/* The call pended and reported success exactly once. */
+static void ndk_in_handler_check(struct kunit *test, struct ndk_wait *w,
+				 NTSTATUS st)
+{
+	KUNIT_EXPECT_EQ(test, st, STATUS_PENDING);
+	KUNIT_EXPECT_EQ(test, ndk_test_outcome(test, w, st), STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w->calls),
+			st == STATUS_PENDING ? 1 : 0);
+}
+
+/*
+ * Region, window and PD calls made from a disconnect event callback,
+ * which ndk runs inside its rdma_cm handler, pend and complete once each
+ * on every transport, though the handler may sleep: they take the PD's
+ * window and registration mutexes, which on iWARP are held across
+ * rdma_cm calls of the registration path (ndk_reg_may_run()). Finishing
+ * them inline on RoCE made lockdep report the cycle handler lock, window
+ * mutex, registration mutex, handler lock once both transports had run.
+ */
+static void ndk_mr_in_handler_test(struct kunit *test)
+{
+	const struct ndk_in_handler_case *hc = test->param_value;
+	struct ndk_cenv *e = test->priv;
+	/* Not on the stack: a call may still report after a failure. */
+	struct ndk_in_handler *h = ndk_kzalloc_test(test, sizeof(*h));
+	struct ndk_mem *t = ndk_kzalloc_test(test, sizeof(*t));
+	struct sockaddr_in dst;
+	struct ndk_pair p;
+	struct ndk_wait w;
+	NDK_MR *mr = NULL;
+	NDK_MW *mw = NULL;
+	NDK_PD *pd;
+	NTSTATUS st;
+
+	h->ops = hc->ops;
+	pd = container_of(ndk_test_create_pd(test, e->a), NDK_PD, Header);
+	ndk_wait_init(&w);
+	st = pd->Dispatch->NdkCreateMr(pd, h->ops & NDK_IH_INIT_FAST,
+				       ndk_test_create_cb, &w, &mr);
+	mr = container_of(ndk_created(test, st, &w, mr), NDK_MR, Header);
+	ndk_mem_init(test, t, NDK_MDL_KVA, false, false, 0, PAGE_SIZE);
+	/* Registered once, which sets up the PD's registration path. */
+	if (!(h->ops & NDK_IH_INIT_FAST))
+		KUNIT_ASSERT_EQ(test,
+				ndk_test_register(test, mr, t, PAGE_SIZE,
+						  NDK_MR_FLAG_ALLOW_LOCAL_WRITE),
+				STATUS_SUCCESS);
+	if (h->ops & NDK_IH_REGISTER)
+		KUNIT_ASSERT_EQ(test, ndk_test_deregister(test, mr),
+				STATUS_SUCCESS);
+	/* A PD closed alone has no region left, but its path. */
+	if ((h->ops & NDK_IH_CLOSE_PD) && !(h->ops & NDK_IH_CLOSE_MR)) {
+		ndk_test_close_mr(test, mr);
+		mr = NULL;
+	}
+	if (h->ops & NDK_IH_CLOSE_MW) {
+		ndk_wait_init(&w);
+		st = pd->Dispatch->NdkCreateMw(pd, ndk_test_create_cb, &w,
+					       &mw);
+		mw = container_of(ndk_created(test, st, &w, mw), NDK_MW,
+				  Header);
+	}
+	h->mr = mr;
+	h->pd = pd;
+	h->mw = mw;
+	h->mem = t;
+	ndk_wait_init(&h->rw);
+	ndk_wait_init(&h->pw);
+	ndk_wait_init(&h->ww);
+	init_completion(&h->entered);
+
+	ndk_listen_addr(e, &dst);
+	ndk_pair_init(test, e, &p);
+	ndk_establish_pair_disc(test, e, &p, (struct sockaddr *)&e->addr,
+				(struct sockaddr *)&dst, sizeof(dst), false,
+				ndk_in_handler_disc_cb, h);
+	ndk_wait_init(&w);
+	KUNIT_ASSERT_EQ(test, p.c->Dispatch->NdkDisconnect(p.c,
+							   ndk_test_request_cb,
+							   &w),
+			STATUS_PENDING);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&h->entered,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	if (h->ops & (NDK_IH_CLOSE_MR | NDK_IH_REGISTER | NDK_IH_DEREGISTER |
+		      NDK_IH_INIT_FAST))
+		ndk_in_handler_check(test, &h->rw, h->mst);
+	if (h->ops & (NDK_IH_CLOSE_MW | NDK_IH_CREATE_MW))
+		ndk_in_handler_check(test, &h->ww, h->wst);
+	if (h->ops & NDK_IH_CLOSE_PD)
+		ndk_in_handler_check(test, &h->pw, h->pst);
+	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
+	KUNIT_EXPECT_EQ(test, w.status, STATUS_SUCCESS);
+	ndk_pair_close(test, &p);
+	/* The window made inline, had the creation not pended. */
+	mw = h->ww.obj ? container_of(h->ww.obj, NDK_MW, Header) : h->new_mw;
+	if ((h->ops & NDK_IH_CREATE_MW) && mw)
+		ndk_test_close(test, &mw->Header, mw->Dispatch->NdkCloseMw);
+	if (mr && !(h->ops & NDK_IH_CLOSE_MR))
+		ndk_test_close_mr(test, mr);
+	if (!(h->ops & NDK_IH_CLOSE_PD))
+		ndk_test_close(test, &pd->Header, pd->Dispatch->NdkClosePd);
+	ndk_mem_free(t);
+}
+
 static struct kunit_case ndk_mr_cases[] = {
 	KUNIT_CASE(ndk_mr_contexts_test),
 	KUNIT_CASE(ndk_mr_args_test),
@@ -1995,6 +2184,7 @@ static struct kunit_case ndk_mr_cases[] = {
 	KUNIT_CASE(ndk_mr_restore_fault_test),
 	KUNIT_CASE(ndk_mr_privileged_fault_test),
 	KUNIT_CASE_PARAM(ndk_mr_guessed_token_test, ndk_mr_guess_gen_params),
+	KUNIT_CASE_PARAM(ndk_mr_in_handler_test, ndk_mr_in_handler_gen_params),
 	{}
 };
 
