@@ -196,17 +196,15 @@ NTSTATUS ndk_reg_post(struct ndk_pd *pd, struct ib_send_wr *wr)
 /**
  * ndk_reg_may_run() - whether this caller may take the registration path
  *
- * Call only where the caller may sleep. Inside ndk's rdma_cm handler
- * nothing takes the PD's registration or window mutex. On iWARP the
- * path is an rdma_cm connection made and torn down under the
- * registration mutex: doing that in a handler would nest two ids'
- * handler locks and wait for iw_cm's workqueue from the handler that
- * workqueue runs. On any transport, since lockdep counts every id's
- * handler lock as one, taking either mutex in a handler closes a cycle
- * with the iWARP path's (handler lock, window mutex, registration mutex,
- * handler lock).
- *
- * Return: false inside ndk's rdma_cm handler.
+ * Context: only where the caller may sleep.
+ * Return: false inside ndk's rdma_cm handler, where nothing takes the
+ * PD's registration or window mutex. On iWARP the path is an rdma_cm
+ * connection made and torn down under the registration mutex: doing
+ * that in a handler would nest two ids' handler locks and wait for
+ * iw_cm's workqueue from the handler that workqueue runs. On any
+ * transport, since lockdep counts every id's handler lock as one, taking
+ * either mutex in a handler closes a cycle with the iWARP path's
+ * (handler lock, window mutex, registration mutex, handler lock).
  */
 bool ndk_reg_may_run(void)
 {
