@@ -119,6 +119,17 @@ pair_net() {
 	ip addr add $me/24 dev eth0
 }
 
+# Send file $3 to TCP port $2 of the other VM ($1), trying every half
+# second for up to sync_limit seconds: it may not listen yet.
+pair_send() {
+	i=0
+	until nc -w 2 $1 $2 <"$3" >/dev/null 2>&1; do
+		[ $i -ge $((sync_limit * 2)) ] && return 1
+		sleep 0.5
+		i=$((i + 1))
+	done
+}
+
 # Meet the other VM at barrier $1 on TCP port 7000 of the wire: the
 # server listens, the client connects and sends the barrier's name, which
 # both must agree on. A VM that did not come within sync_limit seconds is
@@ -137,16 +148,28 @@ barrier() {
 		# From a file: nc stops at the server's end of the
 		# connection, which can come before a pipe's writer wrote.
 		{ echo "$1"; [ -z "$2" ] || cat "$2"; } >/tmp/barrier.msg
-		i=0
-		until nc -w 2 $server_ip 7000 </tmp/barrier.msg >/dev/null 2>&1; do
-			[ $i -ge $((sync_limit * 2)) ] && break
-			sleep 0.5
-			i=$((i + 1))
-		done
-		[ $i -lt $((sync_limit * 2)) ] && got=$1
+		pair_send $server_ip 7000 /tmp/barrier.msg && got=$1
 	fi
 	[ "$got" = "$1" ] && return 0
 	error "barrier $1: the other VM did not come (got '$got')"
+	peer_lost=1
+	return 1
+}
+
+# The server's word $1 to the client, on TCP port 7001 of the wire, the
+# way barrier() goes the other way: the client listens and sets verdict
+# to what came, the server connects and sends $1. Fails, and the peer is
+# lost, as barrier() does.
+verdict() {
+	[ -n "$peer_lost" ] && return 1
+	if [ "$role" = client ]; then
+		verdict=$(timeout $sync_limit nc -l -p 7001 </dev/null)
+		[ -n "$verdict" ] && return 0
+	else
+		echo "$1" >/tmp/verdict.msg
+		pair_send $client_ip 7001 /tmp/verdict.msg && return 0
+	fi
+	error "verdict $1: the other VM did not come"
 	peer_lost=1
 	return 1
 }
@@ -206,6 +229,44 @@ nvmet_down() {
 	rmdir $NVMET/subsystems/$NQN/namespaces/1 $NVMET/subsystems/$NQN
 }
 
+# Trace every command nvmet_up's target takes and completes (nvmet's
+# nvmet_req_init and nvmet_req_complete events) in a ring large enough
+# for a whole NVMe over Fabrics case, for nvmet_unanswered(). Once nvmet
+# is loaded.
+NVMET_TRACE=/sys/kernel/tracing
+nvmet_trace_on() {
+	[ -d $NVMET_TRACE/events ] ||
+		mount -t tracefs nodev $NVMET_TRACE || return 1
+	echo 0 >$NVMET_TRACE/tracing_on
+	echo 8192 >$NVMET_TRACE/buffer_size_kb
+	echo >$NVMET_TRACE/trace
+	for e in nvmet_req_init nvmet_req_complete; do
+		echo 1 >$NVMET_TRACE/events/nvmet/$e/enable || return 1
+	done
+	echo 1 >$NVMET_TRACE/tracing_on
+}
+
+# What the target did with the commands of a stalled case: those of the
+# I/O queues it took and never completed, from nvmet_trace_on()'s trace
+# (at most 20, oldest first), how many it completed, and the requests
+# the namespace's device still has in flight (reads, writes).
+nvmet_unanswered() {
+	echo 0 >$NVMET_TRACE/tracing_on
+	awk 'match($0, /qid=[0-9]+, cmdid=[0-9]+/) {
+		k = substr($0, RSTART, RLENGTH)
+		if (/nvmet_req_init:/) { open[k] = NR; line[NR] = $0 }
+		else if (/nvmet_req_complete:/) { delete open[k]; done++ } }
+	     END { for (k in open)
+			if (k !~ /^qid=0,/) print open[k] "\t" line[open[k]]
+		   print "0\tnvmet: " done + 0 " commands completed in the trace, " \
+			 "these of the I/O queues not:" }' $NVMET_TRACE/trace |
+		sort -n | head -n 21 | cut -f 2- | sed 's/^ *//'
+	echo "nullb0 in flight (reads writes): $(cat /sys/block/nullb0/inflight)"
+	for e in nvmet_req_init nvmet_req_complete; do
+		echo 0 >$NVMET_TRACE/events/nvmet/$e/enable
+	done
+}
+
 # Linux's own host (nvme-rdma, loaded) connected to nvmet_up's target on
 # 10.0.2.15 with nvme-cli, its output in /tmp/nvme.log; returns once
 # /dev/nvme0n1 has its size (the block device appears first), or fails.
@@ -249,6 +310,53 @@ cm_counts() {
 # The TCP sockets with port $1 at either end, as /proc/net/tcp lists them.
 tcp_sockets() {
 	grep -E ":$(printf %04X "$1") " /proc/net/tcp
+}
+
+# The receive queue (hex, as /proc/net/tcp gives it) of the connection
+# accepted on local port $1: bytes that came in and that nobody has read.
+# Empty while no such connection is ESTABLISHED; rxe has none (UDP).
+accepted_unread() {
+	awk -v port=":$(printf %04X "$1")" '$4 == "01" &&
+		substr($2, length($2) - 4) == port {
+			split($5, q, ":"); print q[2] }' /proc/net/tcp
+}
+
+# Whether the connection's QPs are connected: at least $1 RC QPs (2 when
+# both ends are in this VM), all in RTS. 6.1's siw reports no QP's state
+# (siw_query_qp() leaves it out, so every QP shows RESET): there ndk's
+# own view of its connection stands in.
+qps_connected() {
+	case $(rdma resource show qp | awk -v min="$1" '/ type RC / { n++
+			if (/ state RTS /) r++
+			if (/ state RESET /) z++ }
+		END { print n < min ? "no" : r == n ? "rts" : z == n ? "unknown" : "no" }') in
+	rts) return 0 ;;
+	unknown) grep -q ' ESTABLISHED ' /sys/kernel/debug/ndk/*/connections ;;
+	*) return 1 ;;
+	esac
+}
+
+# While file /tmp/unread_watch.on exists, look every second at the
+# connection accepted on local port $1, whose QPs number $2 in this VM
+# (qps_connected()): when its socket held the same unread bytes for 3 s
+# while the QPs were connected, write them to /tmp/unread. That is siw's
+# unread first message (deviations.rst): nothing else leaves them there
+# that long. Start it in the background; remove the file to stop it.
+unread_watch() {
+	: >/tmp/unread
+	last='' same=0
+	while [ -e /tmp/unread_watch.on ]; do
+		sleep 1
+		q=$(accepted_unread "$1")
+		if [ -n "$q" ] && [ "$q" = "$last" ] &&
+		   [ "$q" != 00000000 ]; then
+			same=$((same + 1))
+		else
+			same=0
+		fi
+		last=$q
+		[ $same -ge 3 ] && qps_connected "$2" && echo "$q" >/tmp/unread
+	done
 }
 
 # While file /tmp/net_watch.on exists, append to /tmp/net_watch.log every

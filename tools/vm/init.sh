@@ -27,15 +27,6 @@ ip -6 addr add fd00::15/64 dev eth0
 # longer than any case may take.
 echo 240 >/proc/sys/kernel/hung_task_timeout_secs
 
-# The receive queue (hex, as /proc/net/tcp gives it) of the connection
-# accepted on local port $1: bytes that came in and that nobody has read.
-# Empty while no such connection is ESTABLISHED; rxe has none (UDP).
-accepted_unread() {
-	awk -v port=":$(printf %04X "$1")" '$4 == "01" &&
-		substr($2, length($2) - 4) == port {
-			split($5, q, ":"); print q[2] }' /proc/net/tcp
-}
-
 # What the VM holds for the connection on port $1: its TCP sockets, ndk's
 # view of its devices and the QPs.
 case_state() {
@@ -49,45 +40,25 @@ case_state() {
 	rdma resource show qp
 }
 
-# Whether both ends' QPs are connected: at least two RC QPs, all in RTS.
-# 6.1's siw reports no QP's state (siw_query_qp() leaves it out, so every
-# QP shows RESET): there ndk's own view of its connection stands in.
-qps_connected() {
-	case $(rdma resource show qp | awk '/ type RC / { n++
-			if (/ state RTS /) r++
-			if (/ state RESET /) z++ }
-		END { print n < 2 ? "no" : r == n ? "rts" : z == n ? "unknown" : "no" }') in
-	rts) return 0 ;;
-	unknown) grep -q ' ESTABLISHED ' /sys/kernel/debug/ndk/*/connections ;;
-	*) return 1 ;;
-	esac
-}
-
 # Wait up to 90 s for ndk_rping's verdict on the case served on port $1,
-# looking at the accepting socket every second. unread is set when it
-# held the same unread bytes for 3 s while both QPs were in RTS: siw's
-# unread first message (deviations.rst), as nothing else in the VM
-# leaves them there that long. /tmp/interop.state keeps the state 5 s
-# in, for a failed case.
+# while unread_watch() looks at the accepting socket; unread is set to
+# what it found. /tmp/interop.state keeps the state 5 s in, for a failed
+# case.
 watch_case() {
-	unread='' last='' same=0 i=0
 	echo "no state: the case ended within 5 s" >/tmp/interop.state
+	touch /tmp/unread_watch.on
+	unread_watch "$1" 2 &
+	watcher=$! i=0
 	while ! dmesg | grep -Eq 'ndk_rping: .*(PASS|FAIL)'; do
-		[ $i -ge 90 ] && return
+		[ $i -ge 90 ] && break
 		sleep 1
 		i=$((i + 1))
 		[ $i = 5 ] && { echo "after 5 s:"; case_state "$1"; } \
 			>/tmp/interop.state 2>&1
-		q=$(accepted_unread "$1")
-		if [ -n "$q" ] && [ "$q" = "$last" ] &&
-		   [ "$q" != 00000000 ]; then
-			same=$((same + 1))
-		else
-			same=0
-		fi
-		last=$q
-		[ $same -ge 3 ] && qps_connected && unread=$q
 	done
+	rm -f /tmp/unread_watch.on
+	wait $watcher
+	unread=$(cat /tmp/unread)
 }
 
 # ndk_rping as the server (module arguments $1) on port $2, then the
