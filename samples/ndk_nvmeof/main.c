@@ -169,9 +169,19 @@ static int nvmeof_batch(struct nvmeof_job *job, bool write, u32 len, int n)
 		pr_err("q%d: %d commands unanswered\n", job->index,
 		       atomic_read(&job->outstanding));
 		nvmeof_queue_report(job->q);
-		/* A dead queue, or commands lost: a Flush behind them tells. */
+		/*
+		 * A dead queue, or commands lost: a Flush behind them tells.
+		 * Its send and its answer also start both ends' transmitters:
+		 * commands that end soon after it were stalled in one, not
+		 * lost.
+		 */
 		pr_err("q%d: a Flush behind them %s\n", job->index,
 		       nvmeof_flush(ctrl, job->q) ? "failed too" : "was answered");
+		wait_event_timeout(job->wait, !atomic_read(&job->outstanding),
+				   NVMEOF_KICK_WAIT);
+		pr_err("q%d: %d of them unanswered %u ms after the Flush\n",
+		       job->index, atomic_read(&job->outstanding),
+		       jiffies_to_msecs(NVMEOF_KICK_WAIT));
 		nvmeof_ctrl_fail(ctrl, "I/O timed out");
 		wait_event(job->wait, !atomic_read(&job->outstanding));
 	}

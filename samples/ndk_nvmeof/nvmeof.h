@@ -43,6 +43,8 @@
 #define NVMEOF_WR_PER_CMD	3
 /* A command unanswered this long fails the controller. */
 #define NVMEOF_CMD_TIMEOUT	(30 * HZ)
+/* How long a timed-out I/O job still waits once a Flush was answered. */
+#define NVMEOF_KICK_WAIT	(5 * HZ)
 
 /*
  * Of a completion's status field without its phase bit (the value in

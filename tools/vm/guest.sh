@@ -248,8 +248,9 @@ nvmet_trace_on() {
 
 # What the target did with the commands of a stalled case: those of the
 # I/O queues it took and never completed, from nvmet_trace_on()'s trace
-# (at most 20, oldest first), how many it completed, and the requests
-# the namespace's device still has in flight (reads, writes).
+# (at most 20, oldest first), how many it completed, the last events of
+# the oldest one's queue, and the requests the namespace's device still
+# has in flight (reads, writes).
 nvmet_unanswered() {
 	echo 0 >$NVMET_TRACE/tracing_on
 	awk 'match($0, /qid=[0-9]+, cmdid=[0-9]+/) {
@@ -260,7 +261,16 @@ nvmet_unanswered() {
 			if (k !~ /^qid=0,/) print open[k] "\t" line[open[k]]
 		   print "0\tnvmet: " done + 0 " commands completed in the trace, " \
 			 "these of the I/O queues not:" }' $NVMET_TRACE/trace |
-		sort -n | head -n 21 | cut -f 2- | sed 's/^ *//'
+		sort -n | head -n 21 | cut -f 2- | sed 's/^ *//' >/tmp/nvmet.open
+	cat /tmp/nvmet.open
+	# The last events of the oldest such command's queue, for what came
+	# around it (a command answered in between, a Flush behind it).
+	q=$(sed -n 's/.*nvmet_req_init: .* \(qid=[0-9]*\),.*/\1/p' \
+		/tmp/nvmet.open | head -n 1)
+	if [ -n "$q" ]; then
+		echo "nvmet: the last events of $q:"
+		grep "$q," $NVMET_TRACE/trace | tail -n 16 | sed 's/^ *//'
+	fi
 	echo "nullb0 in flight (reads writes): $(cat /sys/block/nullb0/inflight)"
 	for e in nvmet_req_init nvmet_req_complete; do
 		echo 0 >$NVMET_TRACE/events/nvmet/$e/enable
