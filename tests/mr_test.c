@@ -2069,10 +2069,11 @@ static void ndk_in_handler_check(struct kunit *test, struct ndk_wait *w,
  * Region, window and PD calls made from a disconnect event callback,
  * which ndk runs inside its rdma_cm handler, pend and complete once each
  * on every transport, though the handler may sleep: they take the PD's
- * window and registration mutexes, which on iWARP are held across
- * rdma_cm calls of the registration path (ndk_reg_may_run()). Finishing
- * them inline on RoCE made lockdep report the cycle handler lock, window
- * mutex, registration mutex, handler lock once both transports had run.
+ * window or registration mutex or the MR's, which on iWARP are held
+ * across rdma_cm calls of the registration path (ndk_reg_may_run()).
+ * Finishing them inline on RoCE made lockdep report the cycle handler
+ * lock, window mutex, registration mutex, handler lock once both
+ * transports had run.
  */
 static void ndk_mr_in_handler_test(struct kunit *test)
 {
