@@ -50,6 +50,14 @@ MODULE_PARM_DESC(kato_ms, "Keep Alive timeout in ms (5000)");
 static uint ios = 5000;
 module_param(ios, uint, 0444);
 MODULE_PARM_DESC(ios, "commands each queue sends at least, checked byte for byte (5000)");
+static uint max_size = NVMEOF_MAX_IO;
+module_param(max_size, uint, 0444);
+MODULE_PARM_DESC(max_size, "the largest transfer of the checked rounds, in bytes (131072)");
+
+static uint io_timeout_ms = 30000;
+module_param(io_timeout_ms, uint, 0444);
+MODULE_PARM_DESC(io_timeout_ms, "how long a queue's commands may wait for their next answer before the controller is failed (30000)");
+
 static bool soak;
 module_param(soak, bool, 0444);
 MODULE_PARM_DESC(soak, "run I/O until the controller fails, then check that every command ended once");
@@ -106,8 +114,9 @@ static void nvmeof_io_end(struct nvmeof_req *req)
 	io->status = req->status;
 	io->nvme_status = req->nvme_status;
 	atomic_long_inc(&job->ended);
-	if (atomic_dec_and_test(&job->outstanding))
-		wake_up(&job->wait);
+	/* Every answer counts as progress for nvmeof_answered(). */
+	atomic_dec(&job->outstanding);
+	wake_up(&job->wait);
 }
 
 static u32 nvmeof_word(u32 seed, u32 k)
@@ -135,6 +144,27 @@ static bool nvmeof_same(const void *buf, u32 len, u32 seed)
 }
 
 /*
+ * Wait until the job's commands have all ended, each answer resetting
+ * the clock: false once none came for io_timeout_ms. A host's timer
+ * usually runs from each command's submission, but a full queue of
+ * 128 KiB commands can take longer than that to cross a slow link while
+ * the target answers every one in turn; a queue that stops answering is
+ * still caught within the timeout of its last answer.
+ */
+static bool nvmeof_answered(struct nvmeof_job *job)
+{
+	unsigned long timeout = msecs_to_jiffies(io_timeout_ms);
+	int left;
+
+	while ((left = atomic_read(&job->outstanding)))
+		if (!wait_event_timeout(job->wait,
+					atomic_read(&job->outstanding) != left,
+					timeout))
+			return false;
+	return true;
+}
+
+/*
  * Submit @n commands of @len bytes, buffer i at the job's block
  * base + i * NVMEOF_MAX_IO, and wait until each has ended. Return: the
  * commands that failed.
@@ -144,7 +174,7 @@ static int nvmeof_batch(struct nvmeof_job *job, bool write, u32 len, int n)
 	struct nvmeof_ctrl *ctrl = job->ctrl;
 	int i, bad = 0;
 
-	atomic_set(&job->outstanding, 1);
+	atomic_set(&job->outstanding, 0);
 	for (i = 0; i < n; i++) {
 		struct nvmeof_io *io = &job->io[i];
 		u64 lba = job->base + ((u64)i * NVMEOF_MAX_IO >> ctrl->lba_shift);
@@ -162,26 +192,23 @@ static int nvmeof_batch(struct nvmeof_job *job, bool write, u32 len, int n)
 		}
 		job->submitted++;
 	}
-	if (!atomic_dec_and_test(&job->outstanding) &&
-	    !wait_event_timeout(job->wait, !atomic_read(&job->outstanding),
-				NVMEOF_CMD_TIMEOUT)) {
+	if (!nvmeof_answered(job)) {
 		/* As a host's timeout does: give up, and every command ends. */
-		pr_err("q%d: %d commands unanswered\n", job->index,
-		       atomic_read(&job->outstanding));
+		pr_err("q%d: %d commands unanswered for %u ms\n", job->index,
+		       atomic_read(&job->outstanding), io_timeout_ms);
 		nvmeof_queue_report(job->q);
 		/*
-		 * A dead queue, or commands lost: a Flush behind them tells.
-		 * Its send and its answer also start both ends' transmitters:
-		 * commands that end soon after it were stalled in one, not
-		 * lost.
+		 * A Flush behind them tells a dead queue (it fails too) from
+		 * one that still works; those still out a while after its
+		 * answer are logged.
 		 */
 		pr_err("q%d: a Flush behind them %s\n", job->index,
 		       nvmeof_flush(ctrl, job->q) ? "failed too" : "was answered");
 		wait_event_timeout(job->wait, !atomic_read(&job->outstanding),
-				   NVMEOF_KICK_WAIT);
+				   NVMEOF_PROBE_WAIT);
 		pr_err("q%d: %d of them unanswered %u ms after the Flush\n",
 		       job->index, atomic_read(&job->outstanding),
-		       jiffies_to_msecs(NVMEOF_KICK_WAIT));
+		       jiffies_to_msecs(NVMEOF_PROBE_WAIT));
 		nvmeof_ctrl_fail(ctrl, "I/O timed out");
 		wait_event(job->wait, !atomic_read(&job->outstanding));
 	}
@@ -248,7 +275,8 @@ static int nvmeof_job_run(void *arg)
 	do {
 		for (i = 0; i < ARRAY_SIZE(nvmeof_sizes); i++) {
 			if (nvmeof_sizes[i] < 1U << job->ctrl->lba_shift ||
-			    nvmeof_sizes[i] > job->ctrl->max_io)
+			    nvmeof_sizes[i] > job->ctrl->max_io ||
+			    nvmeof_sizes[i] > max_size)
 				continue;
 			if (nvmeof_round(job, nvmeof_sizes[i]))
 				return 0;

@@ -44,7 +44,7 @@
 /* A command unanswered this long fails the controller. */
 #define NVMEOF_CMD_TIMEOUT	(30 * HZ)
 /* How long a timed-out I/O job still waits once a Flush was answered. */
-#define NVMEOF_KICK_WAIT	(5 * HZ)
+#define NVMEOF_PROBE_WAIT	(5 * HZ)
 
 /*
  * Of a completion's status field without its phase bit (the value in

@@ -315,6 +315,39 @@ nvmeof_target_gone() {
 		{ res="${res:-insmod $rc, no PASS}"; return 1; }
 }
 
+# A target that answers every command, but too slowly for a whole queue
+# of them to end within the host's timeout: namespace 2 on a null_blk
+# device that takes one command at a time and 100 ms for each, so a
+# queue of 32 ends after 3.2 s, with an answer every 100 ms. ndk_nvmeof,
+# one queue of 512-byte commands whose timeout is 2 s from its last
+# answer, must pass. The device is nullb1 by its index (6.1) and by its
+# configfs name (later series).
+NULLB_SLOW=/sys/kernel/config/nullb/nullb1
+nvmeof_slow_target() {
+	ns=$NVMET/subsystems/$NQN/namespaces/2
+	if mkdir $NULLB_SLOW && echo 64 >$NULLB_SLOW/size &&
+	   echo 1 >$NULLB_SLOW/memory_backed && echo 1 >$NULLB_SLOW/index &&
+	   echo 1 >$NULLB_SLOW/hw_queue_depth && echo 2 >$NULLB_SLOW/irqmode &&
+	   echo 100000000 >$NULLB_SLOW/completion_nsec &&
+	   echo 1 >$NULLB_SLOW/power && mkdir $ns &&
+	   echo /dev/nullb1 >$ns/device_path && echo 1 >$ns/enable; then
+		nvmeof_ndk subnqn=$NQN nsid=2 queues=1 ios=1 max_size=512 \
+			io_timeout_ms=2000
+		if [ $rc = 0 ] && grep -q 'ndk_nvmeof: PASS' /tmp/nvme.log &&
+		   rmmod ndk_nvmeof; then
+			err=$(nvmeof_error_line)
+			[ -z "$err" ] || res="error line in a run that passed: $err"
+		else
+			res="insmod $rc, no PASS"
+		fi
+	else
+		res="the slow namespace could not be set up"
+	fi
+	[ -d $ns ] && { echo 0 >$ns/enable; rmdir $ns; }
+	[ -d $NULLB_SLOW ] && { echo 0 >$NULLB_SLOW/power; rmdir $NULLB_SLOW; }
+	[ -z "$res" ]
+}
+
 # NVMe over Fabrics against Linux's own target on eth0's address (see
 # nvmet_up), with Linux's host, nvme-rdma, beside ndk_nvmeof. The first
 # 4 MiB of the namespace are Linux's host's, the rest ndk_nvmeof's.
@@ -327,6 +360,7 @@ nvmeof() {
 	nvmeof_case $1 nvmeof-ndk-host nvmeof_ndk_host
 	nvmeof_case $1 nvmeof-wrong-nqn nvmeof_wrong_nqn
 	nvmeof_case $1 nvmeof-refused nvmeof_refused
+	nvmeof_case $1 nvmeof-slow-target nvmeof_slow_target
 	nvmeof_case $1 nvmeof-target-gone nvmeof_target_gone
 	nvmet_down
 }

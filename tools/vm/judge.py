@@ -40,6 +40,7 @@ INTEROP_CASES = [
     "nvmeof-ndk-host",
     "nvmeof-wrong-nqn",
     "nvmeof-refused",
+    "nvmeof-slow-target",
     "nvmeof-target-gone",
 ]
 # A try of an interop case that met a known defect of the device
