@@ -208,6 +208,7 @@ case_nvmeof() {
 	case_begin $t $name || return
 	touch /tmp/net_watch.on
 	net_watch &
+	wire_trace_on || error "wire trace not on"
 	if [ "$role" = server ]; then
 		up=1
 		if ! nvmet_up $server_ip; then
@@ -256,7 +257,11 @@ case_nvmeof() {
 		res="peer lost"
 	fi
 	net=$(net_watch_report)
-	[ -z "$res" ] || { cm_counts; echo "$net"; } >>/tmp/prog.log
+	if [ -n "$res" ]; then
+		{ cm_counts; echo "$net"; wire_trace_report; } >>/tmp/prog.log
+	else
+		wire_trace_off
+	fi
 	report $t $name "${res:-ok}"
 }
 

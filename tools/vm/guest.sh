@@ -277,6 +277,59 @@ nvmet_unanswered() {
 	done
 }
 
+# The wire of the NVMe/RDMA connections, for a failed case: every segment
+# a socket of port 4420 took in (tcp_probe), in a trace instance of its
+# own. Both VMs tracing tell a connection that went silent from one that
+# kept moving too slowly for the host's timeout.
+WIRE_TRACE=$NVMET_TRACE/instances/wire
+wire_trace_on() {
+	[ -d $NVMET_TRACE/events ] ||
+		mount -t tracefs nodev $NVMET_TRACE || return 1
+	mkdir -p $WIRE_TRACE || return 1
+	echo 0 >$WIRE_TRACE/tracing_on
+	echo 8192 >$WIRE_TRACE/buffer_size_kb
+	echo >$WIRE_TRACE/trace
+	echo 'sport == 4420 || dport == 4420' \
+		>$WIRE_TRACE/events/tcp/tcp_probe/filter
+	echo 1 >$WIRE_TRACE/events/tcp/tcp_probe/enable || return 1
+	echo 1 >$WIRE_TRACE/tracing_on
+}
+
+# Per connection of wire_trace_on()'s trace: the bytes this VM took in
+# over the trace and over its last 30 s, the time of the last segment
+# and the longest silence between two segments.
+wire_trace_report() {
+	[ -d $WIRE_TRACE ] || return 0
+	echo 0 >$WIRE_TRACE/tracing_on
+	awk '/tcp_probe:/ {
+		for (i = 1; i <= NF; i++)
+			if ($i ~ /^[0-9]+\.[0-9]+:$/) t = $i + 0
+		if (!match($0, /src=[^ ]* dest=[^ ]*/)) next
+		k = substr($0, RSTART, RLENGTH)
+		match($0, /data_len=[0-9]+/)
+		n = substr($0, RSTART + 9, RLENGTH - 9) + 0
+		if (k in last && t - last[k] > gap[k]) gap[k] = t - last[k]
+		if (!(k in first)) first[k] = t
+		last[k] = t; bytes[k] += n; end = t
+		seg[k, ++ns[k]] = t; len[k, ns[k]] = n }
+	END { for (k in last) {
+		recent = 0
+		for (i = ns[k]; i > 0 && seg[k, i] > end - 30; i--)
+			recent += len[k, i]
+		printf "wire: %s took in %d bytes from %.3f, %d in the " \
+		       "last 30 s, last at %.3f, longest silence %.3f s\n",
+		       k, bytes[k], first[k], recent, last[k], gap[k] } }' \
+		$WIRE_TRACE/trace
+	wire_trace_off
+}
+
+wire_trace_off() {
+	[ -d $WIRE_TRACE ] || return 0
+	echo 0 >$WIRE_TRACE/tracing_on
+	echo 0 >$WIRE_TRACE/events/enable
+	echo >$WIRE_TRACE/trace
+}
+
 # Linux's own host (nvme-rdma, loaded) connected to nvmet_up's target on
 # 10.0.2.15 with nvme-cli, its output in /tmp/nvme.log; returns once
 # /dev/nvme0n1 has its size (the block device appears first), or fails.
