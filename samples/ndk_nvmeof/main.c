@@ -50,6 +50,7 @@ MODULE_PARM_DESC(kato_ms, "Keep Alive timeout in ms (5000)");
 static uint ios = 5000;
 module_param(ios, uint, 0444);
 MODULE_PARM_DESC(ios, "commands each queue sends at least, checked byte for byte (5000)");
+
 static uint max_size = NVMEOF_MAX_IO;
 module_param(max_size, uint, 0444);
 MODULE_PARM_DESC(max_size, "the largest transfer of the checked rounds, in bytes (131072)");
@@ -452,8 +453,9 @@ static int __init nvmeof_init(void)
 	int ifindex, err, njobs, i;
 	bool ok = false, inv_ok;
 
-	if (!traddr || !subnqn || queues < 1 || queues > 64 || !kato_ms) {
-		pr_err("FAIL: traddr and subnqn are needed, queues 1 to 64\n");
+	if (!traddr || !subnqn || queues < 1 || queues > 64 || !kato_ms ||
+	    !io_timeout_ms) {
+		pr_err("FAIL: traddr and subnqn are needed, queues 1 to 64, kato_ms and io_timeout_ms above 0\n");
 		return -EINVAL;
 	}
 	ctrl = kzalloc(sizeof(*ctrl), GFP_KERNEL);
