@@ -240,6 +240,15 @@ nvmeof_ndk() {
 	dmesg | grep ndk_nvmeof >/tmp/nvme.log
 }
 
+# Whether nvmeof_ndk's run passed: insmod succeeded, the sample logged
+# PASS and no line at error level, and it unloaded; res says why not.
+nvmeof_ndk_passed() {
+	[ $rc = 0 ] && grep -q 'ndk_nvmeof: PASS' /tmp/nvme.log &&
+		rmmod ndk_nvmeof || { res="insmod $rc, no PASS"; return 1; }
+	err=$(nvmeof_error_line)
+	[ -z "$err" ] || { res="error line in a run that passed: $err"; return 1; }
+}
+
 # Case $2 over transport $1: ok when "$3" (a command) succeeds and no ndk
 # object is left open afterwards.
 nvmeof_case() {
@@ -261,13 +270,10 @@ nvmeof_case() {
 # The sample's full run: PASS, and each queue's marker on the target.
 nvmeof_ndk_host() {
 	nvmeof_ndk subnqn=$NQN
-	[ $rc = 0 ] && grep -q 'ndk_nvmeof: PASS' /tmp/nvme.log &&
-		rmmod ndk_nvmeof || { res="insmod $rc, no PASS"; return 1; }
+	nvmeof_ndk_passed || return 1
 	# Two queues of 5000 commands at least, each checked byte for byte.
 	n=$(sed -n 's/.*ndk_nvmeof: \([0-9]*\) commands, .*/\1/p' /tmp/nvme.log)
 	[ "${n:-0}" -ge 10000 ] || { res="${n:-no} commands, not 10000"; return 1; }
-	err=$(nvmeof_error_line)
-	[ -z "$err" ] || { res="error line in a run that passed: $err"; return 1; }
 	grep -o 'marker q[0-9]* at byte [0-9]*: .*' /tmp/nvme.log >/tmp/nvme.markers
 	nvmet_markers /tmp/nvme.markers
 }
@@ -333,13 +339,7 @@ nvmeof_slow_target() {
 	   echo /dev/nullb1 >$ns/device_path && echo 1 >$ns/enable; then
 		nvmeof_ndk subnqn=$NQN nsid=2 queues=1 ios=1 max_size=512 \
 			io_timeout_ms=2000
-		if [ $rc = 0 ] && grep -q 'ndk_nvmeof: PASS' /tmp/nvme.log &&
-		   rmmod ndk_nvmeof; then
-			err=$(nvmeof_error_line)
-			[ -z "$err" ] || res="error line in a run that passed: $err"
-		else
-			res="insmod $rc, no PASS"
-		fi
+		nvmeof_ndk_passed
 	else
 		res="the slow namespace could not be set up"
 	fi
