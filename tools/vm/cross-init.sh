@@ -237,7 +237,7 @@ case_nvmeof() {
 		dmesg | grep ndk_nvmeof >/tmp/prog.log
 		if [ $rc != 0 ] || ! grep -q 'ndk_nvmeof: PASS' /tmp/prog.log ||
 		   ! rmmod ndk_nvmeof; then
-			res="insmod $rc, no PASS"
+			res=$(nvmeof_no_pass $rc)
 		else
 			left=$(open_objects)
 			[ -z "$left" ] || res="ndk objects left open: $left"

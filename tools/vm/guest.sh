@@ -458,6 +458,14 @@ nvmeof_error_line() {
 	[ -z "$line" ] || echo "${line#*ndk_nvmeof: }"
 }
 
+# Why an ndk_nvmeof run whose insmod returned $1 did not pass: the
+# status and, when there is one, the first error line, so a summary that
+# shows no log still says what went wrong.
+nvmeof_no_pass() {
+	err=$(nvmeof_error_line)
+	echo "insmod $1, no PASS${err:+: $err}"
+}
+
 # Whether the markers of file $1, ndk_nvmeof's "marker qN at byte B: TEXT"
 # lines, one per I/O queue (2), are on the target's device; res says why
 # not.

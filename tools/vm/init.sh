@@ -244,7 +244,7 @@ nvmeof_ndk() {
 # PASS and no line at error level, and it unloaded; res says why not.
 nvmeof_ndk_passed() {
 	[ $rc = 0 ] && grep -q 'ndk_nvmeof: PASS' /tmp/nvme.log &&
-		rmmod ndk_nvmeof || { res="insmod $rc, no PASS"; return 1; }
+		rmmod ndk_nvmeof || { res=$(nvmeof_no_pass $rc); return 1; }
 	err=$(nvmeof_error_line)
 	[ -z "$err" ] || { res="error line in a run that passed: $err"; return 1; }
 }
@@ -318,7 +318,7 @@ nvmeof_target_gone() {
 	dmesg | grep ndk_nvmeof >/tmp/nvme.log
 	[ -z "$res" ] && [ $rc = 0 ] &&
 		grep -q 'ndk_nvmeof: PASS' /tmp/nvme.log && rmmod ndk_nvmeof ||
-		{ res="${res:-insmod $rc, no PASS}"; return 1; }
+		{ res=${res:-$(nvmeof_no_pass $rc)}; return 1; }
 }
 
 # A target that answers every command, but too slowly for a whole queue
