@@ -187,6 +187,42 @@ static int ndk_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	return ret;
 }
 
+/*
+ * The local ACK timeout of ndk's RC connections, as the IBTA exponent
+ * (4096 ns << n): how long a QP waits for its peer's acknowledgment
+ * before it sends again. 0 keeps rdma_cm's own, about 0.5 s on RoCE.
+ * NDKPI has no call for it, so it is the administrator's, as a Windows
+ * provider's own settings are. iWARP leaves retransmission to TCP.
+ */
+static unsigned int ndk_ack_timeout;
+
+static int ndk_ack_timeout_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 0, 31);
+}
+
+static const struct kernel_param_ops ndk_ack_timeout_ops = {
+	.set = ndk_ack_timeout_set,
+	.get = param_get_uint,
+};
+module_param_cb(ack_timeout, &ndk_ack_timeout_ops, &ndk_ack_timeout, 0644);
+MODULE_PARM_DESC(ack_timeout, "local ACK timeout of RC connections as 4096 ns << n, 1 to 31; 0 for rdma_cm's own (default 0)");
+
+/**
+ * ndk_cm_set_ack_timeout() - give @id the ack_timeout parameter's value
+ * @id: an RC id, before its route is resolved or its request accepted
+ *
+ * May sleep.
+ */
+void ndk_cm_set_ack_timeout(struct rdma_cm_id *id)
+{
+	unsigned int t = READ_ONCE(ndk_ack_timeout);
+
+	/* It refuses only an id that is not RC. */
+	if (t)
+		rdma_set_ack_timeout(id, t);
+}
+
 /**
  * ndk_cm_create_id() - an RC rdma_cm id in init_net for an ndk object
  * @ctx: the object, whose public header starts it (see ndk_cm_handler())
@@ -204,6 +240,7 @@ NTSTATUS ndk_cm_create_id(void *ctx, struct rdma_cm_id **idp)
 				       RDMA_PS_TCP, IB_QPT_RC));
 	if (IS_ERR(id))
 		return ndk_status_from_errno(PTR_ERR(id));
+	ndk_cm_set_ack_timeout(id);
 	*idp = id;
 	return STATUS_SUCCESS;
 }

@@ -216,6 +216,7 @@ void ndk_connector_called(struct ndk_connector *conn);
 
 struct rdma_cm_id *ndk_cm_handler_id(void);
 NTSTATUS ndk_cm_create_id(void *ctx, struct rdma_cm_id **idp);
+void ndk_cm_set_ack_timeout(struct rdma_cm_id *id);
 NTSTATUS ndk_bind_status(const struct sockaddr *addr, int err);
 NTSTATUS ndk_copy_addr(const struct sockaddr *addr, PSOCKADDR pAddress,
 		       ULONG *pAddressLength);

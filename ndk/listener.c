@@ -94,6 +94,8 @@ static int ndk_listener_request(struct ndk_listener *listener,
 		ndk_obj_put(&listener->obj);
 		return -ENOMEM;
 	}
+	/* Before the accept moves the QP, as the active side's is. */
+	ndk_cm_set_ack_timeout(id);
 	ndk_connector_adopt(conn, listener, id, ev);
 	ndk_obj_put(&listener->obj);
 	ndk_obj_track(&conn->obj);

@@ -2036,7 +2036,8 @@ static void ndk_conn_cycles_test(struct kunit *test)
 
 /*
  * ndk's own bounds of a connect's and an accept's wait for the peer, set
- * short through ndk.ko's module parameters by the ndk_tmo cases.
+ * short through ndk.ko's module parameters by the ndk_tmo cases, and its
+ * ACK timeout, set by ndk_conn_ack_timeout_test.
  */
 
 /* The bounds the suite runs with: short, yet far above a handshake. */
@@ -2045,7 +2046,7 @@ static void ndk_conn_cycles_test(struct kunit *test)
 #define NDK_TMO_SLACK	(5 * HZ)
 
 static const char *const ndk_tmo_params[] = {
-	"connect_timeout_ms", "accept_timeout_ms",
+	"connect_timeout_ms", "accept_timeout_ms", "ack_timeout",
 };
 
 /* The values before a case changed them, restored by the suite's exit. */
@@ -2683,8 +2684,74 @@ static void ndk_tmo_accept_race_test(struct kunit *test)
 		KUNIT_EXPECT_GT(test, timed_out, 0);
 }
 
+/* The local ACK timeouts of @p's active and passive QPs, in @t. */
+static void ndk_conn_ack_timeouts(struct kunit *test, struct ndk_pair *p,
+				  u8 t[2])
+{
+	NDK_QP *qps[2] = { p->aqp, p->pqp };
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		KUNIT_ASSERT_EQ(test,
+				ib_query_qp(container_of(qps[i], struct ndk_qp,
+							 ndk)->ibqp,
+					    &attr, IB_QP_TIMEOUT, &init),
+				0);
+		t[i] = attr.timeout;
+	}
+}
+
+/*
+ * ndk.ko's ack_timeout becomes the local ACK timeout of both ends' QPs:
+ * a connection made with it set has it, one made with 0 has rdma_cm's
+ * own; beyond 31 it is refused. iWARP leaves retransmission to TCP.
+ */
+static void ndk_conn_ack_timeout_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct sockaddr_in dst;
+	struct ndk_pair p;
+	u8 own[2], set[2];
+	char buf[16];
+
+	if (ndk_test_iwarp())
+		kunit_skip(test, "iWARP has no local ACK timeout");
+	KUNIT_ASSERT_EQ(test, ndk_tmo_param(ndk_tmo_params[2],
+					    ndk_tmo_saved[2],
+					    sizeof(ndk_tmo_saved[2]), false),
+			0);
+	strscpy(buf, "0", sizeof(buf));
+	KUNIT_ASSERT_EQ(test, ndk_tmo_param(ndk_tmo_params[2], buf, 0, true),
+			0);
+	ndk_listen_addr(e, &dst);
+	ndk_establish(test, e, &p, (struct sockaddr *)&e->addr,
+		      (struct sockaddr *)&dst, sizeof(dst), false);
+	ndk_conn_ack_timeouts(test, &p, own);
+	ndk_pair_close(test, &p);
+	kunit_info(test, "rdma_cm's own: active %u, passive %u\n", own[0],
+		   own[1]);
+	KUNIT_ASSERT_LT(test, own[0], 29);
+
+	snprintf(buf, sizeof(buf), "%u", own[0] + 2);
+	KUNIT_ASSERT_EQ(test, ndk_tmo_param(ndk_tmo_params[2], buf, 0, true),
+			0);
+	ndk_establish(test, e, &p, (struct sockaddr *)&e->addr,
+		      (struct sockaddr *)&dst, sizeof(dst), false);
+	ndk_conn_ack_timeouts(test, &p, set);
+	ndk_pair_close(test, &p);
+	KUNIT_EXPECT_EQ(test, set[0], own[0] + 2);
+	KUNIT_EXPECT_EQ(test, set[1], own[0] + 2);
+
+	strscpy(buf, "32", sizeof(buf));
+	KUNIT_EXPECT_EQ(test, ndk_tmo_param(ndk_tmo_params[2], buf, 0, true),
+			-EINVAL);
+}
+
 static struct kunit_case ndk_connector_cases[] = {
 	KUNIT_CASE(ndk_conn_connect_accept_test),
+	KUNIT_CASE(ndk_conn_ack_timeout_test),
 	KUNIT_CASE(ndk_conn_ex_test),
 	KUNIT_CASE(ndk_conn_other_instance_test),
 	KUNIT_CASE(ndk_conn_address_args_test),
