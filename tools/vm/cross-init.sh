@@ -232,14 +232,7 @@ case_nvmeof() {
 		[ -z "$res" ] || [ -z "$up" ] || nvmet_unanswered >>/tmp/prog.log
 		[ -z "$up" ] || nvmet_down
 	elif barrier $t-$name; then
-		# Two TCG guests on two host cores can leave an ACK unsent
-		# past rdma_cm's 0.5 s; rxe then sends again and runs the
-		# host's fast registrations a second time, which fails the
-		# QP (deviations.rst). The host's QPs wait 4.3 s instead.
-		[ $t = rxe ] && echo 20 >/sys/module/ndk/parameters/ack_timeout
-		insmod /ndk/ndk_nvmeof.ko traddr=$server_ip subnqn=$NQN
-		rc=$?
-		echo 0 >/sys/module/ndk/parameters/ack_timeout
+		nvmeof_pair_run $t traddr=$server_ip subnqn=$NQN
 		dmesg | grep ndk_nvmeof >/tmp/prog.log
 		if [ $rc != 0 ] || ! grep -q 'ndk_nvmeof: PASS' /tmp/prog.log ||
 		   ! rmmod ndk_nvmeof; then

@@ -107,13 +107,8 @@ nvmeof_server() {
 # server VM, which looks for them on its device.
 nvmeof_client() {
 	barrier nvmeof || return
-	# As check-cross's host over rxe: an ACK that two TCG guests leave
-	# unsent past rdma_cm's timeout makes rxe retransmit, and run the
-	# host's fast registrations again (deviations.rst).
-	echo 20 >/sys/module/ndk/parameters/ack_timeout
-	insmod /ndk/ndk_nvmeof.ko traddr=$server_ip subnqn=$NQN
-	echo "DISTRO: run nvmeof rc=$?"
-	echo 0 >/sys/module/ndk/parameters/ack_timeout
+	nvmeof_pair_run rxe traddr=$server_ip subnqn=$NQN
+	echo "DISTRO: run nvmeof rc=$rc"
 	dmesg | grep -o 'marker q[0-9]* at byte [0-9]*: .*' >/tmp/nvme.markers
 	# It stays loaded only after a PASS.
 	if grep -q '^ndk_nvmeof ' /proc/modules; then
