@@ -1436,6 +1436,7 @@ struct ndk_fzp {
 	u32 round;
 	bool iwarp;
 	bool failed;
+	ULONG pdata_max;		/* the adapter's MaxCallerData */
 	/* the peer */
 	struct rdma_cm_id *id;
 	struct completion ev_done;
@@ -1564,8 +1565,8 @@ static bool ndk_fzp_connect(struct ndk_fzp *p, u32 len, u32 ird, u32 ord)
 {
 	struct rdma_conn_param param = {};
 	struct ib_qp_init_attr init = {};
-	/* siw's MPA v2 read limits take 4 bytes of the MPA request's. */
-	u32 i, max = p->iwarp ? RDMA_MAX_PRIVATE_DATA - 4 : 56;
+	/* What arrives intact is what ndk tells its consumers it carries. */
+	u32 i, max = p->pdata_max;
 	struct kunit *test = p->test;
 	unsigned long end;
 	struct sockaddr_in dst;
@@ -1984,6 +1985,8 @@ static void ndk_fuzz_peer_test(struct kunit *test)
 {
 	const struct ndk_fz_slice *sl = ndk_fz_slice(test);
 	struct ndk_fzp *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	NDK_ADAPTER_INFO info;
+	ULONG size = sizeof(info);
 	struct ib_device *dev;
 	u32 rounds;
 
@@ -1993,6 +1996,11 @@ static void ndk_fuzz_peer_test(struct kunit *test)
 	p->test = test;
 	p->e = ndk_cenv_need(test);
 	p->iwarp = ndk_test_iwarp();
+	KUNIT_ASSERT_EQ(test, p->e->a->Dispatch->NdkQueryAdapterInfo(p->e->a,
+								     &info,
+								     &size),
+			STATUS_SUCCESS);
+	p->pdata_max = info.MaxCallerData;
 	dev = container_of(p->e->a, struct ndk_adapter, ndk)->ibdev;
 	p->buf = kunit_kzalloc(test, NDK_PMEM_LEN, GFP_KERNEL);
 	p->shadow = kunit_kzalloc(test, NDK_PMEM_LEN, GFP_KERNEL);
