@@ -2706,14 +2706,17 @@ static void ndk_conn_ack_timeouts(struct kunit *test, struct ndk_pair *p,
 /*
  * ndk.ko's ack_timeout becomes the local ACK timeout of both ends' QPs:
  * a connection made with it set has it, one made with 0 has rdma_cm's
- * own; beyond 31 it is refused. iWARP leaves retransmission to TCP.
+ * own; beyond 31 it is refused. A connector takes the value when it is
+ * created, the listener when a request arrives: so a connector made
+ * before the change keeps rdma_cm's own while its peer, accepted after,
+ * has the new one. iWARP leaves retransmission to TCP.
  */
 static void ndk_conn_ack_timeout_test(struct kunit *test)
 {
 	struct ndk_cenv *e = test->priv;
 	struct sockaddr_in dst;
 	struct ndk_pair p;
-	u8 own[2], set[2];
+	u8 own[2], set[2], mixed[2];
 	char buf[16];
 
 	if (ndk_test_iwarp())
@@ -2743,6 +2746,20 @@ static void ndk_conn_ack_timeout_test(struct kunit *test)
 	ndk_pair_close(test, &p);
 	KUNIT_EXPECT_EQ(test, set[0], own[0] + 2);
 	KUNIT_EXPECT_EQ(test, set[1], own[0] + 2);
+
+	strscpy(buf, "0", sizeof(buf));
+	KUNIT_ASSERT_EQ(test, ndk_tmo_param(ndk_tmo_params[2], buf, 0, true),
+			0);
+	ndk_pair_init(test, e, &p);
+	snprintf(buf, sizeof(buf), "%u", own[0] + 2);
+	KUNIT_ASSERT_EQ(test, ndk_tmo_param(ndk_tmo_params[2], buf, 0, true),
+			0);
+	ndk_establish_pair(test, e, &p, (struct sockaddr *)&e->addr,
+			   (struct sockaddr *)&dst, sizeof(dst), false);
+	ndk_conn_ack_timeouts(test, &p, mixed);
+	ndk_pair_close(test, &p);
+	KUNIT_EXPECT_EQ(test, mixed[0], own[0]);
+	KUNIT_EXPECT_EQ(test, mixed[1], own[0] + 2);
 
 	strscpy(buf, "32", sizeof(buf));
 	KUNIT_EXPECT_EQ(test, ndk_tmo_param(ndk_tmo_params[2], buf, 0, true),
