@@ -149,6 +149,7 @@ NTSTATUS ndk_bind_status(const struct sockaddr *addr, int err)
 		return ndk_status_from_errno(err);
 	}
 }
+EXPORT_SYMBOL_NDK_TEST(ndk_bind_status);
 
 /**
  * ndk_cm_handler() - the rdma_cm event handler of every ndk id

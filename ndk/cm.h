@@ -218,6 +218,7 @@ struct rdma_cm_id *ndk_cm_handler_id(void);
 NTSTATUS ndk_cm_create_id(void *ctx, struct rdma_cm_id **idp);
 void ndk_cm_set_ack_timeout(struct rdma_cm_id *id);
 NTSTATUS ndk_bind_status(const struct sockaddr *addr, int err);
+NTSTATUS ndk_cm_status(const struct rdma_cm_event *ev);
 NTSTATUS ndk_copy_addr(const struct sockaddr *addr, PSOCKADDR pAddress,
 		       ULONG *pAddressLength);
 ULONG ndk_addr_len(const struct sockaddr *addr, ULONG len);

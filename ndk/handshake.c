@@ -435,7 +435,17 @@ static void ndk_conn_param(const struct ndk_connector *conn,
 	};
 }
 
-static NTSTATUS ndk_cm_status(const struct rdma_cm_event *ev)
+/**
+ * ndk_cm_status() - NTSTATUS of an rdma_cm event that ends a connect
+ * @ev: the event
+ *
+ * Return: STATUS_CONNECTION_REFUSED for the peer's reject,
+ * STATUS_IO_TIMEOUT when the peer's CM never answered,
+ * STATUS_NETWORK_UNREACHABLE when no neighbour or route was found,
+ * STATUS_HOST_UNREACHABLE for the other failures to reach the peer, and
+ * STATUS_CONNECTION_ABORTED for any other event.
+ */
+NTSTATUS ndk_cm_status(const struct rdma_cm_event *ev)
 {
 	switch (ev->event) {
 	case RDMA_CM_EVENT_REJECTED:
@@ -454,6 +464,7 @@ static NTSTATUS ndk_cm_status(const struct rdma_cm_event *ev)
 		return STATUS_CONNECTION_ABORTED;
 	}
 }
+EXPORT_SYMBOL_NDK_TEST(ndk_cm_status);
 
 /* The peer went away, or we finished disconnecting. */
 static void ndk_conn_disconnected(struct ndk_connector *conn)

@@ -988,6 +988,59 @@ static void ndk_status_case_desc(const struct ndk_status_case *c, char *desc)
 
 KUNIT_ARRAY_PARAM(ndk_conn_status, ndk_status_cases, ndk_status_case_desc);
 
+static const struct ndk_cm_status_case {
+	const char *name;
+	enum rdma_cm_event_type event;
+	int err;
+	NTSTATUS status;
+} ndk_cm_status_cases[] = {
+	{ "rejected", RDMA_CM_EVENT_REJECTED, -ECONNREFUSED,
+	  STATUS_CONNECTION_REFUSED },
+	{ "unreachable, timed out", RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT,
+	  STATUS_IO_TIMEOUT },
+	{ "unreachable", RDMA_CM_EVENT_UNREACHABLE, -ECONNRESET,
+	  STATUS_HOST_UNREACHABLE },
+	{ "connect error, timed out", RDMA_CM_EVENT_CONNECT_ERROR, -ETIMEDOUT,
+	  STATUS_IO_TIMEOUT },
+	{ "connect error", RDMA_CM_EVENT_CONNECT_ERROR, -ECONNRESET,
+	  STATUS_HOST_UNREACHABLE },
+	{ "address, no network", RDMA_CM_EVENT_ADDR_ERROR, -ENETUNREACH,
+	  STATUS_NETWORK_UNREACHABLE },
+	{ "address, no device", RDMA_CM_EVENT_ADDR_ERROR, -ENODEV,
+	  STATUS_NETWORK_UNREACHABLE },
+	{ "address, no neighbour", RDMA_CM_EVENT_ADDR_ERROR, -EHOSTUNREACH,
+	  STATUS_HOST_UNREACHABLE },
+	{ "route, no network", RDMA_CM_EVENT_ROUTE_ERROR, -ENETUNREACH,
+	  STATUS_NETWORK_UNREACHABLE },
+	{ "route, timed out", RDMA_CM_EVENT_ROUTE_ERROR, -ETIMEDOUT,
+	  STATUS_HOST_UNREACHABLE },
+	{ "device removed", RDMA_CM_EVENT_DEVICE_REMOVAL, 0,
+	  STATUS_CONNECTION_ABORTED },
+};
+
+static void ndk_cm_status_desc(const struct ndk_cm_status_case *c,
+			       char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(ndk_cm_status, ndk_cm_status_cases, ndk_cm_status_desc);
+
+/*
+ * The status an rdma_cm event that ends a connect gives NdkConnect's
+ * completion, on every path, including the ones a soft device's run does
+ * not take (a CM that times out, an iWARP peer's broken MPA reply): only
+ * a CM that never answered is a timeout, and an address or route that
+ * found no neighbour is the host's, not the network's.
+ */
+static void ndk_conn_cm_status_test(struct kunit *test)
+{
+	const struct ndk_cm_status_case *sc = test->param_value;
+	struct rdma_cm_event ev = { .event = sc->event, .status = sc->err };
+
+	KUNIT_EXPECT_EQ(test, ndk_cm_status(&ev), sc->status);
+}
+
 /* NdkConnect's statuses, each from the real situation. */
 static void ndk_conn_status_test(struct kunit *test)
 {
@@ -2807,6 +2860,7 @@ static struct kunit_case ndk_connector_cases[] = {
 	KUNIT_CASE(ndk_tmo_unbounded_test),
 	KUNIT_CASE(ndk_tmo_connect_race_test),
 	KUNIT_CASE(ndk_tmo_accept_race_test),
+	KUNIT_CASE_PARAM(ndk_conn_cm_status_test, ndk_cm_status_gen_params),
 	{}
 };
 

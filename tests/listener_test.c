@@ -707,6 +707,92 @@ static void ndk_listener_args_test(struct kunit *test)
 	ndk_test_close(test, &l->Header, l->Dispatch->NdkCloseListener);
 }
 
+/* Which local address a row of ndk_listen_bind_status_test names. */
+enum ndk_bind_addr {
+	NDK_BIND_OWN,		/* the adapter's */
+	NDK_BIND_ANY,		/* the wildcard */
+	NDK_BIND_FOREIGN,	/* a documentation prefix's, owned by none */
+};
+
+static const struct ndk_bind_case {
+	const char *name;
+	bool v6;
+	enum ndk_bind_addr addr;
+	u16 port;
+	int err;
+	NTSTATUS want;
+} ndk_bind_cases[] = {
+	{ "in use", false, NDK_BIND_OWN, 5000, -EADDRINUSE,
+	  STATUS_SHARING_VIOLATION },
+	{ "own, no port free", false, NDK_BIND_OWN, 0, -EADDRNOTAVAIL,
+	  STATUS_TOO_MANY_ADDRESSES },
+	{ "own, port given", false, NDK_BIND_OWN, 5000, -EADDRNOTAVAIL,
+	  STATUS_INVALID_ADDRESS },
+	{ "wildcard, no port free", false, NDK_BIND_ANY, 0, -EADDRNOTAVAIL,
+	  STATUS_TOO_MANY_ADDRESSES },
+	{ "foreign", false, NDK_BIND_FOREIGN, 0, -EADDRNOTAVAIL,
+	  STATUS_INVALID_ADDRESS },
+	{ "foreign, port given", false, NDK_BIND_FOREIGN, 5000, -EADDRNOTAVAIL,
+	  STATUS_INVALID_ADDRESS },
+	{ "IPv6 own, no port free", true, NDK_BIND_OWN, 0, -EADDRNOTAVAIL,
+	  STATUS_TOO_MANY_ADDRESSES },
+	{ "IPv6 wildcard, no port free", true, NDK_BIND_ANY, 0, -EADDRNOTAVAIL,
+	  STATUS_TOO_MANY_ADDRESSES },
+	{ "IPv6 foreign", true, NDK_BIND_FOREIGN, 0, -EADDRNOTAVAIL,
+	  STATUS_INVALID_ADDRESS },
+	{ "IPv6 own, port given", true, NDK_BIND_OWN, 5000, -EADDRNOTAVAIL,
+	  STATUS_INVALID_ADDRESS },
+	{ "another device", false, NDK_BIND_OWN, 0, -ENODEV,
+	  STATUS_INVALID_ADDRESS },
+	{ "no memory", false, NDK_BIND_OWN, 0, -ENOMEM,
+	  STATUS_INSUFFICIENT_RESOURCES },
+};
+
+static void ndk_bind_desc(const struct ndk_bind_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(ndk_bind, ndk_bind_cases, ndk_bind_desc);
+
+/*
+ * rdma_bind_addr()'s EADDRNOTAVAIL means two things: an address this
+ * host does not own, or no ephemeral port left. NdkListen, NdkConnect
+ * and a shared endpoint's bind tell them apart (ndk_bind_status()): only
+ * a wildcard or own address with port 0 can have run out of ports.
+ */
+static void ndk_listen_bind_status_test(struct kunit *test)
+{
+	const struct ndk_bind_case *bc = test->param_value;
+	struct ndk_cenv *e = test->priv;
+	struct sockaddr_storage ss = {};
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+
+	if (bc->v6) {
+		if (bc->addr == NDK_BIND_OWN) {
+			if (!e->addr6.sin6_family)
+				kunit_skip(test, "the adapter has no IPv6 address");
+			*s6 = e->addr6;
+		}
+		s6->sin6_family = AF_INET6;
+		if (bc->addr == NDK_BIND_FOREIGN)
+			s6->sin6_addr.s6_addr32[0] = htonl(0x20010db8);
+		s6->sin6_port = htons(bc->port);
+	} else {
+		if (bc->addr == NDK_BIND_OWN)
+			*s4 = e->addr;
+		s4->sin_family = AF_INET;
+		if (bc->addr == NDK_BIND_ANY)
+			s4->sin_addr.s_addr = htonl(INADDR_ANY);
+		if (bc->addr == NDK_BIND_FOREIGN)
+			s4->sin_addr.s_addr = htonl(0xc0000201);
+		s4->sin_port = htons(bc->port);
+	}
+	KUNIT_EXPECT_EQ(test, ndk_bind_status((struct sockaddr *)&ss, bc->err),
+			bc->want);
+}
+
 static struct kunit_case ndk_listener_cases[] = {
 	KUNIT_CASE(ndk_listener_contexts_test),
 	KUNIT_CASE(ndk_listener_args_test),
@@ -717,6 +803,7 @@ static struct kunit_case ndk_listener_cases[] = {
 	KUNIT_CASE(ndk_listen_backlog_param_test),
 	KUNIT_CASE_PARAM(ndk_listen_answer_test, ndk_answer_gen_params),
 	KUNIT_CASE(ndk_listen_flood_test),
+	KUNIT_CASE_PARAM(ndk_listen_bind_status_test, ndk_bind_gen_params),
 	{}
 };
 
