@@ -3,6 +3,7 @@
  * ndk_adapter: discovery, open/close, version negotiation and
  * NdkQueryAdapterInfo over the VM's soft RDMA device.
  */
+#include <linux/fs.h>
 #include <linux/netdevice.h>
 #include <net/net_namespace.h>
 #include "ndk_tests.h"
@@ -394,6 +395,18 @@ struct ndk_notify_rec {
 	NTSTATUS open_status;
 };
 
+/* Open and close an adapter on @ifindex, as a notifier's consumer would. */
+static NTSTATUS ndk_open_close(int ifindex)
+{
+	NDK_VERSION v = { .Major = 1, .Minor = 2 };
+	NDK_ADAPTER *a;
+	NTSTATUS st = ndk_open_adapter(ifindex, v, &a);
+
+	if (st == STATUS_SUCCESS)
+		ndk_close_adapter(a);
+	return st;
+}
+
 static int ndk_test_notify(struct notifier_block *nb, unsigned long event,
 			   void *data)
 {
@@ -401,16 +414,11 @@ static int ndk_test_notify(struct notifier_block *nb, unsigned long event,
 						  nb);
 	const struct ndk_adapter_desc *desc = data;
 
-	NDK_VERSION v = { .Major = 1, .Minor = 2 };
-	NDK_ADAPTER *a;
-
 	if (event == NDK_ADAPTER_ADDED) {
 		rec->added++;
 		rec->ifindex = desc->ifindex;
 		/* Opening from the notifier is what consumers will do. */
-		rec->open_status = ndk_open_adapter(desc->ifindex, v, &a);
-		if (rec->open_status == STATUS_SUCCESS)
-			ndk_close_adapter(a);
+		rec->open_status = ndk_open_close(desc->ifindex);
 	}
 	return NOTIFY_OK;
 }
@@ -445,6 +453,101 @@ static void ndk_adapter_references_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, refcount_read(&ibdev->refcount), dev_refs - 1);
 }
 
+/* What the notifier heard of the second device's adapter. */
+struct ndk_second_rec {
+	struct notifier_block nb;
+	struct completion added, removed;
+	struct ndk_adapter_desc desc;
+	NTSTATUS open_removed;	/* an open tried on the removal's news */
+};
+
+static int ndk_second_notify(struct notifier_block *nb, unsigned long event,
+			     void *data)
+{
+	struct ndk_second_rec *rec = container_of(nb, struct ndk_second_rec,
+						  nb);
+	const struct ndk_adapter_desc *desc = data;
+
+	/* Its interface is made with it: known by the device's name. */
+	if (strcmp(desc->ibdev_name, NDK_TEST_DEV2))
+		return NOTIFY_DONE;
+	if (event == NDK_ADAPTER_ADDED) {
+		rec->desc = *desc;
+		complete(&rec->added);
+	} else if (event == NDK_ADAPTER_REMOVED) {
+		rec->open_removed = ndk_open_close(desc->ifindex);
+		complete(&rec->removed);
+	}
+	return NOTIFY_OK;
+}
+
+/*
+ * A second RDMA device comes and goes beside the test's own, and no
+ * adapter is ever opened on it: consumers hear it added and removed, the
+ * enumeration lists it in between, after the first and under its own
+ * interface and device, and none of it is left once it is gone. ndk
+ * looks for each device's interfaces among all of them, the other
+ * device's included. A consumer that opens it on the news of its
+ * removal, while the device is still registered, is told it is not
+ * ready; its debugfs file, held open across the removal, reads as an I/O
+ * error, not as the freed device's.
+ */
+static void ndk_adapter_second_device_test(struct kunit *test)
+{
+	struct ndk_second_rec rec = { .nb.notifier_call = ndk_second_notify };
+	int first = ndk_test_ifindex(test), before, n, i;
+	struct ndk_adapter_desc *descs;
+	struct ndk_test_dev2 *d;
+	struct file *f = NULL;
+	loff_t pos = 0;
+	char buf[16];
+
+	descs = kunit_kcalloc(test, 8, sizeof(*descs), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, descs);
+	init_completion(&rec.added);
+	init_completion(&rec.removed);
+	before = ndk_enum_adapters(NULL, 0);
+	KUNIT_ASSERT_EQ(test, ndk_register_adapter_notifier(&rec.nb), 0);
+	d = ndk_test_dev2_add(test);
+	if (!d) {
+		ndk_unregister_adapter_notifier(&rec.nb);
+		return;
+	}
+	KUNIT_EXPECT_NE(test, wait_for_completion_timeout(&rec.added,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	KUNIT_EXPECT_EQ(test, rec.desc.ifindex, d->ifindex);
+	KUNIT_EXPECT_EQ(test, rec.desc.port, 1U);
+	KUNIT_EXPECT_EQ(test, rec.desc.rdma_technology, NdkRoCEv2);
+	n = ndk_enum_adapters(descs, 8);
+	KUNIT_EXPECT_EQ(test, n, before + 1);
+	KUNIT_EXPECT_EQ(test, descs[0].ifindex, first);
+	for (i = 1; i < min(n, 8); i++)
+		if (descs[i].ifindex == d->ifindex)
+			break;
+	KUNIT_EXPECT_LT(test, i, min(n, 8));
+	if (i < min(n, 8))
+		KUNIT_EXPECT_STREQ(test, descs[i].ibdev_name, NDK_TEST_DEV2);
+	scoped_with_init_fs() {
+		f = filp_open("/sys/kernel/debug/ndk/" NDK_TEST_DEV2 "/stats",
+			      O_RDONLY, 0);
+	}
+	KUNIT_EXPECT_FALSE(test, IS_ERR(f));
+
+	ndk_test_dev2_del(test, d);
+	KUNIT_EXPECT_NE(test, wait_for_completion_timeout(&rec.removed,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	KUNIT_EXPECT_EQ(test, rec.open_removed, STATUS_NDIS_ADAPTER_NOT_READY);
+	if (!IS_ERR(f)) {
+		KUNIT_EXPECT_EQ(test, kernel_read(f, buf, sizeof(buf), &pos),
+				(ssize_t)-EIO);
+		filp_close(f, NULL);
+	}
+	KUNIT_EXPECT_EQ(test, ndk_enum_adapters(NULL, 0), before);
+	ndk_unregister_adapter_notifier(&rec.nb);
+}
+
 static struct kunit_case ndk_adapter_cases[] = {
 	KUNIT_CASE(ndk_adapter_enum_test),
 	KUNIT_CASE(ndk_adapter_open_close_test),
@@ -460,6 +563,7 @@ static struct kunit_case ndk_adapter_cases[] = {
 	KUNIT_CASE(ndk_adapter_close_timeout_test),
 	KUNIT_CASE(ndk_adapter_notifier_test),
 	KUNIT_CASE(ndk_adapter_references_test),
+	KUNIT_CASE(ndk_adapter_second_device_test),
 	{}
 };
 

@@ -14,7 +14,6 @@
  */
 #include <linux/delay.h>
 #include <linux/kthread.h>
-#include <linux/umh.h>
 #include <linux/workqueue.h>
 #include "ndk_tests.h"
 
@@ -32,7 +31,7 @@
  * @work: runs @cmd, which blocks while the device is referenced
  * @started: @work was queued
  * @cmd: the shell command
- * @ret: its exit status, as call_usermodehelper() gives it
+ * @ret: its exit status, as ndk_test_shell() gives it
  * @done: @cmd returned
  */
 struct ndk_rm {
@@ -63,27 +62,11 @@ static int ndk_rm_notify(struct notifier_block *nb, unsigned long event,
 	return NOTIFY_OK;
 }
 
-/* Run @cmd; what it prints goes to the kernel log, to tell why it failed. */
-static int ndk_rm_run(const char *cmd)
-{
-	/* call_usermodehelper() wants writable arrays. */
-	char *envp[2] = { "PATH=/sbin:/bin:/usr/sbin:/usr/bin", NULL };
-	char *argv[4] = { "/bin/sh", "-c", NULL, NULL };
-	int ret;
-
-	argv[2] = kasprintf(GFP_KERNEL, "exec >/dev/kmsg 2>&1; %s", cmd);
-	if (!argv[2])
-		return -ENOMEM;
-	ret = call_usermodehelper(argv[0], argv, envp, UMH_WAIT_PROC);
-	kfree(argv[2]);
-	return ret;
-}
-
 static void ndk_rm_work(struct work_struct *work)
 {
 	struct ndk_rm *rm = container_of(work, struct ndk_rm, work);
 
-	rm->ret = ndk_rm_run(rm->cmd);
+	rm->ret = ndk_test_shell(rm->cmd);
 	complete_all(&rm->done);
 }
 
@@ -203,7 +186,7 @@ static bool ndk_rm_driver_pinned(struct kunit *test, const struct ndk_rm *rm)
 static bool ndk_rm_driver_unload_unsafe(const struct ndk_rm *rm)
 {
 	return rm->iwarp &&
-	       !ndk_rm_run("grep -qw siw_netdev_down /proc/kallsyms");
+	       !ndk_test_shell("grep -qw siw_netdev_down /proc/kallsyms");
 }
 
 /* The command that removes the device: unload its driver, or delete it. */
@@ -251,7 +234,7 @@ static void ndk_rm_restore(struct kunit *test, struct ndk_rm *rm)
 	snprintf(cmd, sizeof(cmd),
 		 "modprobe %s && rdma link add %s0 type %s netdev eth0",
 		 ndk_rm_module(rm), ndk_rm_type(rm), ndk_rm_type(rm));
-	KUNIT_ASSERT_EQ(test, ndk_rm_run(cmd), 0);
+	KUNIT_ASSERT_EQ(test, ndk_test_shell(cmd), 0);
 	while (!READ_ONCE(rm->added) && time_before(jiffies, end))
 		msleep(20);
 	KUNIT_EXPECT_TRUE(test, READ_ONCE(rm->added));

@@ -107,6 +107,7 @@ void ndk_test_request_cb(PVOID Context, NTSTATUS Status);
 NDK_ADAPTER *ndk_test_open(struct kunit *test);
 void ndk_test_close_adapter(struct kunit *test, NDK_ADAPTER *a);
 int ndk_test_ifindex(struct kunit *test);
+int ndk_test_shell(const char *cmd);
 NDK_OBJECT_HEADER *ndk_test_create_pd(struct kunit *test, NDK_ADAPTER *a);
 NDK_OBJECT_HEADER *ndk_test_create_cq(struct kunit *test, NDK_ADAPTER *a,
 				      ULONG depth);
@@ -204,6 +205,28 @@ struct ndk_test_lqp *ndk_test_loopback_qp(struct kunit *test,
 void ndk_test_loopback_send(struct kunit *test, struct ndk_test_lqp *l,
 			    u64 recv_id, u64 send_id, bool solicited);
 void ndk_test_loopback_free(struct ndk_test_lqp *l);
+
+/**
+ * struct ndk_test_dev2 - a second RDMA device beside the case's own
+ * @res: ends it with the case, whatever the case's assertions did
+ * @test: the case
+ * @ifindex: its interface, a dummy one of its own (NDK_TEST_DEV2)
+ * @addr: that interface's IPv4 address, port 0
+ * @a: an adapter the case opened on it, closed before the device goes
+ */
+struct ndk_test_dev2 {
+	struct kunit_resource res;
+	struct kunit *test;
+	int ifindex;
+	struct sockaddr_in addr;
+	NDK_ADAPTER *a;
+};
+
+/* The second device's name, as its interface's and as RDMA device. */
+#define NDK_TEST_DEV2	"ndk_d2"
+
+struct ndk_test_dev2 *ndk_test_dev2_add(struct kunit *test);
+void ndk_test_dev2_del(struct kunit *test, struct ndk_test_dev2 *d);
 
 /* A spinlock the tests hold to call NDK functions from atomic context. */
 extern spinlock_t ndk_test_lock;

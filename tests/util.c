@@ -3,8 +3,10 @@
 #include <linux/delay.h>
 #include <linux/etherdevice.h>
 #include <linux/fs.h>
+#include <linux/inet.h>
 #include <linux/kmemleak.h>
 #include <linux/kernel.h>
+#include <linux/umh.h>
 #include <net/ipv6.h>
 #include <rdma/ib_cache.h>
 #include "ndk_tests.h"
@@ -109,6 +111,103 @@ int ndk_test_ifindex(struct kunit *test)
 	KUNIT_ASSERT_GE_MSG(test, ndk_enum_adapters(&desc, 1), 1,
 			    "no RDMA adapter: is rxe0 or siw0 set up?");
 	return desc.ifindex;
+}
+
+/*
+ * Run @cmd in the guest's shell and return its exit status as
+ * call_usermodehelper() gives it; what it prints goes to the kernel log,
+ * to tell why it failed.
+ */
+int ndk_test_shell(const char *cmd)
+{
+	/* call_usermodehelper() wants writable arrays. */
+	char *envp[2] = { "PATH=/sbin:/bin:/usr/sbin:/usr/bin", NULL };
+	char *argv[4] = { "/bin/sh", "-c", NULL, NULL };
+	int ret;
+
+	argv[2] = kasprintf(GFP_KERNEL, "exec >/dev/kmsg 2>&1; %s", cmd);
+	if (!argv[2])
+		return -ENOMEM;
+	ret = call_usermodehelper(argv[0], argv, envp, UMH_WAIT_PROC);
+	kfree(argv[2]);
+	return ret;
+}
+
+/* The second device's interface address: TEST-NET-2, routed nowhere. */
+#define NDK_TEST_DEV2_ADDR	"198.51.100.1"
+
+/* What makes the second device, one command after the other. */
+static const char * const ndk_test_dev2_make[] = {
+	/* rxe may not be loaded yet: the run over siw has no use for it. */
+	"modprobe rdma_rxe",
+	"ip link add " NDK_TEST_DEV2 " type dummy",
+	"ip addr add " NDK_TEST_DEV2_ADDR "/24 dev " NDK_TEST_DEV2,
+	"ip link set " NDK_TEST_DEV2 " up",
+	"rdma link add " NDK_TEST_DEV2 " type rxe netdev " NDK_TEST_DEV2,
+};
+
+static int ndk_test_dev2_init(struct kunit_resource *res, void *data)
+{
+	struct ndk_test_dev2 *d = container_of(res, struct ndk_test_dev2, res);
+	struct net_device *ndev;
+	int i;
+
+	d->test = data;
+	for (i = 0; i < ARRAY_SIZE(ndk_test_dev2_make); i++) {
+		if (ndk_test_shell(ndk_test_dev2_make[i])) {
+			ndk_test_shell("ip link delete " NDK_TEST_DEV2);
+			return -EIO;
+		}
+	}
+	ndev = dev_get_by_name(&init_net, NDK_TEST_DEV2);
+	if (ndev) {
+		d->ifindex = ndev->ifindex;
+		dev_put(ndev);
+	}
+	d->addr.sin_family = AF_INET;
+	d->addr.sin_addr.s_addr = in_aton(NDK_TEST_DEV2_ADDR);
+	return 0;
+}
+
+static void ndk_test_dev2_free(struct kunit_resource *res)
+{
+	struct ndk_test_dev2 *d = container_of(res, struct ndk_test_dev2, res);
+
+	if (d->a)
+		ndk_test_close_adapter(d->test, d->a);
+	if (ndk_test_shell("rdma link delete " NDK_TEST_DEV2))
+		KUNIT_FAIL(d->test, "rdma link delete %s failed", NDK_TEST_DEV2);
+	if (ndk_test_shell("ip link delete " NDK_TEST_DEV2))
+		KUNIT_FAIL(d->test, "ip link delete %s failed", NDK_TEST_DEV2);
+}
+
+/*
+ * A second RDMA device beside the case's own: rxe on a dummy interface
+ * of its own with an address of its own, until ndk_test_dev2_del() or
+ * the end of the case, so that a failed assertion leaves neither it nor
+ * an adapter opened on it to later cases. NULL, the case failed, if it
+ * could not be made; no assertion, so that the caller can undo its own
+ * first. rxe, not siw, whatever the case's transport: siw binds each
+ * device's share of a wildcard listen to its own interface, so a
+ * connect to the dummy's address, which goes through the loopback
+ * interface, would be refused by TCP before any rdma_cm id heard it.
+ */
+struct ndk_test_dev2 *ndk_test_dev2_add(struct kunit *test)
+{
+	struct ndk_test_dev2 *d = kunit_kzalloc(test, sizeof(*d), GFP_KERNEL);
+
+	if (!d || kunit_add_resource(test, ndk_test_dev2_init,
+				     ndk_test_dev2_free, &d->res, test)) {
+		KUNIT_FAIL(test, "no second device %s", NDK_TEST_DEV2);
+		return NULL;
+	}
+	return d;
+}
+
+/* Close @d's adapter, if any, and delete the device and its interface. */
+void ndk_test_dev2_del(struct kunit *test, struct ndk_test_dev2 *d)
+{
+	kunit_remove_resource(test, &d->res);
 }
 
 /*
