@@ -140,7 +140,9 @@ struct ndk_connector {
  * struct ndk_listener - an NDK_LISTENER
  * @ndk: the public object
  * @obj: lifetime state; connectors it hands out are its successors
- * @id: the listening rdma_cm id
+ * @id: the listening rdma_cm id; a listen that failed past the bind
+ *	replaces it (ndk_listen_now())
+ * @id_lock: orders that replacement against NdkGetLocalAddress
  * @event_cb: the consumer's connect event callback
  * @event_ctx: its context
  * @paused: NdkControlConnectEvents paused delivery: refuse requests
@@ -159,6 +161,7 @@ struct ndk_listener {
 	NDK_LISTENER ndk;
 	struct ndk_obj obj;
 	struct rdma_cm_id *id;
+	spinlock_t id_lock; /* see above */
 	NDK_FN_CONNECT_EVENT_CALLBACK event_cb;
 	void *event_ctx;
 	bool paused;

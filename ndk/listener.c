@@ -11,6 +11,7 @@
  */
 #include <linux/moduleparam.h>
 #include <linux/socket.h>
+#include <net/ipv6.h>
 #include "ndk_priv.h"
 #include "trace.h"
 
@@ -113,13 +114,61 @@ static int ndk_listener_request(struct ndk_listener *listener,
 	return 0;
 }
 
+/*
+ * rdma_cm binds a loopback address as it does the wildcard, on no device,
+ * and listens on every device: only the loopback interface's adapter
+ * owns it.
+ */
+static bool ndk_listen_foreign_loopback(struct ndk_listener *l)
+{
+	const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)&l->addr;
+	const struct sockaddr_in *a4 = (const struct sockaddr_in *)&l->addr;
+	struct net_device *ndev;
+	bool lo;
+
+	if (l->addr.ss_family == AF_INET ?
+	    !ipv4_is_loopback(a4->sin_addr.s_addr) :
+	    !ipv6_addr_loopback(&a6->sin6_addr))
+		return false;
+	rcu_read_lock();
+	ndev = dev_get_by_index_rcu(&init_net, l->obj.adapter->ifindex);
+	lo = ndev && (ndev->flags & IFF_LOOPBACK);
+	rcu_read_unlock();
+	return !lo;
+}
+
+/*
+ * An id that took an address keeps it and binds no other: after a listen
+ * that failed past the bind, the next NdkListen needs a fresh id. Without
+ * one the old id stays, and that NdkListen fails.
+ */
+static void ndk_listener_renew_id(struct ndk_listener *l)
+{
+	struct rdma_cm_id *fresh, *old;
+	unsigned long flags;
+
+	if (ndk_cm_create_id(l, &fresh))
+		return;
+	spin_lock_irqsave(&l->id_lock, flags);
+	old = l->id;
+	l->id = fresh;
+	spin_unlock_irqrestore(&l->id_lock, flags);
+	rdma_destroy_id(old);
+}
+
 /* Bind and listen; a listen that failed may be tried again. */
 static NTSTATUS ndk_listen_now(struct ndk_listener *l)
 {
 	NTSTATUS status;
+	bool bound;
 	int err;
 
+	if (ndk_listen_foreign_loopback(l)) {
+		WRITE_ONCE(l->listen_cb, NULL);
+		return STATUS_INVALID_ADDRESS;
+	}
 	err = NDK_FI_ERR(rdma_bind_addr(l->id, (struct sockaddr *)&l->addr));
+	bound = !err;
 	if (!err && l->id->device && l->id->device != l->obj.adapter->ibdev)
 		err = -ENODEV;
 	if (!err) {
@@ -137,8 +186,11 @@ static NTSTATUS ndk_listen_now(struct ndk_listener *l)
 						 NDK_LISTEN_BACKLOG_DEFAULT)));
 	}
 	status = ndk_bind_status((struct sockaddr *)&l->addr, err);
-	if (status)
+	if (status) {
+		if (bound)
+			ndk_listener_renew_id(l);
 		WRITE_ONCE(l->listen_cb, NULL);
+	}
 	return status;
 }
 
@@ -203,9 +255,14 @@ static NTSTATUS ndk_listener_get_local_address(NDK_LISTENER *pNdkListener,
 					       ULONG *pAddressLength)
 {
 	struct ndk_listener *l = to_listener(pNdkListener);
+	unsigned long flags;
+	NTSTATUS status;
 
-	return ndk_copy_addr((struct sockaddr *)&l->id->route.addr.src_addr,
-			     pAddress, pAddressLength);
+	spin_lock_irqsave(&l->id_lock, flags);
+	status = ndk_copy_addr((struct sockaddr *)&l->id->route.addr.src_addr,
+			       pAddress, pAddressLength);
+	spin_unlock_irqrestore(&l->id_lock, flags);
+	return status;
 }
 
 /* While paused, requests are refused as if nobody listened. */
@@ -235,6 +292,7 @@ static NTSTATUS ndk_listener_create(struct ndk_obj *obj)
 {
 	struct ndk_listener *l = container_of(obj, struct ndk_listener, obj);
 
+	spin_lock_init(&l->id_lock);
 	return ndk_cm_create_id(l, &l->id);
 }
 

@@ -793,6 +793,88 @@ static void ndk_listen_bind_status_test(struct kunit *test)
 			bc->want);
 }
 
+/* NdkListen on @l at @sin, and its outcome. */
+static NTSTATUS ndk_listen_at(struct kunit *test, NDK_LISTENER *l,
+			      struct sockaddr_in *sin)
+{
+	struct ndk_wait w;
+	NTSTATUS st;
+
+	ndk_wait_init(&w);
+	st = l->Dispatch->NdkListen(l, (struct sockaddr *)sin, sizeof(*sin),
+				    ndk_test_request_cb, &w);
+	return ndk_test_outcome(test, &w, st);
+}
+
+/*
+ * Two RDMA devices, the test's and a second one on an interface of its
+ * own. A listen on the other device's address is refused, and so is one
+ * on the loopback address, which rdma_cm binds on every device as it
+ * does the wildcard; after either, the same listener can listen again.
+ * A wildcard listen hears every device but takes only its own adapter's
+ * requests: a connect through the other device is refused on the wire,
+ * and the consumer hears nothing of it. A connector cannot use a QP of
+ * the other device.
+ */
+static void ndk_listen_other_device_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_cenv *o = kunit_kzalloc(test, sizeof(*o), GFP_KERNEL);
+	struct ndk_wait *w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
+	NDK_VERSION v = { .Major = 1, .Minor = 2 };
+	u16 port = NDK_TEST_PORT + 10;
+	struct ndk_test_dev2 *d;
+	NDK_CONNECTOR *c, *oc;
+	struct sockaddr_in sin;
+	NDK_LISTENER *l;
+	NDK_QP *oqp;
+	NTSTATUS st;
+
+	KUNIT_ASSERT_NOT_NULL(test, o);
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	d = ndk_test_dev2_add(test);
+	KUNIT_ASSERT_NOT_NULL(test, d);
+	KUNIT_ASSERT_EQ(test, ndk_open_adapter(d->ifindex, v, &d->a),
+			STATUS_SUCCESS);
+	o->a = d->a;
+	o->pd = container_of(ndk_test_create_pd(test, o->a), NDK_PD, Header);
+	o->cq = container_of(ndk_test_create_cq(test, o->a, 64), NDK_CQ,
+			     Header);
+	o->addr = d->addr;
+
+	l = ndk_cenv_listener(test, e);
+	sin = d->addr;
+	sin.sin_port = htons(port);
+	KUNIT_EXPECT_EQ(test, ndk_listen_at(test, l, &sin),
+			STATUS_INVALID_ADDRESS);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	KUNIT_EXPECT_EQ(test, ndk_listen_at(test, l, &sin),
+			STATUS_INVALID_ADDRESS);
+	sin.sin_addr.s_addr = htonl(INADDR_ANY);
+	KUNIT_ASSERT_EQ(test, ndk_listen_at(test, l, &sin), STATUS_SUCCESS);
+
+	oqp = ndk_cenv_qp(test, o);
+	c = ndk_cenv_connector(test, e);
+	ndk_wait_init(w);
+	KUNIT_EXPECT_EQ(test, ndk_cenv_connect(e, c, oqp, port, NULL, 0, w),
+			STATUS_INVALID_PARAMETER);
+	ndk_test_close(test, &c->Header, c->Dispatch->NdkCloseConnector);
+
+	oc = ndk_cenv_connector(test, o);
+	reinit_completion(&e->incoming_done);
+	ndk_wait_init(w);
+	st = ndk_cenv_connect(o, oc, oqp, port, NULL, 0, w);
+	KUNIT_EXPECT_EQ(test, ndk_test_outcome(test, w, st),
+			STATUS_CONNECTION_REFUSED);
+	KUNIT_EXPECT_FALSE(test, completion_done(&e->incoming_done));
+
+	ndk_close_all(test, oc, oqp);
+	ndk_test_close(test, &l->Header, l->Dispatch->NdkCloseListener);
+	ndk_test_close(test, &o->cq->Header, o->cq->Dispatch->NdkCloseCq);
+	ndk_test_close(test, &o->pd->Header, o->pd->Dispatch->NdkClosePd);
+	ndk_test_dev2_del(test, d);
+}
+
 static struct kunit_case ndk_listener_cases[] = {
 	KUNIT_CASE(ndk_listener_contexts_test),
 	KUNIT_CASE(ndk_listener_args_test),
@@ -804,6 +886,7 @@ static struct kunit_case ndk_listener_cases[] = {
 	KUNIT_CASE_PARAM(ndk_listen_answer_test, ndk_answer_gen_params),
 	KUNIT_CASE(ndk_listen_flood_test),
 	KUNIT_CASE_PARAM(ndk_listen_bind_status_test, ndk_bind_gen_params),
+	KUNIT_CASE(ndk_listen_other_device_test),
 	{}
 };
 
