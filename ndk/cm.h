@@ -143,6 +143,8 @@ struct ndk_connector {
  * @id: the listening rdma_cm id; a listen that failed past the bind
  *	replaces it (ndk_listen_now())
  * @id_lock: orders that replacement against NdkGetLocalAddress
+ * @stale: @id is bound and could not be replaced yet; the next listen
+ *	replaces it first
  * @event_cb: the consumer's connect event callback
  * @event_ctx: its context
  * @paused: NdkControlConnectEvents paused delivery: refuse requests
@@ -162,6 +164,7 @@ struct ndk_listener {
 	struct ndk_obj obj;
 	struct rdma_cm_id *id;
 	spinlock_t id_lock; /* see above */
+	bool stale;
 	NDK_FN_CONNECT_EVENT_CALLBACK event_cb;
 	void *event_ctx;
 	bool paused;

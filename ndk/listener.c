@@ -139,21 +139,26 @@ static bool ndk_listen_foreign_loopback(struct ndk_listener *l)
 
 /*
  * An id that took an address keeps it and binds no other: after a listen
- * that failed past the bind, the next NdkListen needs a fresh id. Without
- * one the old id stays, and that NdkListen fails.
+ * that failed past the bind, the listener needs a fresh id, made at once
+ * to free the address, or else by the next NdkListen.
  */
-static void ndk_listener_renew_id(struct ndk_listener *l)
+static NTSTATUS ndk_listener_renew_id(struct ndk_listener *l)
 {
 	struct rdma_cm_id *fresh, *old;
 	unsigned long flags;
+	NTSTATUS status;
 
-	if (ndk_cm_create_id(l, &fresh))
-		return;
+	l->stale = true;
+	status = ndk_cm_create_id(l, &fresh);
+	if (status)
+		return status;
 	spin_lock_irqsave(&l->id_lock, flags);
 	old = l->id;
 	l->id = fresh;
 	spin_unlock_irqrestore(&l->id_lock, flags);
 	rdma_destroy_id(old);
+	l->stale = false;
+	return STATUS_SUCCESS;
 }
 
 /* Bind and listen; a listen that failed may be tried again. */
@@ -163,9 +168,12 @@ static NTSTATUS ndk_listen_now(struct ndk_listener *l)
 	bool bound;
 	int err;
 
-	if (ndk_listen_foreign_loopback(l)) {
+	status = l->stale ? ndk_listener_renew_id(l) : STATUS_SUCCESS;
+	if (!status && ndk_listen_foreign_loopback(l))
+		status = STATUS_INVALID_ADDRESS;
+	if (status) {
 		WRITE_ONCE(l->listen_cb, NULL);
-		return STATUS_INVALID_ADDRESS;
+		return status;
 	}
 	err = NDK_FI_ERR(rdma_bind_addr(l->id, (struct sockaddr *)&l->addr));
 	bound = !err;

@@ -875,6 +875,42 @@ static void ndk_listen_other_device_test(struct kunit *test)
 	ndk_test_dev2_del(test, d);
 }
 
+/*
+ * Without memory for the fresh id a listen that failed past the bind
+ * needs, the listener keeps its bound one and the next NdkListen makes
+ * it first: that listen fails with STATUS_INSUFFICIENT_RESOURCES while
+ * memory is still short, and the one after succeeds.
+ */
+static void ndk_listen_renew_fault_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_test_dev2 *d;
+	struct sockaddr_in sin;
+	NDK_LISTENER *l;
+	bool fired;
+
+	d = ndk_test_dev2_add(test);
+	KUNIT_ASSERT_NOT_NULL(test, d);
+	l = ndk_cenv_listener(test, e);
+	sin = d->addr;
+	sin.sin_port = htons(NDK_TEST_PORT + 10);
+	/* The bind's call is the first, the fresh id's creation the second. */
+	ndk_fault_arm(2);
+	KUNIT_EXPECT_EQ(test, ndk_listen_at(test, l, &sin),
+			STATUS_INVALID_ADDRESS);
+	ndk_fault_disarm(&fired);
+	KUNIT_EXPECT_TRUE(test, fired);
+	sin.sin_addr.s_addr = htonl(INADDR_ANY);
+	ndk_fault_arm(1);
+	KUNIT_EXPECT_EQ(test, ndk_listen_at(test, l, &sin),
+			STATUS_INSUFFICIENT_RESOURCES);
+	ndk_fault_disarm(&fired);
+	KUNIT_EXPECT_TRUE(test, fired);
+	KUNIT_EXPECT_EQ(test, ndk_listen_at(test, l, &sin), STATUS_SUCCESS);
+	ndk_test_close(test, &l->Header, l->Dispatch->NdkCloseListener);
+	ndk_test_dev2_del(test, d);
+}
+
 static struct kunit_case ndk_listener_cases[] = {
 	KUNIT_CASE(ndk_listener_contexts_test),
 	KUNIT_CASE(ndk_listener_args_test),
@@ -887,6 +923,7 @@ static struct kunit_case ndk_listener_cases[] = {
 	KUNIT_CASE(ndk_listen_flood_test),
 	KUNIT_CASE_PARAM(ndk_listen_bind_status_test, ndk_bind_gen_params),
 	KUNIT_CASE(ndk_listen_other_device_test),
+	KUNIT_CASE(ndk_listen_renew_fault_test),
 	{}
 };
 
