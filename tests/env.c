@@ -112,24 +112,33 @@ NDK_MW *ndk_cenv_mw(struct kunit *test, struct ndk_cenv *e)
 }
 
 /* Listen on the adapter's address at @port; returns the listen status. */
-NTSTATUS ndk_cenv_listen(struct kunit *test, struct ndk_cenv *e,
-			 NDK_LISTENER *l, u16 port)
+/* NdkListen on @l at @sin, from atomic context; its outcome. */
+NTSTATUS ndk_listen_at(struct kunit *test, NDK_LISTENER *l,
+		       const struct sockaddr_in *sin)
 {
-	struct sockaddr_in sin = e->addr;
+	struct sockaddr_in at = *sin;
 	unsigned long flags;
 	struct ndk_wait w;
 	NTSTATUS status;
 
-	sin.sin_port = htons(port);
 	ndk_wait_init(&w);
 	/* Listen is callable from atomic context; every listen checks it. */
 	spin_lock_irqsave(&ndk_test_lock, flags);
-	status = l->Dispatch->NdkListen(l, (struct sockaddr *)&sin, sizeof(sin),
+	status = l->Dispatch->NdkListen(l, (struct sockaddr *)&at, sizeof(at),
 					ndk_test_request_cb, &w);
 	spin_unlock_irqrestore(&ndk_test_lock, flags);
 	KUNIT_ASSERT_EQ(test, status, STATUS_PENDING);
 	KUNIT_ASSERT_TRUE(test, ndk_wait_for(&w));
 	return w.status;
+}
+
+NTSTATUS ndk_cenv_listen(struct kunit *test, struct ndk_cenv *e,
+			 NDK_LISTENER *l, u16 port)
+{
+	struct sockaddr_in sin = e->addr;
+
+	sin.sin_port = htons(port);
+	return ndk_listen_at(test, l, &sin);
 }
 
 NDK_LISTENER *ndk_cenv_listener(struct kunit *test, struct ndk_cenv *e)

@@ -793,19 +793,6 @@ static void ndk_listen_bind_status_test(struct kunit *test)
 			bc->want);
 }
 
-/* NdkListen on @l at @sin, and its outcome. */
-static NTSTATUS ndk_listen_at(struct kunit *test, NDK_LISTENER *l,
-			      struct sockaddr_in *sin)
-{
-	struct ndk_wait w;
-	NTSTATUS st;
-
-	ndk_wait_init(&w);
-	st = l->Dispatch->NdkListen(l, (struct sockaddr *)sin, sizeof(*sin),
-				    ndk_test_request_cb, &w);
-	return ndk_test_outcome(test, &w, st);
-}
-
 /*
  * Two RDMA devices, the test's and a second one on an interface of its
  * own. A listen on the other device's address is refused, and so is one

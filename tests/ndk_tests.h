@@ -322,6 +322,8 @@ NDK_QP *ndk_cenv_qp(struct kunit *test, struct ndk_cenv *e);
 NDK_CONNECTOR *ndk_cenv_connector(struct kunit *test,
 				  struct ndk_cenv *e);
 NDK_MW *ndk_cenv_mw(struct kunit *test, struct ndk_cenv *e);
+NTSTATUS ndk_listen_at(struct kunit *test, NDK_LISTENER *l,
+		       const struct sockaddr_in *sin);
 NTSTATUS ndk_cenv_listen(struct kunit *test, struct ndk_cenv *e,
 			 NDK_LISTENER *l, u16 port);
 NDK_LISTENER *ndk_cenv_listener(struct kunit *test, struct ndk_cenv *e);
