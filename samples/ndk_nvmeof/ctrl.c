@@ -261,6 +261,25 @@ static void nvmeof_ka_end(struct nvmeof_req *req)
 }
 
 /*
+ * What each queue still waits for when the target fell silent: a send
+ * still out, or responses the target never sent (or sent and lost).
+ */
+static void nvmeof_ka_report(struct nvmeof_ctrl *ctrl)
+{
+	int i;
+
+	pr_err("Keep Alive unanswered: last response %u ms ago, Keep Alive sent %u ms ago\n",
+	       jiffies_to_msecs(jiffies - READ_ONCE(ctrl->last_rsp)),
+	       jiffies_to_msecs(jiffies - ctrl->ka_sent));
+	for (i = -1; i < ctrl->nr_io; i++) {
+		struct nvmeof_queue *q = i < 0 ? &ctrl->admin : &ctrl->io[i];
+
+		if (q->qp)
+			nvmeof_queue_report(q);
+	}
+}
+
+/*
  * Keep Alive at half the agreed timeout. One unanswered for the whole
  * timeout, with no other response meanwhile, means the target is gone,
  * and the host gives up. A target that answers other commands is alive:
@@ -278,6 +297,7 @@ static void nvmeof_ka_work(struct work_struct *work)
 		if (time_before(heard, ctrl->ka_sent))
 			heard = ctrl->ka_sent;
 		if (time_after(jiffies, heard + kato)) {
+			nvmeof_ka_report(ctrl);
 			nvmeof_ctrl_fail(ctrl, "Keep Alive timed out");
 			return;
 		}

@@ -257,7 +257,7 @@ case_nvmeof() {
 	fi
 	net=$(net_watch_report)
 	if [ -n "$res" ]; then
-		{ cm_counts; echo "$net"; wire_trace_report; } >>/tmp/prog.log
+		{ cm_counts; rdma_counts; echo "$net"; wire_trace_report; } >>/tmp/prog.log
 	else
 		wire_trace_off
 	fi

@@ -370,6 +370,29 @@ cm_counts() {
 	done
 }
 
+# The RDMA devices' nonzero hardware counters (rxe's packets, retries and
+# sequence errors; siw has none), UDP's counts and eth0's packets and
+# drops, for a failure's log.
+rdma_counts() {
+	for d in /sys/class/infiniband/*/ports/*/hw_counters; do
+		[ -d "$d" ] || continue
+		line=
+		for f in "$d"/*; do
+			n=$(cat "$f" 2>/dev/null)
+			[ "${n:-0}" = 0 ] && continue
+			line="$line ${f##*/}=$n"
+		done
+		dev=${d#/sys/class/infiniband/}
+		echo "hw counters of ${dev%%/*}:${line:- none}"
+	done
+	grep '^Udp:' /proc/net/snmp
+	line=
+	for f in rx_packets rx_dropped rx_errors tx_packets tx_dropped tx_errors; do
+		line="$line $f=$(cat /sys/class/net/eth0/statistics/$f)"
+	done
+	echo "eth0:$line"
+}
+
 # The TCP sockets with port $1 at either end, as /proc/net/tcp lists them.
 tcp_sockets() {
 	grep -E ":$(printf %04X "$1") " /proc/net/tcp
@@ -434,20 +457,25 @@ net_watch() {
 			echo "net at $(cut -d ' ' -f 1 /proc/uptime) s:"
 			tcp_sockets 4420
 			grep '^Tcp:' /proc/net/snmp | tail -n 1
+			rdma resource show qp 2>/dev/null | grep -v ' lqpn 1 '
 		} >>/tmp/net_watch.log
 		sleep 5
 	done
 }
 
 # Stop net_watch and print its snapshots in which some socket had bytes
-# queued (unacked or unread), then its last one, at most 60 lines.
+# queued (unacked or unread), then its last four (the QPs' PSNs there
+# tell a QP whose packets stopped from one whose results went unseen),
+# at most 80 lines.
 net_watch_report() {
 	rm -f /tmp/net_watch.on
-	awk '/^net at/ { if (busy) printf "%s", snap; snap = ""; busy = 0 }
-	     { snap = snap $0 "\n" }
+	awk '/^net at/ { if (busy) printf "%s", snap; n++; snap = ""; busy = 0 }
+	     { snap = snap $0 "\n"; last[n % 4] = last[n % 4] $0 "\n" }
+	     /^net at/ { last[n % 4] = $0 "\n" }
 	     $5 ~ /:/ && $5 != "00000000:00000000" { busy = 1 }
-	     END { if (busy) printf "%s", snap; printf "last %s", snap }' \
-		/tmp/net_watch.log 2>/dev/null | tail -n 60
+	     END { if (busy) printf "%s", snap
+		   for (i = n - 3; i <= n; i++) if (i > 0) printf "last %s", last[i % 4] }' \
+		/tmp/net_watch.log 2>/dev/null | tail -n 80
 }
 
 # The first line ndk_nvmeof logged at error level since the kernel's log
