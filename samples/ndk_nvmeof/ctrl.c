@@ -272,7 +272,7 @@ static void nvmeof_ka_report(struct nvmeof_ctrl *ctrl)
 	       jiffies_to_msecs(jiffies - READ_ONCE(ctrl->last_rsp)),
 	       jiffies_to_msecs(jiffies - ctrl->ka_sent));
 	for (i = -1; i < ctrl->nr_io; i++) {
-		struct nvmeof_queue *q = i < 0 ? &ctrl->admin : &ctrl->io[i];
+		struct nvmeof_queue *q = nvmeof_queue_nr(ctrl, i);
 
 		if (q->qp)
 			nvmeof_queue_report(q);
@@ -326,7 +326,7 @@ static void nvmeof_fail_work(struct work_struct *work)
 
 	pr_err("controller %u failed: %s\n", ctrl->cntlid, ctrl->fail_reason);
 	for (i = -1; i < ctrl->nr_io; i++) {
-		struct nvmeof_queue *q = i < 0 ? &ctrl->admin : &ctrl->io[i];
+		struct nvmeof_queue *q = nvmeof_queue_nr(ctrl, i);
 
 		if (!q->qp)
 			continue;

@@ -414,7 +414,7 @@ static bool nvmeof_invalidations(struct nvmeof_ctrl *ctrl)
 	int i;
 
 	for (i = -1; i < ctrl->nr_io; i++) {
-		struct nvmeof_queue *q = i < 0 ? &ctrl->admin : &ctrl->io[i];
+		struct nvmeof_queue *q = nvmeof_queue_nr(ctrl, i);
 
 		remote += atomic_long_read(&q->remote_inv);
 		local += atomic_long_read(&q->local_inv);

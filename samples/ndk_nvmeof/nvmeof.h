@@ -192,6 +192,13 @@ int nvmeof_queue_connect(struct nvmeof_queue *q);
 void nvmeof_queue_destroy(struct nvmeof_queue *q);
 void nvmeof_queue_fail(struct nvmeof_queue *q);
 void nvmeof_queue_report(struct nvmeof_queue *q);
+
+/* Queue @i of @ctrl: -1 is the admin queue, 0 to nr_io - 1 the I/O ones. */
+static inline struct nvmeof_queue *nvmeof_queue_nr(struct nvmeof_ctrl *ctrl,
+						   int i)
+{
+	return i < 0 ? &ctrl->admin : &ctrl->io[i];
+}
 bool nvmeof_post_recv(struct nvmeof_queue *q, struct nvmeof_rx *rx);
 void nvmeof_cq_event(PVOID ctx, NTSTATUS status);
 void nvmeof_disconnect_event(PVOID ctx);

@@ -469,12 +469,12 @@ net_watch() {
 # at most 80 lines.
 net_watch_report() {
 	rm -f /tmp/net_watch.on
-	awk '/^net at/ { if (busy) printf "%s", snap; n++; snap = ""; busy = 0 }
-	     { snap = snap $0 "\n"; last[n % 4] = last[n % 4] $0 "\n" }
-	     /^net at/ { last[n % 4] = $0 "\n" }
-	     $5 ~ /:/ && $5 != "00000000:00000000" { busy = 1 }
-	     END { if (busy) printf "%s", snap
-		   for (i = n - 3; i <= n; i++) if (i > 0) printf "last %s", last[i % 4] }' \
+	awk '/^net at/ { n++ }
+	     { snap[n] = snap[n] $0 "\n" }
+	     $5 ~ /:/ && $5 != "00000000:00000000" { busy[n] = 1 }
+	     END { for (i = 1; i <= n; i++)
+			if (i > n - 4) printf "last %s", snap[i]
+			else if (busy[i]) printf "%s", snap[i] }' \
 		/tmp/net_watch.log 2>/dev/null | tail -n 80
 }
 
