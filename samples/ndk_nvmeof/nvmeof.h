@@ -199,6 +199,7 @@ static inline struct nvmeof_queue *nvmeof_queue_nr(struct nvmeof_ctrl *ctrl,
 {
 	return i < 0 ? &ctrl->admin : &ctrl->io[i];
 }
+
 bool nvmeof_post_recv(struct nvmeof_queue *q, struct nvmeof_rx *rx);
 void nvmeof_cq_event(PVOID ctx, NTSTATUS status);
 void nvmeof_disconnect_event(PVOID ctx);
