@@ -250,14 +250,32 @@ static int nvmeof_set_queue_count(struct nvmeof_ctrl *ctrl, int *count)
 	return 0;
 }
 
+/*
+ * The next Keep Alive goes out half the timeout after this one went, or
+ * at once if that time has passed: the target then hears one at least
+ * every round trip. Waiting for the next tick instead sent one only every
+ * whole timeout once a round trip took more than half of it, and a target
+ * that received no other command meanwhile (the host waiting for a batch
+ * of writes to end) gave the controller up.
+ */
 static void nvmeof_ka_end(struct nvmeof_req *req)
 {
 	struct nvmeof_ctrl *ctrl = req->priv;
+	unsigned long half = msecs_to_jiffies(ctrl->kato_ms) / 2;
+	unsigned long rtt = jiffies - ctrl->ka_sent;
+	unsigned long flags;
 
 	if (req->status || req->nvme_status)
 		pr_err("Keep Alive ended with %#x/%#x\n", req->status,
 		       req->nvme_status);
+	ctrl->ka_rtt_max = max(ctrl->ka_rtt_max, rtt);
 	atomic_set(&ctrl->ka_busy, 0);
+	/* Not once nvmeof_ctrl_stop() has begun to cancel the work. */
+	spin_lock_irqsave(&ctrl->lock, flags);
+	if (!ctrl->stopping)
+		mod_delayed_work(system_wq, &ctrl->ka_work,
+				 rtt < half ? half - rtt : 0);
+	spin_unlock_irqrestore(&ctrl->lock, flags);
 }
 
 /*
@@ -280,10 +298,11 @@ static void nvmeof_ka_report(struct nvmeof_ctrl *ctrl)
 }
 
 /*
- * Keep Alive at half the agreed timeout. One unanswered for the whole
- * timeout, with no other response meanwhile, means the target is gone,
- * and the host gives up. A target that answers other commands is alive:
- * its Keep Alive answer waits behind their data on a slow link.
+ * Keep Alive at half the agreed timeout, one at a time (nvmeof_ka_end()
+ * sends the next). One unanswered for the whole timeout, with no other
+ * response meanwhile, means the target is gone, and the host gives up. A
+ * target that answers other commands is alive: its Keep Alive answer
+ * waits behind their data on a slow link.
  */
 static void nvmeof_ka_work(struct work_struct *work)
 {
@@ -470,11 +489,15 @@ void nvmeof_ctrl_stop(struct nvmeof_ctrl *ctrl)
 	unsigned long flags;
 	int i;
 
-	cancel_delayed_work_sync(&ctrl->ka_work);
+	/* Before the cancel: a Keep Alive that ends re-arms the work. */
 	spin_lock_irqsave(&ctrl->lock, flags);
 	ctrl->stopping = true;
 	spin_unlock_irqrestore(&ctrl->lock, flags);
+	cancel_delayed_work_sync(&ctrl->ka_work);
 	cancel_work_sync(&ctrl->fail_work);
+	if (ctrl->ka_rtt_max)
+		pr_info("controller %u: longest Keep Alive round trip %u ms\n",
+			ctrl->cntlid, jiffies_to_msecs(ctrl->ka_rtt_max));
 
 	for (i = 0; i < ctrl->nr_io; i++)
 		nvmeof_queue_destroy(&ctrl->io[i]);
