@@ -323,6 +323,9 @@ static void nvmeof_ka_work(struct work_struct *work)
 	} else {
 		c.common.opcode = nvme_admin_keep_alive;
 		atomic_set(&ctrl->ka_busy, 1);
+		if (ctrl->ka_sent)
+			ctrl->ka_gap_max = max(ctrl->ka_gap_max,
+					       jiffies - ctrl->ka_sent);
 		ctrl->ka_sent = jiffies;
 		if (nvmeof_submit(&ctrl->admin, &c, NULL, 0, false,
 				  nvmeof_ka_end, ctrl)) {
@@ -496,8 +499,9 @@ void nvmeof_ctrl_stop(struct nvmeof_ctrl *ctrl)
 	cancel_delayed_work_sync(&ctrl->ka_work);
 	cancel_work_sync(&ctrl->fail_work);
 	if (ctrl->ka_rtt_max)
-		pr_info("controller %u: longest Keep Alive round trip %u ms\n",
-			ctrl->cntlid, jiffies_to_msecs(ctrl->ka_rtt_max));
+		pr_info("controller %u: longest Keep Alive round trip %u ms, interval %u ms\n",
+			ctrl->cntlid, jiffies_to_msecs(ctrl->ka_rtt_max),
+			jiffies_to_msecs(ctrl->ka_gap_max));
 
 	for (i = 0; i < ctrl->nr_io; i++)
 		nvmeof_queue_destroy(&ctrl->io[i]);

@@ -179,8 +179,9 @@ struct nvmeof_ctrl {
 	/* The Keep Alive in flight, if any, and when it was sent. */
 	atomic_t ka_busy;
 	unsigned long ka_sent;
-	/* The longest Keep Alive round trip (jiffies), for the log. */
+	/* The longest Keep Alive round trip and interval (jiffies), logged. */
 	unsigned long ka_rtt_max;
+	unsigned long ka_gap_max;
 	/* When the last response of any queue came (jiffies). */
 	unsigned long last_rsp;
 	/* Why the host gave up, for its log. */
