@@ -273,7 +273,7 @@ static void nvmeof_ka_end(struct nvmeof_req *req)
 	/* Not once nvmeof_ctrl_stop() has begun to cancel the work. */
 	spin_lock_irqsave(&ctrl->lock, flags);
 	if (!ctrl->stopping)
-		mod_delayed_work(system_wq, &ctrl->ka_work,
+		mod_delayed_work(system_long_wq, &ctrl->ka_work,
 				 rtt < half ? half - rtt : 0);
 	spin_unlock_irqrestore(&ctrl->lock, flags);
 }
@@ -333,7 +333,7 @@ static void nvmeof_ka_work(struct work_struct *work)
 			return;
 		}
 	}
-	schedule_delayed_work(&ctrl->ka_work, kato / 2);
+	queue_delayed_work(system_long_wq, &ctrl->ka_work, kato / 2);
 }
 
 /*
@@ -437,8 +437,12 @@ int nvmeof_ctrl_start(struct nvmeof_ctrl *ctrl, int ifindex, int nr_io)
 	err = nvmeof_queue_start(ctrl, &ctrl->admin, 0);
 	if (err)
 		return err;
-	schedule_delayed_work(&ctrl->ka_work,
-			      msecs_to_jiffies(ctrl->kato_ms) / 2);
+	/*
+	 * On the long-running queue: the work may wait for a free slot of
+	 * the admin queue, and system_wq is deprecated on 7.3 (it warns).
+	 */
+	queue_delayed_work(system_long_wq, &ctrl->ka_work,
+			   msecs_to_jiffies(ctrl->kato_ms) / 2);
 	err = nvmeof_enable(ctrl);
 	if (err)
 		return err;
