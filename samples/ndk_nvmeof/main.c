@@ -369,6 +369,25 @@ fail:
 }
 
 /*
+ * Each thread ends on its own; in a soak, at the failure. Over a slow
+ * link a whole run takes minutes: each minute the log says how far the
+ * queues got, so a stall shows where it sits, and insmod's wait is not
+ * one the hung-task detector reports.
+ */
+static void nvmeof_jobs_wait(struct nvmeof_job *jobs, int n)
+{
+	int i, k;
+
+	for (i = 0; i < n; i++)
+		while (!wait_for_completion_timeout(&jobs[i].done,
+						    NVMEOF_PROGRESS))
+			for (k = 0; k < n; k++)
+				pr_info("q%d: %ld commands ended, %d out\n", k,
+					atomic_long_read(&jobs[k].ended),
+					atomic_read(&jobs[k].outstanding));
+}
+
+/*
  * What the jobs counted: every command they submitted ended exactly
  * once, and (for a soak) at least one ended with the failure.
  */
@@ -493,9 +512,7 @@ static int __init nvmeof_init(void)
 	if (!err)
 		jobs = nvmeof_jobs_start(ctrl);
 	njobs = jobs ? ctrl->nr_io : 0;
-	/* Each thread ends on its own; in a soak, at the failure. */
-	for (i = 0; i < njobs; i++)
-		wait_for_completion(&jobs[i].done);
+	nvmeof_jobs_wait(jobs, njobs);
 	inv_ok = nvmeof_invalidations(ctrl);
 	nvmeof_ctrl_stop(ctrl);
 	if (jobs) {

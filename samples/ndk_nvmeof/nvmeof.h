@@ -45,6 +45,8 @@
 #define NVMEOF_CMD_TIMEOUT	(30 * HZ)
 /* How long a timed-out I/O job still waits once a Flush was answered. */
 #define NVMEOF_PROBE_WAIT	(5 * HZ)
+/* How often a long run logs its progress. */
+#define NVMEOF_PROGRESS		(60 * HZ)
 
 /*
  * Of a completion's status field without its phase bit (the value in
