@@ -469,7 +469,7 @@ static int __init nvmeof_init(void)
 {
 	struct nvmeof_ctrl *ctrl;
 	struct nvmeof_job *jobs = NULL;
-	int ifindex, err, njobs, i;
+	int ifindex, err, njobs;
 	bool ok = false, inv_ok;
 
 	if (!traddr || !subnqn || queues < 1 || queues > 64 || !kato_ms ||
