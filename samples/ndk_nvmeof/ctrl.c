@@ -502,10 +502,14 @@ void nvmeof_ctrl_stop(struct nvmeof_ctrl *ctrl)
 	spin_unlock_irqrestore(&ctrl->lock, flags);
 	cancel_delayed_work_sync(&ctrl->ka_work);
 	cancel_work_sync(&ctrl->fail_work);
-	if (ctrl->ka_rtt_max)
+	/* An interval needs two Keep Alives. */
+	if (ctrl->ka_gap_max)
 		pr_info("controller %u: longest Keep Alive round trip %u ms, interval %u ms\n",
 			ctrl->cntlid, jiffies_to_msecs(ctrl->ka_rtt_max),
 			jiffies_to_msecs(ctrl->ka_gap_max));
+	else if (ctrl->ka_rtt_max)
+		pr_info("controller %u: one Keep Alive, round trip %u ms\n",
+			ctrl->cntlid, jiffies_to_msecs(ctrl->ka_rtt_max));
 
 	for (i = 0; i < ctrl->nr_io; i++)
 		nvmeof_queue_destroy(&ctrl->io[i]);
