@@ -130,6 +130,26 @@ pair_send() {
 	done
 }
 
+# What came to TCP port 7000 within sync_limit seconds. With busy set to
+# a command, the wait goes on as long as that command's output changed
+# within the last sync_limit seconds: the other VM's work that this VM
+# can watch progress (a target's completed commands) may take many
+# times the limit over a slow link, while a stall still ends the wait.
+barrier_listen() {
+	[ -n "${busy:-}" ] || { timeout $sync_limit nc -l -p 7000 </dev/null; return; }
+	nc -l -p 7000 </dev/null >/tmp/barrier.in &
+	lpid=$! still=0 last=$($busy)
+	while kill -0 $lpid 2>/dev/null; do
+		sleep 5
+		now=$($busy)
+		still=$((still + 5))
+		[ "$now" = "$last" ] || still=0 last=$now
+		[ $still -lt $sync_limit ] || kill $lpid 2>/dev/null
+	done
+	wait $lpid
+	cat /tmp/barrier.in
+}
+
 # Meet the other VM at barrier $1 on TCP port 7000 of the wire: the
 # server listens, the client connects and sends the barrier's name, which
 # both must agree on. A VM that did not come within sync_limit seconds is
@@ -141,7 +161,7 @@ barrier() {
 	[ -n "$peer_lost" ] && return 1
 	got=
 	if [ "$role" = server ]; then
-		msg=$(timeout $sync_limit nc -l -p 7000 </dev/null)
+		msg=$(barrier_listen)
 		got=$(printf '%s\n' "$msg" | head -n 1)
 		[ -z "$2" ] || printf '%s\n' "$msg" | tail -n +2 >"$2"
 	else
@@ -244,6 +264,12 @@ nvmet_trace_on() {
 		echo 1 >$NVMET_TRACE/events/nvmet/$e/enable || return 1
 	done
 	echo 1 >$NVMET_TRACE/tracing_on
+}
+
+# The commands the target's device (nullb0) completed so far, reads and
+# writes: barrier()'s measure of a target still at work (busy).
+nullb_done() {
+	awk '{ print $1 + $5 }' /sys/block/nullb0/stat 2>/dev/null
 }
 
 # What the target did with the commands of a stalled case: those of the
