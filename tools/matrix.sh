@@ -90,7 +90,7 @@ for k in $NDK_KERNELS; do
 	run check "$k" NDK_CHECK_THOROUGH=1
 	run check "$k" NDK_SANITIZER=kcsan
 	run check "$k" NDK_SANITIZER=none
-	run check-cross "$k"
+	run check-cross "$k" NDK_CHECK_THOROUGH=1
 	run check-selftest "$k"
 	run selftest-loop "$k" NDK_TRANSPORT=rxe
 	run selftest-loop "$k" NDK_TRANSPORT=siw

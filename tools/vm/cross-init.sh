@@ -17,6 +17,11 @@ arg() { tr ' ' '\n' </proc/cmdline | sed -n "s/^ndk_cross\.$1=//p"; }
 pair_setup ndk_cross 150
 transports=$(arg transports | tr , ' ')
 [ -n "$transports" ] || transports="rxe siw"
+# Commands per queue of ndk_nvmeof's run: after every size round, small
+# ones up to 1000, or up to the sample's 5000 with thorough=1 (make
+# matrix).
+nvmeof_ios=1000
+[ "$(arg thorough)" != 1 ] || nvmeof_ios=5000
 
 error() { echo "NDK-CROSS: error: $*"; }
 echo "NDK-CROSS: setup $role"
@@ -233,7 +238,7 @@ case_nvmeof() {
 		[ -z "$res" ] || [ -z "$up" ] || nvmet_unanswered >>/tmp/prog.log
 		[ -z "$up" ] || nvmet_down
 	elif barrier $t-$name; then
-		nvmeof_pair_run $t traddr=$server_ip subnqn=$NQN
+		nvmeof_pair_run $t traddr=$server_ip subnqn=$NQN ios=$nvmeof_ios
 		dmesg | grep ndk_nvmeof >/tmp/prog.log
 		if [ $rc != 0 ] || ! grep -q 'ndk_nvmeof: PASS' /tmp/prog.log ||
 		   ! rmmod ndk_nvmeof; then

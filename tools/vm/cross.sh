@@ -10,7 +10,9 @@
 #
 # Environment: NDK_QEMU_ACCEL (tcg), NDK_CROSS_TIMEOUT (seconds per VM,
 # 1800: on 7.3 the NVMe over Fabrics case over siw alone takes about ten
-# minutes), NDK_CROSS_TRANSPORTS=rxe,siw (the default).
+# minutes), NDK_CROSS_TRANSPORTS=rxe,siw (the default),
+# NDK_CHECK_THOROUGH=1 (make matrix) for the sample's 5000 commands per
+# queue instead of 1000.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -29,6 +31,7 @@ NDK_INITRAMFS_ELF=$(command -v kmod) \
 append="console=ttyS0 panic=-1 kasan.fault=report"
 [ -n "${NDK_CROSS_TRANSPORTS:-}" ] &&
 	append+=" ndk_cross.transports=$NDK_CROSS_TRANSPORTS"
+[ "${NDK_CHECK_THOROUGH:-0}" = 1 ] && append+=" ndk_cross.thorough=1"
 limit=${NDK_CROSS_TIMEOUT:-1800}
 
 trap stop_pair EXIT
