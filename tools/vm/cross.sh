@@ -10,7 +10,7 @@
 #
 # Environment: NDK_QEMU_ACCEL (tcg), NDK_CROSS_TIMEOUT (seconds per VM,
 # 1800: on 7.3 the NVMe over Fabrics case over siw alone takes about ten
-# minutes), NDK_CROSS_TRANSPORTS=rxe,siw (the default),
+# minutes with NDK_CHECK_THOROUGH=1), NDK_CROSS_TRANSPORTS=rxe,siw (the default),
 # NDK_CHECK_THOROUGH=1 (make matrix) for the sample's 5000 commands per
 # queue instead of 1000.
 set -euo pipefail
