@@ -179,7 +179,7 @@ else
 	if [ "${NDK_QEMU_ACCEL:-tcg}" = tcg ] && khz=$(host_tsc_khz); then
 		append+=" tsc_early_khz=$khz"
 	fi
-	boot_vm "$ktree" "$outdir" "$append" "${NDK_BENCH_TIMEOUT:-1020}" ||
+	boot_vm "$ktree" "$outdir" "$append" "${NDK_BENCH_TIMEOUT:-1020}" 2G ||
 		true
 fi
 grep -q 'clocksource: Switched to clocksource tsc' "$outdir/console.log" ||

@@ -18,7 +18,7 @@ ktree=$(build_for_vm "$outdir")
 
 log "booting the demo VM (${NDK_QEMU_ACCEL:-tcg}); the kernel's checkers make it slow"
 boot_vm "$ktree" "$outdir" "console=ttyS0 panic=-1 quiet loglevel=7" \
-	"${NDK_DEMO_TIMEOUT:-300}" || true
+	"${NDK_DEMO_TIMEOUT:-300}" 2G || true
 
 # The consumer's own lines, without the kernel's timestamps, then what
 # ndkstat, rdma(8) and the trace showed while its connection was up.

@@ -484,13 +484,14 @@ build_for_vm() {
 	echo "$ktree"
 }
 
-# Boot kernel tree $1 with initramfs $2/initramfs.cpio.gz and command line
-# $3 under TCG (or NDK_QEMU_ACCEL), user networking, for at most $4 seconds;
-# the console goes to $2/console.log. Returns QEMU's (or timeout's) status.
+# Boot kernel tree $1 with initramfs $2/initramfs.cpio.gz, command line
+# $3 and $5 of memory under TCG (or NDK_QEMU_ACCEL), user networking, for
+# at most $4 seconds; the console goes to $2/console.log. Returns QEMU's
+# (or timeout's) status.
 boot_vm() {
-	local ktree=$1 outdir=$2 append=$3 limit=$4
+	local ktree=$1 outdir=$2 append=$3 limit=$4 mem=$5
 	run_vm "$outdir/console.log" "$ktree" "$outdir/initramfs.cpio.gz" \
-		"$append" "$limit" 2G -netdev user,id=n0,restrict=on \
+		"$append" "$limit" "$mem" -netdev user,id=n0,restrict=on \
 		-device virtio-net-pci,netdev=n0
 }
 

@@ -41,7 +41,7 @@ limit=${NDK_STRESS_TIMEOUT:-$((passes * (seconds + 300) + 600))}
 
 log "booting the stress VM (${NDK_QEMU_ACCEL:-tcg}): $seconds s over $transports, at most $limit s"
 rc=0
-boot_vm "$ktree" "$outdir" "$append" "$limit" || rc=$?
+boot_vm "$ktree" "$outdir" "$append" "$limit" 2G || rc=$?
 [ "$rc" = 124 ] && log "the VM timed out"
 
 exec python3 "$NDK_VM_DIR/stress-judge.py" --qemu-rc "$rc" "$outdir/console.log"
