@@ -82,10 +82,8 @@ if [ -n "${NDK_FUZZ_OPS:-}" ]; then
 	seeds=$(tr ',' '\n' <<<"${NDK_FUZZ_SEED:-1,2,3}" | wc -l)
 	limit=$((limit + seeds * NDK_FUZZ_OPS / 100))
 fi
-# 1 GiB: the cases need far less, and kmemleak's scans at the start and
-# the end grow with the memory (on 6.1 they took a third less than in 2).
-boot_vm "$ktree" "$outdir" "$append" "${NDK_CHECK_TIMEOUT:-$limit}" 1G ||
-	rc=$?
+boot_vm "$ktree" "$outdir" "$append" "${NDK_CHECK_TIMEOUT:-$limit}" \
+	"$test_vm_mem" || rc=$?
 touch "$outdir/vm.done"
 wait "$follower" || true
 [ "$rc" = 124 ] && log "the VM timed out"

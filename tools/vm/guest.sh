@@ -17,11 +17,12 @@ guest_kmod() {
 	rmmod() { /ndk/bin/rmmod "$@"; }
 }
 
-# The filesystems every run needs, and the boot's own leaks forgotten, so
-# that the final scan reports only what the run left. That scan and its
-# clear go on in the background while the run starts (15 to 25 s under
-# TCG): a scan reports only objects allocated 5 s before it began, so the
-# run's own are not cleared. report_leaks waits for it.
+# The filesystems every run needs, and what kmemleak reports of the boot
+# cleared, so that the final scans report only what the run left. That
+# scan and its clear go on in the background while the run starts (many
+# seconds under TCG): a scan reports only objects allocated at least 5 s
+# before it began, so none of the run's own is cleared. report_leaks
+# waits for it.
 guest_setup() {
 	export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 	mount -t proc proc /proc

@@ -22,6 +22,10 @@ export NDK_KERNEL
 # CPUs of every VM; the judges fail a guest that brings up fewer.
 NDK_VM_CPUS=${NDK_VM_CPUS:-2}
 export NDK_VM_CPUS
+# Memory of the VMs of check, selftest-loop, check-cross and distro-check:
+# the cases need far less, and the debug kernel's kmemleak scans, a good
+# part of a run under TCG, grow with the memory.
+test_vm_mem=1G
 NDK_KSRC_PKG=linux-source-$NDK_KERNEL
 # Debian's meta-package of the distribution headers of the series, for
 # the series of Debian 12 only: 7.3's headers are Debian 13 binaries, which
@@ -550,10 +554,8 @@ boot_pair() {
 	local out=$1 kernel=$2 initrd=$3 append=$4 prefix=$5 limit=$6
 	local attempt port='' server='' client='' _
 	pair_vm() {
-		# 1 GiB is plenty, and kmemleak's scans, which take most of a
-		# debug kernel's run under TCG, grow with the memory.
 		run_vm "$out/$1.log" "$kernel" "$initrd" "$append $prefix.role=$1" \
-			"$limit" 1G -netdev "socket,id=n0,$3=127.0.0.1:$port" \
+			"$limit" "$test_vm_mem" -netdev "socket,id=n0,$3=127.0.0.1:$port" \
 			-device "virtio-net-pci,netdev=n0,mac=$2"
 	}
 	# Connecting to probe would make the probe the wire's other end: look.

@@ -41,7 +41,7 @@ limit=${NDK_SELFTEST_LOOP_TIMEOUT:-$((300 + 240 * loops))}
 
 log "booting the test VM (${NDK_QEMU_ACCEL:-tcg}): $loops self-test runs over $transport, at most $limit s"
 rc=0
-boot_vm "$ktree" "$outdir" "$append" "$limit" 1G || rc=$?
+boot_vm "$ktree" "$outdir" "$append" "$limit" "$test_vm_mem" || rc=$?
 [ "$rc" = 124 ] && log "the VM timed out"
 
 exec python3 "$NDK_VM_DIR/judge-selftest-loop.py" --loops "$loops" \
