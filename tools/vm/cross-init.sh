@@ -17,11 +17,7 @@ arg() { tr ' ' '\n' </proc/cmdline | sed -n "s/^ndk_cross\.$1=//p"; }
 pair_setup ndk_cross 150
 transports=$(arg transports | tr , ' ')
 [ -n "$transports" ] || transports="rxe siw"
-# Commands per queue of ndk_nvmeof's run: after every size round, small
-# ones up to 1000, or up to the sample's 5000 with thorough=1 (make
-# matrix).
-nvmeof_ios=1000
-[ "$(arg thorough)" != 1 ] || nvmeof_ios=5000
+nvmeof_ios=$(nvmeof_ios ndk_cross)
 
 error() { echo "NDK-CROSS: error: $*"; }
 echo "NDK-CROSS: setup $role"

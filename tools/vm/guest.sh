@@ -210,6 +210,19 @@ open_objects() {
 		awk '/^open_/ && $2 > 0 { printf "%s%s %s", sep, $1, $2; sep = ", " }'
 }
 
+# Commands per queue of ndk_nvmeof's full run (make check and
+# check-cross): after each queue's size rounds (512 B to 128 KiB, the
+# same either way), small ones up to 256, eight turns of its 32 entries;
+# the sample's 5000 with thorough=1 (make matrix), under either target's
+# prefix ($1: ndk_check or ndk_cross).
+nvmeof_ios() {
+	if tr ' ' '\n' </proc/cmdline | grep -qx "$1\.thorough=1"; then
+		echo 5000
+	else
+		echo 256
+	fi
+}
+
 # Linux's own NVMe over Fabrics target, nvmet-rdma, for ndk_nvmeof (make
 # check and check-cross): a memory-backed null_blk device as namespace 1
 # of subsystem $NQN on RDMA port 4420 of address $1, set up through

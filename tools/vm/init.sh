@@ -15,11 +15,7 @@ provoke=$(arg provoke)
 [ -n "$provoke" ] && kunit_args="provoke=$provoke"
 transports=$(arg transports | tr , ' ')
 [ -n "$transports" ] || transports="rxe siw"
-# Commands per queue of nvmeof-ndk-host: after every size round, small
-# ones up to 1000, or up to the sample's 5000 with thorough=1 (make
-# matrix); the size rounds are the same either way.
-nvmeof_ios=1000
-[ "$(arg thorough)" != 1 ] || nvmeof_ios=5000
+nvmeof_ios=$(nvmeof_ios ndk_check)
 
 echo "NDK-CHECK: setup"
 ip link set lo up
