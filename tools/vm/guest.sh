@@ -76,8 +76,8 @@ delete_device() {
 	rdma link delete ${1}0 &
 	del=$!
 	i=0
-	while kill -0 $del 2>/dev/null && [ $i -lt $2 ]; do
-		sleep 1
+	while kill -0 $del 2>/dev/null && [ $i -lt $(($2 * 5)) ]; do
+		sleep 0.2
 		i=$((i + 1))
 	done
 	if kill -0 $del 2>/dev/null; then
@@ -478,9 +478,12 @@ qps_connected() {
 # that long. Start it in the background; remove the file to stop it.
 unread_watch() {
 	: >/tmp/unread
-	last='' same=0
+	last='' same=0 n=0
+	# A look every second, an end within 0.2 s of the case's.
 	while [ -e /tmp/unread_watch.on ]; do
-		sleep 1
+		sleep 0.2
+		n=$((n + 1))
+		[ $((n % 5)) = 0 ] || continue
 		q=$(accepted_unread "$1")
 		if [ -n "$q" ] && [ "$q" = "$last" ] &&
 		   [ "$q" != 00000000 ]; then

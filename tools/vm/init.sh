@@ -50,11 +50,12 @@ watch_case() {
 	touch /tmp/unread_watch.on
 	unread_watch "$1" 2 &
 	watcher=$! i=0
+	# In steps of 0.2 s: a case ends within one, not within a second.
 	while ! dmesg | grep -Eq 'ndk_rping: .*(PASS|FAIL)'; do
-		[ $i -ge 90 ] && break
-		sleep 1
+		[ $i -ge 450 ] && break
+		sleep 0.2
 		i=$((i + 1))
-		[ $i = 5 ] && { echo "after 5 s:"; case_state "$1"; } \
+		[ $i = 25 ] && { echo "after 5 s:"; case_state "$1"; } \
 			>/tmp/interop.state 2>&1
 	done
 	rm -f /tmp/unread_watch.on
@@ -308,8 +309,8 @@ nvmeof_target_gone() {
 	fi
 	rm $NVMET/ports/1/subsystems/$NQN
 	i=0
-	while kill -0 $pid 2>/dev/null && [ $i -lt 120 ]; do
-		sleep 1
+	while kill -0 $pid 2>/dev/null && [ $i -lt 600 ]; do
+		sleep 0.2
 		i=$((i + 1))
 	done
 	if kill -0 $pid 2>/dev/null; then
