@@ -16,9 +16,10 @@
 #
 # NDK_LINT_TEST_BUILDS=0 leaves out the build against the test kernel:
 # `make check` builds the same tree against it with W=1 and fails on a
-# warning, so only sparse over that kernel's configuration and its seams
-# are lost (the build against Debian's headers keeps both on 6.1 and
-# 6.12). .ci/run, which runs `make check` on every series, sets it.
+# warning, so only sparse over tests/ and over that kernel's
+# configuration, and the seams of its objects, are lost (the build
+# against Debian's headers keeps sparse over ndk/ and the seams on 6.1
+# and 6.12). .ci/run, which runs `make check` on every series, sets it.
 set -euo pipefail
 . "$(dirname "$0")/vm/lib.sh"
 

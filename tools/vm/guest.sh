@@ -213,10 +213,10 @@ open_objects() {
 # Commands per queue of ndk_nvmeof's full run (make check and
 # check-cross): after each queue's size rounds (512 B to 128 KiB, the
 # same either way), small ones up to 256, eight turns of its 32 entries;
-# the sample's 5000 with thorough=1 (make matrix), under either target's
-# prefix ($1: ndk_check or ndk_cross).
+# the sample's 5000 when $1, the run's thorough argument, is 1 (make
+# matrix).
 nvmeof_ios() {
-	if tr ' ' '\n' </proc/cmdline | grep -qx "$1\.thorough=1"; then
+	if [ "$1" = 1 ]; then
 		echo 5000
 	else
 		echo 256

@@ -15,7 +15,7 @@ provoke=$(arg provoke)
 [ -n "$provoke" ] && kunit_args="provoke=$provoke"
 transports=$(arg transports | tr , ' ')
 [ -n "$transports" ] || transports="rxe siw"
-nvmeof_ios=$(nvmeof_ios ndk_check)
+nvmeof_ios=$(nvmeof_ios "$(arg thorough)")
 
 echo "NDK-CHECK: setup"
 ip link set lo up
