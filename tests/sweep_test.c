@@ -60,7 +60,7 @@ KUNIT_ARRAY_PARAM(ndk_sweep, ndk_sweep_cases_p, ndk_sweep_desc);
 #define NDK_SWEEP_DEPTH		16
 /* Rounds of each case: all with ndk_check.thorough=1, else a few. */
 #define NDK_SWEEP_ROUNDS	50
-#define NDK_SWEEP_FEW_ROUNDS	10
+#define NDK_SWEEP_FEW_ROUNDS	3
 #define NDK_SWEEP_CTX		0x50000
 /* Requests per round: active initiator, active receive, passive receive. */
 #define NDK_SWEEP_N		(3 * NDK_SWEEP_DEPTH)
@@ -350,7 +350,7 @@ static bool ndk_sweep_round(struct kunit *test, struct ndk_sweep_env *se,
 /*
  * Every request of a connection torn down the case's way comes back
  * once, with its own context and QP, round after round (fifty with
- * ndk_check.thorough=1, ten in `make check`); with the device's flushes
+ * ndk_check.thorough=1, three in `make check`); with the device's flushes
  * dropped, ndk's sweep reports them as cancelled.
  */
 static void ndk_sweep_teardown_test(struct kunit *test)
