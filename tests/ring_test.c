@@ -144,20 +144,30 @@ static NTSTATUS ndk_ring_post(struct kunit *test, struct ndk_ring_env *re)
 }
 
 /*
- * Let the last @n requests complete without polling them: receives get
- * a message each (the sends are polled), initiator requests need
- * nothing but time.
+ * Let the last @n requests complete without polling them. Receives get
+ * a message each, then an RDMA read of the receiving side's memory
+ * follows the messages: its responder takes requests in order, so once
+ * the read is back every receive's result is in its CQ (siw completes a
+ * send as soon as TCP has its data, before the peer took it). Initiator
+ * requests, whose queue is full, need nothing but time.
  *
- * Return: false if a send did not complete; the test ends then.
+ * Return: false if a send or the read did not complete; the test ends
+ * then.
  */
 static bool ndk_ring_complete(struct kunit *test, struct ndk_ring_env *re,
 			      int n)
 {
 	struct ndk_cenv *e = test->priv;
 	NDK_RESULT_EX r[NDK_RING_DEPTH];
+	NDK_QP *qp = re->pe->p.aqp;
+	NDK_SGE sge;
 	int k, i;
 
-	while (re->c->queue != NDK_RING_SQ && n > 0) {
+	if (re->c->queue == NDK_RING_SQ) {
+		msleep(300);
+		return true;
+	}
+	while (n > 0) {
 		k = min(n, NDK_RING_DEPTH);
 		for (i = 0; i < k; i++)
 			KUNIT_EXPECT_EQ(test, ndk_penv_send(re->pe, 0x7000, i,
@@ -171,7 +181,17 @@ static bool ndk_ring_complete(struct kunit *test, struct ndk_ring_env *re,
 			KUNIT_EXPECT_EQ(test, r[i].Status, STATUS_SUCCESS);
 		n -= k;
 	}
-	msleep(300);
+	sge = ndk_pmem_sge(re->l, 0, 64);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkRead(qp, NULL, &sge, 1,
+						    ndk_pmem_va(re->rm, 0),
+						    ndk_pmem_rtok(re->rm), 0),
+			STATUS_SUCCESS);
+	if (!ndk_penv_poll(e->cq, r, 1)) {
+		KUNIT_FAIL(test, "the read behind the sends did not complete");
+		return false;
+	}
+	KUNIT_EXPECT_EQ(test, r[0].Status, STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, r[0].Type, (ULONG)NdkOperationTypeRead);
 	return true;
 }
 
