@@ -17,7 +17,7 @@ arg() { tr ' ' '\n' </proc/cmdline | sed -n "s/^ndk_cross\.$1=//p"; }
 pair_setup ndk_cross 150
 transports=$(arg transports | tr , ' ')
 [ -n "$transports" ] || transports="rxe siw"
-nvmeof_ios=$(nvmeof_ios "$(arg thorough)")
+nvmeof_ios=$(nvmeof_ios "$(arg thorough)" cross)
 
 error() { echo "NDK-CROSS: error: $*"; }
 echo "NDK-CROSS: setup $role"

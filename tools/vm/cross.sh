@@ -11,8 +11,8 @@
 # Environment: NDK_QEMU_ACCEL (tcg), NDK_CROSS_TIMEOUT (seconds per VM,
 # 1800: on 7.3 the NVMe over Fabrics case over siw alone takes about ten
 # minutes with NDK_CHECK_THOROUGH=1), NDK_CROSS_TRANSPORTS=rxe,siw (the default),
-# NDK_CHECK_THOROUGH=1 (make matrix) for the sample's 5000 commands per
-# queue instead of 1000.
+# NDK_CHECK_THOROUGH=1 (make matrix) for 1000 commands per queue instead
+# of 256 (guest.sh's nvmeof_ios).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
