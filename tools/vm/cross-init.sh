@@ -232,7 +232,7 @@ case_nvmeof() {
 		busy=
 		dmesg | grep nvmet >/tmp/prog.log
 		[ -z "$res" ] || [ -z "$up" ] || nvmet_unanswered >>/tmp/prog.log
-		[ -z "$up" ] || nvmet_down
+		[ -z "$up" ] || nvmet_down || error "Linux's NVMe over Fabrics target did not come down within 60 s"
 	elif barrier $t-$name; then
 		nvmeof_pair_run $t traddr=$server_ip subnqn=$NQN ios=$nvmeof_ios
 		dmesg | grep ndk_nvmeof >/tmp/prog.log

@@ -100,7 +100,7 @@ nvmeof_server() {
 	else
 		echo "DISTRO: nvmeof markers not ok ($res)"
 	fi
-	nvmet_down
+	nvmet_down || error "Linux's NVMe over Fabrics target did not come down within 60 s"
 }
 
 # ndk_nvmeof's full run against it; the markers it logged go to the

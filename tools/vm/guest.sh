@@ -271,10 +271,27 @@ nvmet_up() {
 		i=$((i + 1))
 	done
 }
+# Disabling the namespace waits for every command the target still
+# holds: one it never completes would stall the VM until its timeout.
+# Within 60 s, or returns 2 after showing where it hangs.
 nvmet_down() {
-	rm -f $NVMET/ports/1/subsystems/$NQN
-	echo 0 >$NVMET/subsystems/$NQN/namespaces/1/enable
-	rmdir $NVMET/subsystems/$NQN/namespaces/1 $NVMET/subsystems/$NQN
+	(
+		rm -f $NVMET/ports/1/subsystems/$NQN
+		echo 0 >$NVMET/subsystems/$NQN/namespaces/1/enable
+		rmdir $NVMET/subsystems/$NQN/namespaces/1 $NVMET/subsystems/$NQN
+	) &
+	down=$!
+	i=0
+	while kill -0 $down 2>/dev/null && [ $i -lt 300 ]; do
+		sleep 0.2
+		i=$((i + 1))
+	done
+	if kill -0 $down 2>/dev/null; then
+		dump_blocked
+		rdma resource show qp 2>&1 | sed 's/^/NDK-BLOCKED: /'
+		return 2
+	fi
+	wait $down
 }
 
 # Trace every command nvmet_up's target takes and completes (nvmet's
