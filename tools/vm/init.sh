@@ -15,7 +15,7 @@ provoke=$(arg provoke)
 [ -n "$provoke" ] && kunit_args="provoke=$provoke"
 transports=$(arg transports | tr , ' ')
 [ -n "$transports" ] || transports="rxe siw"
-nvmeof_ios=$(nvmeof_ios "$(arg thorough)")
+nvmeof_ios=$(nvmeof_ios)
 
 echo "NDK-CHECK: setup"
 ip link set lo up
