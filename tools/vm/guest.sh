@@ -69,21 +69,26 @@ dump_blocked() {
 	done
 }
 
+# Wait up to $2 seconds for process $1 to end. Returns 1, after showing
+# the blocked tasks, if it still runs.
+wait_within() {
+	local i=0
+	while kill -0 $1 2>/dev/null && [ $i -lt $(($2 * 5)) ]; do
+		sleep 0.2
+		i=$((i + 1))
+	done
+	kill -0 $1 2>/dev/null || return 0
+	dump_blocked
+	return 1
+}
+
 # Delete device $1 (rxe or siw) within $2 seconds: removal waits for
 # every device reference, and one left behind would stall the VM until
 # its timeout. Returns 0, 1 when the deletion failed, 2 when it hung.
 delete_device() {
 	rdma link delete ${1}0 &
 	del=$!
-	i=0
-	while kill -0 $del 2>/dev/null && [ $i -lt $(($2 * 5)) ]; do
-		sleep 0.2
-		i=$((i + 1))
-	done
-	if kill -0 $del 2>/dev/null; then
-		dump_blocked
-		return 2
-	fi
+	wait_within $del $2 || return 2
 	wait $del || return 1
 }
 
@@ -282,13 +287,7 @@ nvmet_down() {
 		rmdir $NVMET/subsystems/$NQN/namespaces/1 $NVMET/subsystems/$NQN
 	) &
 	down=$!
-	i=0
-	while kill -0 $down 2>/dev/null && [ $i -lt 300 ]; do
-		sleep 0.2
-		i=$((i + 1))
-	done
-	if kill -0 $down 2>/dev/null; then
-		dump_blocked
+	if ! wait_within $down 60; then
 		rdma resource show qp 2>&1 | sed 's/^/NDK-BLOCKED: /'
 		return 2
 	fi

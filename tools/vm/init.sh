@@ -318,15 +318,8 @@ nvmeof_target_gone() {
 		res="no I/O within 120 s"
 	fi
 	rm $NVMET/ports/1/subsystems/$NQN
-	i=0
-	while kill -0 $pid 2>/dev/null && [ $i -lt 600 ]; do
-		sleep 0.2
-		i=$((i + 1))
-	done
-	if kill -0 $pid 2>/dev/null; then
-		dump_blocked
+	wait_within $pid 120 ||
 		res="the sample did not finish within 120 s of the port's removal"
-	fi
 	wait $pid
 	rc=$?
 	dmesg | grep ndk_nvmeof >/tmp/nvme.log
