@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Code hygiene gate: checkpatch --strict over every tracked C file, the
-# documentation check, a W=1 build with sparse against the test kernel
-# and against Debian's distribution headers (Debian 12's on the host; those
-# of a series only Debian 13 ships in its root, without sparse), the seams
-# between ndk/'s files in each build (tools/seams.py), and the WDK layer's
-# build-time refusals (tools/wdk-refusals.sh).  Any finding fails; every
+# documentation check, the console judges' doctests, a W=1 build with
+# sparse against the test kernel and against Debian's distribution headers
+# (Debian 12's on the host; those of a series only Debian 13 ships in its
+# root, without sparse), the seams between ndk/'s files in each build
+# (tools/seams.py), and the WDK layer's build-time refusals
+# (tools/wdk-refusals.sh).  Any finding fails; every
 # step runs, so one run reports them all.  Logs in build/lint/.
 #
 # NDK_LINT_KERNELS="6.1 6.12 7.3" lints every series named in one pass:
@@ -139,6 +140,11 @@ sources_checks() {
 
 	log "docs-check"
 	tools/docs-check.sh || fail=1
+
+	# The console judges' worked examples (a misread console turns a
+	# run red or green for the wrong reason).
+	log "the judges' examples"
+	python3 -B -m doctest tools/vm/splats.py || fail=1
 }
 
 if [ -z "$builds_only" ]; then

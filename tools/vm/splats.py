@@ -41,7 +41,25 @@ def kcsan_outside(lines):
     """The console's @lines without the "BUG:" lines of the KCSAN
     reports that name no code of ndk, and those reports' titles: a data
     race between other code (a driver, the RDMA core) is listed, not
-    held against ndk."""
+    held against ndk.
+
+    Each report is judged on its own stacks (6.12's workqueue race, then
+    one in ndk):
+
+    >>> bar = "[    2.000000] " + "=" * 66
+    >>> console = [bar, "[    2.000001] BUG: KCSAN: data-race in a+0x1/0x2",
+    ...     "[    2.000002]  process_scheduled_works+0x20a/0x878", bar,
+    ...     "[    3.000000] ok 1 ndk_qp_test", bar,
+    ...     "[    4.000001] BUG: KCSAN: data-race in b+0x1/0x2",
+    ...     "[    4.000002]  worker_thread+0x1eb/0x2aa", bar,
+    ...     bar, "[    5.000001] BUG: KCSAN: data-race in c+0x1/0x2",
+    ...     "[    5.000002]  ndk_cq_poll+0x10/0x80 [ndk]", bar]
+    >>> kept, outside = kcsan_outside(console)
+    >>> outside
+    ['data-race in a+0x1/0x2', 'data-race in b+0x1/0x2']
+    >>> [line for line in kept if "BUG:" in line]
+    ['[    5.000001] BUG: KCSAN: data-race in c+0x1/0x2']
+    """
     kept, outside, i = [], [], 0
     while i < len(lines):
         match = KCSAN_RE.search(lines[i])
