@@ -31,9 +31,10 @@ SPLATS = [
 SPLAT_RE = re.compile("|".join(SPLATS))
 
 # A KCSAN report (NDK_SANITIZER=kcsan) runs from its "BUG: KCSAN:" line
-# to the next line of "="; it is ndk's if a stack in it names a function
-# or a module of ndk.
+# to the next line of "=" (after the console's timestamp); it is ndk's if
+# a stack in it names a function or a module of ndk.
 KCSAN_RE = re.compile(r"\bBUG: KCSAN: (.*)")
+KCSAN_END_RE = re.compile(r"^(\[\s*\d+\.\d+\]\s*)?={20,}\s*$")
 NDK_CODE_RE = re.compile(r"\[ndk\w*\]|\bndk_\w+\+0x")
 
 
@@ -68,7 +69,7 @@ def kcsan_outside(lines):
             i += 1
             continue
         end = i + 1
-        while end < len(lines) and not lines[end].strip().startswith("===="):
+        while end < len(lines) and not KCSAN_END_RE.match(lines[end].strip()):
             end += 1
         block = lines[i:end]
         if any(NDK_CODE_RE.search(line) for line in block):
