@@ -34,7 +34,7 @@ SPLAT_RE = re.compile("|".join(SPLATS))
 # to the next line of "=" (after the console's timestamp); it is ndk's if
 # a stack in it names a function or a module of ndk.
 KCSAN_RE = re.compile(r"\bBUG: KCSAN: (.*)")
-KCSAN_END_RE = re.compile(r"^(\[\s*\d+\.\d+\]\s*)?={20,}\s*$")
+KCSAN_END_RE = re.compile(r"^(?:\[[ \d.]+\] )?={20,}$")
 NDK_CODE_RE = re.compile(r"\[ndk\w*\]|\bndk_\w+\+0x")
 
 
