@@ -12,6 +12,7 @@
 #include <linux/inetdevice.h>
 #include <linux/net.h>
 #include <net/addrconf.h>
+#include <net/ip.h>
 #include <linux/netdevice.h>
 #include <net/net_namespace.h>
 #include <rdma/ib_cm.h>
@@ -1420,7 +1421,7 @@ static u16 ndk_tcp_time_wait(struct kunit *test,
 {
 	struct socket *l = ndk_tcp_listener(test, addr, port), *c, *child;
 	struct sockaddr_in sin = *addr, me = {};
-	int ret;
+	int ret, low, high;
 
 	KUNIT_ASSERT_EQ(test, sock_create_kern(&init_net, AF_INET, SOCK_STREAM,
 					       IPPROTO_TCP, &c),
@@ -1437,6 +1438,15 @@ static u16 ndk_tcp_time_wait(struct kunit *test,
 		KUNIT_ASSERT_EQ(test, ret, 0);
 	}
 	KUNIT_EXPECT_GE(test, kernel_getsockname(c, (struct sockaddr *)&me), 0);
+	/*
+	 * Below the range rdma_cm picks a connect's port from: in it, a
+	 * port that refuses reuse would fail any later case's connect over
+	 * siw that drew it, for as long as TIME_WAIT lasts.
+	 */
+	inet_get_local_port_range(&init_net, &low, &high);
+	KUNIT_EXPECT_LT_MSG(test, (int)ntohs(me.sin_port), low,
+			    "port %u in the local port range %d-%d",
+			    ntohs(me.sin_port), low, high);
 	/* Ours closes first; once the other's FIN is in, TIME_WAIT. */
 	sock_release(c);
 	msleep(50);
