@@ -1411,6 +1411,16 @@ static void ndk_tcp_listener_release(struct socket *sock)
 }
 
 /*
+ * The ports ndk_tcp_time_wait() takes, below the local port range that
+ * rdma_cm (and TCP) pick ports from: one left in TIME_WAIT by a socket
+ * that refused reuse fails any connect over siw bound to it, so it must
+ * not be one that a later case's connect may draw. Several, since a
+ * run within the last minute may have left the first ones in TIME_WAIT.
+ */
+#define NDK_TW_PORT_FIRST	(NDK_TEST_PORT + 100)
+#define NDK_TW_PORTS		64
+
+/*
  * A TCP connection of the host's own on @addr that this side closes
  * first, so that its port stays in TIME_WAIT, made by a socket that
  * allows its port's reuse (SO_REUSEADDR) if @reuse; its port.
@@ -1419,41 +1429,54 @@ static u16 ndk_tcp_time_wait(struct kunit *test,
 			     const struct sockaddr_in *addr, u16 port,
 			     bool reuse)
 {
-	struct socket *l = ndk_tcp_listener(test, addr, port), *c, *child;
-	struct sockaddr_in sin = *addr, me = {};
-	int ret, low, high;
+	struct sockaddr_in sin = *addr, me = *addr;
+	struct socket *l, *c, *child;
+	int ret, low, high, got, i;
 
-	KUNIT_ASSERT_EQ(test, sock_create_kern(&init_net, AF_INET, SOCK_STREAM,
-					       IPPROTO_TCP, &c),
-			0);
-	if (reuse)
-		sock_set_reuseaddr(c->sk);
+	inet_get_local_port_range(&init_net, &low, &high);
+	KUNIT_ASSERT_LT(test, NDK_TW_PORT_FIRST + NDK_TW_PORTS, low);
+	l = ndk_tcp_listener(test, addr, port);
 	sin.sin_port = htons(port);
-	ret = kernel_connect(c, NDK_KERNEL_SOCKADDR(&sin), sizeof(sin), 0);
+	for (i = 0; i < NDK_TW_PORTS; i++) {
+		ret = sock_create_kern(&init_net, AF_INET, SOCK_STREAM,
+				       IPPROTO_TCP, &c);
+		if (ret) {
+			c = NULL;
+			break;
+		}
+		if (reuse)
+			sock_set_reuseaddr(c->sk);
+		me.sin_port = htons(NDK_TW_PORT_FIRST + i);
+		ret = kernel_bind(c, NDK_KERNEL_SOCKADDR(&me), sizeof(me));
+		if (!ret)
+			ret = kernel_connect(c, NDK_KERNEL_SOCKADDR(&sin),
+					     sizeof(sin), 0);
+		/* Taken, or in TIME_WAIT from an earlier run: the next. */
+		if (ret != -EADDRINUSE && ret != -EADDRNOTAVAIL)
+			break;
+		sock_release(c);
+		c = NULL;
+	}
 	if (!ret)
 		ret = kernel_accept(l, &child, 0);
 	if (ret) {
-		sock_release(c);
+		if (c)
+			sock_release(c);
 		ndk_tcp_listener_release(l);
 		KUNIT_ASSERT_EQ(test, ret, 0);
 	}
 	KUNIT_EXPECT_GE(test, kernel_getsockname(c, (struct sockaddr *)&me), 0);
-	/*
-	 * Below the range rdma_cm picks a connect's port from: in it, a
-	 * port that refuses reuse would fail any later case's connect over
-	 * siw that drew it, for as long as TIME_WAIT lasts.
-	 */
-	inet_get_local_port_range(&init_net, &low, &high);
-	KUNIT_EXPECT_LT_MSG(test, (int)ntohs(me.sin_port), low,
-			    "port %u in the local port range %d-%d",
-			    ntohs(me.sin_port), low, high);
+	got = ntohs(me.sin_port);
+	KUNIT_EXPECT_LT_MSG(test, got, low,
+			    "port %d in the local port range %d-%d", got, low,
+			    high);
 	/* Ours closes first; once the other's FIN is in, TIME_WAIT. */
 	sock_release(c);
 	msleep(50);
 	sock_release(child);
 	msleep(50);
 	ndk_tcp_listener_release(l);
-	return ntohs(me.sin_port);
+	return got;
 }
 
 /*
