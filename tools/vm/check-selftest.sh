@@ -9,6 +9,8 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 passed=0 failed=0
+# check.sh makes build/check itself, but each run's log is opened first.
+mkdir -p "$NDK_TOP/build/check" || exit 1
 for p in warn leak sleep open; do
 	report='^check: kernel splat'
 	[ "$p" = open ] && report='^check: setup: NDK-CHECK: ndk objects left open'
