@@ -468,6 +468,56 @@ root_dkms_purge() {
 	done
 }
 
+# W=1 build of ndk's modules against kernel tree $1, logged in $2. It runs
+# in a copy of the tree kept per kernel tree under the cache, so that a
+# new clone compiles only the files that differ from the last build
+# against that kernel: in the clone itself every file is newer than any
+# object and kbuild compiles them all (a minute or more a series). Only
+# files that differ are copied, so the others keep their older times; the
+# modules are then copied into the tree. A build that fails or warns
+# removes the copy, so that an object kept was always compiled without a
+# warning and a warning is never hidden by a file left uncompiled. A tree
+# that is no git work tree, and make coverage (gcov's notes name the
+# sources where they were compiled), build in the tree itself.
+build_modules() {
+	local ktree=$1 log=$2 stage rc=0 m
+	if [ "${NDK_COVERAGE:-0}" = 1 ] ||
+	   ! git -C "$NDK_TOP" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		make -j"$(nproc)" -C "$NDK_TOP" KDIR="$ktree" W=1 modules >"$log" 2>&1
+		return
+	fi
+	stage=$NDK_CACHE_DIR/objs/${ktree##*/}
+	mkdir -p "${stage%/*}"
+	(
+		flock 9 || exit 1
+		mkdir -p "$stage"
+		git -C "$NDK_TOP" ls-files -co --exclude-standard | sort >"$stage.files"
+		# Files the tree no longer has leave the copy too.
+		[ ! -f "$stage/.ndk-files" ] ||
+			comm -23 "$stage/.ndk-files" "$stage.files" |
+			while read -r m; do rm -f "$stage/$m"; done
+		while read -r m; do
+			[ -f "$NDK_TOP/$m" ] || continue
+			cmp -s "$NDK_TOP/$m" "$stage/$m" && continue
+			mkdir -p "$stage/$(dirname "$m")" &&
+				cp "$NDK_TOP/$m" "$stage/$m" || exit 1
+		done <"$stage.files"
+		mv "$stage.files" "$stage/.ndk-files"
+		make -j"$(nproc)" -C "$stage" KDIR="$ktree" W=1 modules >"$log" 2>&1 ||
+			rc=$?
+		if [ "$rc" != 0 ] || grep -qE 'warning:|error:' "$log"; then
+			rm -rf "$stage"
+			exit "$rc"
+		fi
+		# modules.order names each module's object (6.2 on) or the
+		# module itself (6.1), by its path in the copy.
+		for m in $(sed "s|^$stage/||; s/\\.o\$/.ko/" "$stage/modules.order") \
+			Module.symvers; do
+			cp "$stage/$m" "$NDK_TOP/$m" || exit 1
+		done
+	) 9>"$stage.lock"
+}
+
 # Install what is missing, build (or reuse) the kernel of flavour $2
 # (default debug) and build ndk's modules against it, warning-free; log
 # in $1/build.log. Prints the kernel tree.
@@ -479,8 +529,7 @@ build_for_vm() {
 	ktree=$(kernel_tree "$flavour") ||
 		die "building the $flavour kernel failed"
 	log "building ndk against $ktree"
-	make -j"$(nproc)" -C "$NDK_TOP" KDIR="$ktree" W=1 modules \
-		>"$outdir/build.log" 2>&1 ||
+	build_modules "$ktree" "$outdir/build.log" ||
 		{ cat "$outdir/build.log" >&2; die "module build failed"; }
 	if grep -E 'warning:|error:' "$outdir/build.log" >&2; then
 		die "module build has warnings"
