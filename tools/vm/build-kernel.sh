@@ -29,9 +29,7 @@ tarball=$NDK_KSRC_TARBALL
 [ -f "$tarball" ] || die "$tarball missing (apt-get install $NDK_KSRC_PKG)"
 
 log "building $flavour kernel in $out (several minutes)"
-# ndk's objects built against an earlier tree of this name go with it
-# (build_modules in lib.sh).
-rm -rf "$out" "$out.tmp" "$NDK_CACHE_DIR/objs/${out##*/}"
+rm -rf "$out" "$out.tmp"
 mkdir -p "$out.tmp"
 tar -C "$out.tmp" --strip-components=1 -xJf "$tarball"
 cd "$out.tmp"
@@ -63,10 +61,9 @@ make -s INSTALL_MOD_PATH="$out.tmp/modroot" INSTALL_MOD_STRIP=1 \
 cd /
 mv "$out.tmp" "$out"
 touch "$out/.ndk-done"
-# Trees of older keys of this flavour are dead weight (gigabytes each),
-# and so are ndk's objects built against them.
+# Trees of older keys of this flavour are dead weight (gigabytes each).
 for old in "$NDK_CACHE_DIR/kernel-$NDK_KERNEL-$flavour-"*; do
-	[ "$old" = "$out" ] || rm -rf "$old" "$NDK_CACHE_DIR/objs/${old##*/}"*
+	[ "$old" = "$out" ] || rm -rf "$old"
 done
 log "kernel ready: $out"
 echo "$out"

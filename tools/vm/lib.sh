@@ -476,9 +476,12 @@ root_dkms_purge() {
 # files that differ are copied, so the others keep their older times; the
 # modules are then copied into the tree. A build that fails or warns
 # removes the copy, so that an object kept was always compiled without a
-# warning and a warning is never hidden by a file left uncompiled. A tree
-# that is no git work tree, and make coverage (gcov's notes name the
-# sources where they were compiled), build in the tree itself.
+# warning and a warning is never hidden by a file left uncompiled. The
+# copy goes too when its kernel tree was built again (its .ndk-done is
+# another file then), and copies of trees the cache no longer has are
+# deleted. (Not in build-kernel.sh: its text is part of the kernels' key.)
+# A tree that is no git work tree, and make coverage (gcov's notes name
+# the sources where they were compiled), build in the tree itself.
 build_modules() {
 	local ktree=$1 log=$2 stage rc=0 m
 	if [ "${NDK_COVERAGE:-0}" = 1 ] ||
@@ -488,9 +491,17 @@ build_modules() {
 	fi
 	stage=$NDK_CACHE_DIR/objs/${ktree##*/}
 	mkdir -p "${stage%/*}"
+	for m in "${stage%/*}"/kernel-*.lock; do
+		[ -d "$NDK_CACHE_DIR/$(basename "$m" .lock)" ] ||
+			rm -rf "${m%.lock}" "$m"
+	done
 	(
 		flock 9 || exit 1
+		m=$(stat -c %i.%Y "$ktree/.ndk-done") || exit 1
+		[ "$(cat "$stage/.ndk-kernel" 2>/dev/null)" = "$m" ] ||
+			rm -rf "$stage"
 		mkdir -p "$stage"
+		echo "$m" >"$stage/.ndk-kernel"
 		git -C "$NDK_TOP" ls-files -co --exclude-standard | sort >"$stage.files"
 		# Files the tree no longer has leave the copy too.
 		[ ! -f "$stage/.ndk-files" ] ||
