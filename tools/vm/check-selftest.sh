@@ -16,8 +16,13 @@ for p in warn leak sleep open; do
 	[ "$p" = open ] && report='^check: setup: NDK-CHECK: ndk objects left open'
 	out=$NDK_TOP/build/check/selftest-$p.log
 	# The provocation happens at module load: one transport shows it.
-	if NDK_CHECK_PROVOKE=$p NDK_CHECK_TRANSPORTS=rxe \
-		"$NDK_VM_DIR/check.sh" >"$out" 2>&1; then
+	NDK_CHECK_PROVOKE=$p NDK_CHECK_TRANSPORTS=rxe \
+		"$NDK_VM_DIR/check.sh" >"$out" 2>&1
+	rc=$?
+	# The next run's console replaces this one's: each is kept.
+	[ ! -f "$NDK_TOP/build/check/console.log" ] ||
+		cp "$NDK_TOP/build/check/console.log" "${out%.log}.console.log"
+	if [ "$rc" = 0 ]; then
 		log "selftest $p: make check stayed green"
 		failed=$((failed + 1))
 	elif ! grep -q "$report" "$out" ||
