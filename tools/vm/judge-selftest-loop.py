@@ -25,7 +25,7 @@ import re
 import sys
 
 from splats import (SPLAT_RE, cpu_problem, end_problems,
-                    read_console)
+                    lockdep_problem, read_console)
 
 BEGIN = re.compile(r"NDK-LOOP: run (\d+) begin")
 END = re.compile(r"NDK-LOOP: run (\d+) end rc=(\d+)")
@@ -111,10 +111,10 @@ def main():
     after = problems_in(lines[last_end:])
     after += end_problems(lines, "NDK-LOOP: done", args.qemu_rc)
     runs[args.loops] += [f"after the last run: {p}" for p in after]
-    cpus = cpu_problem(lines)
-    if cpus:
-        for n in runs:
-            runs[n].append(cpus)
+    for whole in (cpu_problem(lines), lockdep_problem(lines)):
+        if whole:
+            for n in runs:
+                runs[n].append(whole)
 
     passed = 0
     for n in sorted(runs):

@@ -15,7 +15,8 @@ import subprocess
 import sys
 
 from ktap_times import report
-from splats import SPLAT_RE, cpu_problem, end_problems, kcsan_outside
+from splats import (SPLAT_RE, cpu_problem, end_problems, kcsan_outside,
+                    lockdep_problem)
 
 TS = r"^(?:\[[^\]]*\] )?"
 SUITE_RESULT = re.compile(TS + r"(?:not )?ok \d+ ")
@@ -218,6 +219,9 @@ def main():
     cpus = cpu_problem(lines)
     if cpus:
         problems.append(cpus)
+    lockdep = lockdep_problem(lines)
+    if lockdep:
+        problems.append(lockdep)
     problems += end_problems(lines, "NDK-CHECK: done", args.qemu_rc)
 
     print(report(lines), end="")

@@ -117,6 +117,32 @@ def cpu_problem(lines):
     return f"the guest never said it brought up its {want} CPUs"
 
 
+# What the kernel prints when a taint (a KASAN report, a bad page) makes
+# lockdep's view unreliable and it stops checking.
+LOCKDEP_OFF_RE = re.compile(r"Disabling lock debugging due to kernel taint")
+
+
+def lockdep_problem(lines):
+    """None unless the kernel turned lock debugging off during the run,
+    else what is wrong: from then on no lock is checked, so a run that
+    passes proves nothing about locking, whatever turned it off (a report
+    while booting is only noted as a splat).
+
+    >>> lockdep_problem(["[    0.005046] BUG: KASAN: wild-memory-access",
+    ...                  "[    0.005046] Disabling lock debugging due to "
+    ...                  "kernel taint"])
+    'lock debugging was turned off at [    0.005046]: nothing after it was checked for locking'
+    >>> lockdep_problem(["[    0.4] smp: Brought up 1 node, 2 CPUs"]) is None
+    True
+    """
+    for line in lines:
+        if LOCKDEP_OFF_RE.search(line):
+            stamp = line[:line.index("]") + 1] if "]" in line else "a moment"
+            return (f"lock debugging was turned off at {stamp}: nothing "
+                    "after it was checked for locking")
+    return None
+
+
 def end_problems(lines, marker, qemu_rc):
     """What is wrong with how the run ended: QEMU's timeout, or no
     @marker line, quoted with the console's last lines, where the guest
@@ -175,6 +201,9 @@ def pair_problems(role, lines, qemu_rc, prefix):
     cpus = cpu_problem(lines)
     if cpus:
         problems.append(cpus)
+    lockdep = lockdep_problem(lines)
+    if lockdep:
+        problems.append(lockdep)
     problems += end_problems(lines, f"{prefix}: done", qemu_rc)
     return [f"{role}: {p}" for p in problems]
 
