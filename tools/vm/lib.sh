@@ -483,7 +483,7 @@ root_dkms_purge() {
 # A tree that is no git work tree, and make coverage (gcov's notes name
 # the sources where they were compiled), build in the tree itself.
 build_modules() {
-	local ktree=$1 log=$2 stage rc=0 m
+	local ktree=$1 log=$2 stage stamp rc=0 m
 	if [ "${NDK_COVERAGE:-0}" = 1 ] ||
 	   ! git -C "$NDK_TOP" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 		make -j"$(nproc)" -C "$NDK_TOP" KDIR="$ktree" W=1 modules >"$log" 2>&1
@@ -497,11 +497,11 @@ build_modules() {
 	done
 	(
 		flock 9 || exit 1
-		m=$(stat -c %i.%Y "$ktree/.ndk-done") || exit 1
-		[ "$(cat "$stage/.ndk-kernel" 2>/dev/null)" = "$m" ] ||
+		stamp=$(stat -c %i.%Y "$ktree/.ndk-done") || exit 1
+		[ "$(cat "$stage/.ndk-kernel" 2>/dev/null)" = "$stamp" ] ||
 			rm -rf "$stage"
 		mkdir -p "$stage"
-		echo "$m" >"$stage/.ndk-kernel"
+		echo "$stamp" >"$stage/.ndk-kernel"
 		git -C "$NDK_TOP" ls-files -co --exclude-standard | sort >"$stage.files"
 		# Files the tree no longer has leave the copy too.
 		[ ! -f "$stage/.ndk-files" ] ||
@@ -587,8 +587,8 @@ boot_quirks() {
 # which clears the boot CPU's feature bits while it reads them again.
 # An interrupt in that window sees no LA57, so KASAN takes the 5-level
 # direct map for a wild address: "BUG: KASAN: wild-memory-access in
-# do_raw_spin_lock" under handle_edge_irq, 0.005 s into a 6.1 boot (1 in
-# about 60 here), after which lock debugging is off for the whole run.
+# do_raw_spin_lock" under handle_edge_irq, 0.005 s into a 6.1 boot (3
+# boots in 109 here), after which lock debugging is off for the whole run.
 # With 4-level paging, as on most hosts, the window is harmless.
 #
 # acpi=noirq: the PCI interrupt routing method of QEMU's i440fx (_PRT, an
