@@ -21,8 +21,6 @@ cd "$NDK_TOP"
 out=$NDK_TOP/build/dkms
 rm -rf "$out"
 mkdir -p "$out"
-ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' dkms.conf)
-[ -n "$ver" ] || die "no PACKAGE_VERSION in dkms.conf"
 deb=$("$NDK_TOP/tools/deb.sh")
 
 # One run at a time uses a root (another clone, another series).
@@ -32,31 +30,11 @@ flock 8
 distro_root
 release=$(distro_root_headers)
 [ -n "$release" ] || die "cannot tell the release of $NDK_DISTRO_KHDR"
-consumer=/tmp/ndk-consumer
-trap 'root_dkms_purge "$out"; rm -rf "$NDK_DISTRO_ROOT$consumer"' EXIT
+trap 'root_dkms_purge "$out"' EXIT
 root_dkms_install "$deb" "$release" "$out"
 log "installed for $release: $(cd "$out/ndk" && echo *)"
 
-symvers=$(compgen -G "$NDK_DISTRO_ROOT/var/lib/dkms/ndk/$ver/$release/*/Module.symvers" |
-	head -n 1) || die "DKMS kept no Module.symvers for $release"
-log "building samples/ndk_demo as a separate consumer module"
-rm -rf "$NDK_DISTRO_ROOT$consumer"
-mkdir -p "$NDK_DISTRO_ROOT$consumer"
-cp samples/ndk_demo/ndk_demo.c "$NDK_DISTRO_ROOT$consumer/"
-cat >"$NDK_DISTRO_ROOT$consumer/Kbuild" <<EOF
-ccflags-y += -I/usr/src/ndk-$ver/include
-obj-m += ndk_demo.o
-EOF
-in_root make -C "/usr/src/linux-headers-$release" M="$consumer" \
-	KBUILD_EXTRA_SYMBOLS="${symvers#"$NDK_DISTRO_ROOT"}" modules \
-	>"$out/consumer.log" 2>&1 ||
-	{ cat "$out/consumer.log" >&2; die "consumer build failed"; }
-! grep -E 'warning:|error:' "$out/consumer.log" >&2 ||
-	die "the consumer build has warnings"
-in_root modinfo -F depends "$consumer/ndk_demo.ko" | grep -qw ndk ||
-	die "the consumer does not depend on ndk"
-
+root_dkms_consumer "$release" "$out"
 root_dkms_purge "$out"
-rm -rf "$NDK_DISTRO_ROOT$consumer"
 trap - EXIT
 log "DKMS packaging works"

@@ -9,11 +9,12 @@
 # Debian kernel image, unmodified, is downloaded and unpacked (never
 # installed) and booted in two QEMU VMs joined by a socket network, with an
 # initramfs of that kernel's own modules and the DKMS-built ndk.ko,
-# ndk_wdk.ko, ndk_selftest.ko and ndk_nvmeof.ko. Each VM runs the
-# self-test in loopback, then the two run it against each other; where
-# the kernel has Linux's NVMe over Fabrics target, the server VM serves a
-# null_blk device through it and the client VM runs ndk_nvmeof against
-# that (tools/vm/distro-init.sh). judge-distro.py reads both consoles.
+# ndk_wdk.ko, ndk_selftest.ko and ndk_nvmeof.ko (before that, a consumer
+# module is built against the package, as in `make dkms-check`). Each VM
+# runs the self-test in loopback, then the two run it against each
+# other; where the kernel has Linux's NVMe over Fabrics target, the server
+# VM serves a null_blk device through it and the client VM runs
+# ndk_nvmeof against that (tools/vm/distro-init.sh). judge-distro.py reads both consoles.
 # The last line is "N passed, N failed, N skipped".
 #
 # Environment: NDK_KERNEL (6.1), NDK_DISTRO (debian12 for 6.1 and 6.12,
@@ -46,6 +47,7 @@ log "Debian $NDK_DISTRO_CODENAME's kernel $release ($version): $image"
 
 trap 'root_dkms_purge "$out"' EXIT
 root_dkms_install "$deb" "$release" "$out"
+root_dkms_consumer "$release" "$out"
 # The package's part is done: leave the root as it was.
 root_dkms_purge "$out"
 exec 8>&-

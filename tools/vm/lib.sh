@@ -455,6 +455,33 @@ root_dkms_install() {
 	done
 }
 
+# A consumer module built on its own against the ndk-dkms package that
+# root_dkms_install installed for release $1 (log in $2/consumer.log):
+# samples/ndk_demo, with the package's headers in /usr/src and the
+# Module.symvers DKMS keeps, as a consumer's author builds one.
+root_dkms_consumer() {
+	local release=$1 out=$2 ver symvers consumer=/tmp/ndk-consumer
+	ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$NDK_TOP/dkms.conf")
+	[ -n "$ver" ] || die "no PACKAGE_VERSION in dkms.conf"
+	symvers=$(compgen -G "$NDK_DISTRO_ROOT/var/lib/dkms/ndk/$ver/$release/*/Module.symvers" |
+		head -n 1) || die "DKMS kept no Module.symvers for $release"
+	log "building samples/ndk_demo as a separate consumer module"
+	rm -rf "$NDK_DISTRO_ROOT$consumer"
+	mkdir -p "$NDK_DISTRO_ROOT$consumer"
+	cp "$NDK_TOP/samples/ndk_demo/ndk_demo.c" "$NDK_DISTRO_ROOT$consumer/"
+	printf '%s\n' "ccflags-y += -I/usr/src/ndk-$ver/include" \
+		'obj-m += ndk_demo.o' >"$NDK_DISTRO_ROOT$consumer/Kbuild"
+	in_root make -C "/usr/src/linux-headers-$release" M="$consumer" \
+		KBUILD_EXTRA_SYMBOLS="${symvers#"$NDK_DISTRO_ROOT"}" modules \
+		>"$out/consumer.log" 2>&1 ||
+		{ cat "$out/consumer.log" >&2; die "consumer build failed"; }
+	! grep -E 'warning:|error:' "$out/consumer.log" >&2 ||
+		die "the consumer build has warnings"
+	in_root modinfo -F depends "$consumer/ndk_demo.ko" | grep -qw ndk ||
+		die "the consumer does not depend on ndk"
+	rm -rf "$NDK_DISTRO_ROOT$consumer"
+}
+
 # Purge ndk-dkms from the Debian root (its DKMS removes the modules of
 # every kernel) and check that nothing of it is left; the apt log is
 # appended to $1/dkms.log.
@@ -462,6 +489,7 @@ root_dkms_purge() {
 	local out=$1 f
 	in_root apt-get purge -y -q ndk-dkms >>"$out/dkms.log" 2>&1 || true
 	rm -f "$NDK_DISTRO_ROOT"/tmp/ndk-dkms_*.deb
+	rm -rf "$NDK_DISTRO_ROOT/tmp/ndk-consumer"
 	for f in "$NDK_DISTRO_ROOT"/usr/src/ndk-* "$NDK_DISTRO_ROOT/var/lib/dkms/ndk" \
 		"$NDK_DISTRO_ROOT"/lib/modules/*/updates/dkms/ndk*.ko*; do
 		[ ! -e "$f" ] || die "${f#"$NDK_DISTRO_ROOT"} is left behind in the root"
