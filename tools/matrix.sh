@@ -52,7 +52,9 @@ run() {
 	start=$(date +%s)
 	rc=0
 	env NDK_KERNEL="$series" "$@" make "$target" >"$log" 2>&1 || rc=$?
-	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed|^gate: [0-9]+ bounds broken' \
+	# The target's own count: the test targets', the gate's, the loop's
+	# runs, the stress run's operations.
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed|^gate: [0-9]+ bounds broken|^selftest-loop: [0-9]+ of [0-9]+ runs passed|^stress: [0-9]+ operations' \
 		"$log" | tail -n 1)
 	if [ -z "$line" ] || [ "$rc" != 0 ]; then
 		line+="${line:+; }exit $rc"
