@@ -32,6 +32,11 @@ commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo none)
 [ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] ||
 	commit+=+
 touch "$rowfile"
+# A row's count, as its target prints it: the test targets', the gate's,
+# the loop's runs, the stress run's operations.
+counts='^[0-9]+ passed, [0-9]+ failed|^gate: [0-9]+ bounds broken'
+counts+='|^selftest-loop: [0-9]+ of [0-9]+ runs passed'
+counts+='|^stress: [0-9]+ operations'
 
 # Run `make $1` on series $2 with the environment "${@:3}"; an image or a
 # transport in it names the row's variant.
@@ -52,10 +57,7 @@ run() {
 	start=$(date +%s)
 	rc=0
 	env NDK_KERNEL="$series" "$@" make "$target" >"$log" 2>&1 || rc=$?
-	# The target's own count: the test targets', the gate's, the loop's
-	# runs, the stress run's operations.
-	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed|^gate: [0-9]+ bounds broken|^selftest-loop: [0-9]+ of [0-9]+ runs passed|^stress: [0-9]+ operations' \
-		"$log" | tail -n 1)
+	line=$(grep -E "$counts" "$log" | tail -n 1)
 	if [ -z "$line" ] || [ "$rc" != 0 ]; then
 		line+="${line:+; }exit $rc"
 	fi

@@ -14,7 +14,8 @@
 # runs the self-test in loopback, then the two run it against each
 # other; where the kernel has Linux's NVMe over Fabrics target, the server
 # VM serves a null_blk device through it and the client VM runs
-# ndk_nvmeof against that (tools/vm/distro-init.sh). judge-distro.py reads both consoles.
+# ndk_nvmeof against that (tools/vm/distro-init.sh). judge-distro.py
+# reads both consoles.
 # The last line is "N passed, N failed, N skipped".
 #
 # Environment: NDK_KERNEL (6.1), NDK_DISTRO (debian12 for 6.1 and 6.12,

@@ -455,12 +455,15 @@ root_dkms_install() {
 	done
 }
 
+# Where root_dkms_consumer builds, in the root.
+NDK_ROOT_CONSUMER=/tmp/ndk-consumer
+
 # A consumer module built on its own against the ndk-dkms package that
 # root_dkms_install installed for release $1 (log in $2/consumer.log):
 # samples/ndk_demo, with the package's headers in /usr/src and the
 # Module.symvers DKMS keeps, as a consumer's author builds one.
 root_dkms_consumer() {
-	local release=$1 out=$2 ver symvers consumer=/tmp/ndk-consumer
+	local release=$1 out=$2 ver symvers consumer=$NDK_ROOT_CONSUMER
 	ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$NDK_TOP/dkms.conf")
 	[ -n "$ver" ] || die "no PACKAGE_VERSION in dkms.conf"
 	symvers=$(compgen -G "$NDK_DISTRO_ROOT/var/lib/dkms/ndk/$ver/$release/*/Module.symvers" |
@@ -489,7 +492,7 @@ root_dkms_purge() {
 	local out=$1 f
 	in_root apt-get purge -y -q ndk-dkms >>"$out/dkms.log" 2>&1 || true
 	rm -f "$NDK_DISTRO_ROOT"/tmp/ndk-dkms_*.deb
-	rm -rf "$NDK_DISTRO_ROOT/tmp/ndk-consumer"
+	rm -rf "$NDK_DISTRO_ROOT$NDK_ROOT_CONSUMER"
 	for f in "$NDK_DISTRO_ROOT"/usr/src/ndk-* "$NDK_DISTRO_ROOT/var/lib/dkms/ndk" \
 		"$NDK_DISTRO_ROOT"/lib/modules/*/updates/dkms/ndk*.ko*; do
 		[ ! -e "$f" ] || die "${f#"$NDK_DISTRO_ROOT"} is left behind in the root"
