@@ -330,10 +330,10 @@ nvmeof_target_gone() {
 
 # A target that answers every command, but too slowly for a whole queue
 # of them to end within the host's timeout: namespace 2 on a null_blk
-# device that takes one command at a time and 100 ms for each, so a
-# queue of 32 ends after 3.2 s, with an answer every 100 ms. ndk_nvmeof,
-# one queue of 512-byte commands whose timeout is 2 s from its last
-# answer, must pass. The device is nullb1 by its index (6.1) and by its
+# device that takes one command at a time and 50 ms for each, so a queue
+# of 32 ends after 1.6 s, with an answer every 50 ms. ndk_nvmeof, one
+# queue of 512-byte commands whose timeout is 1 s from its last answer,
+# must pass. The device is nullb1 by its index (6.1) and by its
 # configfs name (later series).
 NULLB_SLOW=/sys/kernel/config/nullb/nullb1
 nvmeof_slow_target() {
@@ -341,11 +341,11 @@ nvmeof_slow_target() {
 	if mkdir $NULLB_SLOW && echo 64 >$NULLB_SLOW/size &&
 	   echo 1 >$NULLB_SLOW/memory_backed && echo 1 >$NULLB_SLOW/index &&
 	   echo 1 >$NULLB_SLOW/hw_queue_depth && echo 2 >$NULLB_SLOW/irqmode &&
-	   echo 100000000 >$NULLB_SLOW/completion_nsec &&
+	   echo 50000000 >$NULLB_SLOW/completion_nsec &&
 	   echo 1 >$NULLB_SLOW/power && mkdir $ns &&
 	   echo /dev/nullb1 >$ns/device_path && echo 1 >$ns/enable; then
 		nvmeof_ndk subnqn=$NQN nsid=2 queues=1 ios=1 max_size=512 \
-			io_timeout_ms=2000
+			io_timeout_ms=1000
 		nvmeof_ndk_passed
 	else
 		res="the slow namespace could not be set up"
