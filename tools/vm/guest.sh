@@ -418,10 +418,13 @@ linux_host_connect() {
 }
 
 # $2 bytes of the target's namespace from byte $1, read below nvmet
-# (direct, so no page cache of earlier reads answers).
+# (direct, so no page cache of earlier reads answers). A whole page:
+# busybox's dd aligns only buffers of a page or more, and reads through
+# the page cache, silently, when the kernel refuses a direct read into
+# an unaligned one.
 target_bytes() {
-	dd if=/dev/nullb0 bs=512 skip=$(($1 / 512)) count=1 iflag=direct \
-		2>/dev/null | head -c "$2"
+	dd if=/dev/nullb0 bs=4096 skip=$(($1 / 4096)) count=1 iflag=direct \
+		2>/dev/null | tail -c +$(($1 % 4096 + 1)) | head -c "$2"
 }
 
 # The connection manager's message counts of every port of an IB or
