@@ -2332,7 +2332,7 @@ static void ndk_tmo_connect_silent_test(struct kunit *test)
 	if (ndk_tmo_expect(test, &w, start, NDK_TMO_MS)) {
 		/*
 		 * On siw the id, and with it the QP's flush, goes only when
-		 * siw itself gives up the connect (10 s); see the close.
+		 * siw itself gives up the connect; see the listener's end.
 		 */
 		if (!ndk_test_iwarp()) {
 			KUNIT_EXPECT_EQ(test, ndk_poll_results(e->cq, &r, 1),
@@ -2345,6 +2345,17 @@ static void ndk_tmo_connect_silent_test(struct kunit *test)
 		msleep(500);
 		KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 1);
 	}
+	/*
+	 * The silent peer goes away: the listener's end resets the TCP
+	 * connection, and siw reports the connect failed now, not 10 s
+	 * after it began, which the close would wait for.
+	 */
+	if (tcp) {
+		ndk_tcp_listener_release(tcp);
+		tcp = NULL;
+		msleep(200);
+		KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 1);
+	}
 	ndk_close_all(test, c, NULL);
 	if (ndk_test_iwarp()) {
 		KUNIT_EXPECT_EQ(test, ndk_poll_results(e->cq, &r, 1), 1U);
@@ -2353,8 +2364,6 @@ static void ndk_tmo_connect_silent_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 1);
 	ndk_close_all(test, NULL, qp);
 	ib_dma_unmap_single(dev, dma, 64, DMA_FROM_DEVICE);
-	if (tcp)
-		ndk_tcp_listener_release(tcp);
 }
 
 /*
