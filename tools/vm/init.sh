@@ -47,8 +47,10 @@ case_state() {
 
 # Wait up to 90 s for ndk_rping's verdict on the case served on port $1,
 # while unread_watch() looks at the accepting socket; unread is set to
-# what it found. /tmp/interop.state keeps the state 5 s in, for a failed
-# case.
+# what it found. siw's unread first message settles the try at once:
+# neither side gets a message any more, and ndk_rping would only report
+# its timeout, 30 s later. /tmp/interop.state keeps the state 5 s in, or
+# at that message, for a failed case.
 watch_case() {
 	echo "no state: the case ended within 5 s" >/tmp/interop.state
 	touch /tmp/unread_watch.on
@@ -57,6 +59,11 @@ watch_case() {
 	# In steps of 0.2 s: a case ends within one, not within a second.
 	while ! dmesg | grep -Eq 'ndk_rping: .*(PASS|FAIL)'; do
 		[ $i -ge 450 ] && break
+		if [ -s /tmp/unread ]; then
+			{ echo "at the unread first message:"; case_state "$1"; } \
+				>/tmp/interop.state 2>&1
+			break
+		fi
 		sleep 0.2
 		i=$((i + 1))
 		[ $i = 25 ] && { echo "after 5 s:"; case_state "$1"; } \
@@ -80,6 +87,7 @@ interop_ndk_server() {
 		timeout 60 "$@" >/tmp/interop.log 2>&1 &
 		pid=$!
 		watch_case $port
+		[ -z "$unread" ] || kill $pid 2>/dev/null
 		wait $pid
 		rc=$?
 	fi
@@ -105,6 +113,7 @@ interop_ndk_client() {
 	insmod /ndk/ndk_rping.ko mode=client addr=10.0.2.15 $args ||
 		echo "NDK-CHECK: insmod ndk_rping failed"
 	watch_case $port
+	[ -z "$unread" ] || kill $pid 2>/dev/null
 	wait $pid
 	rc=$?
 	rmmod ndk_rping || echo "NDK-CHECK: rmmod ndk_rping failed"
