@@ -435,6 +435,75 @@ static void ndk_adapter_notifier_test(struct kunit *test)
 	ndk_unregister_adapter_notifier(&rec.nb);
 }
 
+/*
+ * The first open of a device probes its inline size with a PD and a CQ of
+ * its own. An open whose probe cannot get them fails with the shortage,
+ * and the next open probes again: a passing shortage never stays in the
+ * device's report as an inline size of 0. The second device is new, so
+ * its first open probes; the PD and then the CQ fail.
+ */
+static void ndk_adapter_probe_fault_test(struct kunit *test)
+{
+	NDK_VERSION v = { .Major = 1, .Minor = 2 };
+	struct ndk_test_dev2 *d = ndk_test_dev2_add(test);
+	bool fired;
+	NTSTATUS st;
+	int nth;
+
+	if (!d)
+		return;
+	for (nth = 1; nth <= 2; nth++) {
+		ndk_fault_arm(nth);
+		st = ndk_open_adapter(d->ifindex, v, &d->a);
+		ndk_fault_disarm(&fired);
+		KUNIT_EXPECT_TRUE(test, fired);
+		KUNIT_EXPECT_EQ(test, st, STATUS_INSUFFICIENT_RESOURCES);
+		KUNIT_EXPECT_NULL(test, d->a);
+		if (d->a) {
+			ndk_close_adapter(d->a);
+			d->a = NULL;
+		}
+	}
+	KUNIT_ASSERT_EQ(test, ndk_open_adapter(d->ifindex, v, &d->a),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_GT(test, priv(d->a)->info.MaxInlineDataSize, 0U);
+	ndk_test_dev2_del(test, d);
+}
+
+/*
+ * Registering a notifier twice is a consumer's mistake: ndk refuses it
+ * with -EEXIST before the notifier core sees it, as the core would warn,
+ * and the first registration stays, without a second replay. A notifier
+ * whose replay cannot get its memory is refused with -ENOMEM and left
+ * off the chain, so it registers afresh.
+ */
+static void ndk_adapter_notifier_twice_test(struct kunit *test)
+{
+	struct ndk_notify_rec rec = { .nb.notifier_call = ndk_test_notify };
+	bool warned = test_taint(TAINT_WARN);
+	int n = ndk_enum_adapters(NULL, 0);
+	bool fired;
+
+	KUNIT_ASSERT_EQ(test, ndk_register_adapter_notifier(&rec.nb), 0);
+	KUNIT_EXPECT_EQ(test, rec.added, n);
+	KUNIT_EXPECT_EQ(test, ndk_register_adapter_notifier(&rec.nb), -EEXIST);
+	KUNIT_EXPECT_EQ(test, rec.added, n);
+	if (!warned)
+		KUNIT_EXPECT_FALSE(test, test_taint(TAINT_WARN));
+	ndk_unregister_adapter_notifier(&rec.nb);
+
+	rec.added = 0;
+	ndk_fault_arm(1);
+	KUNIT_EXPECT_EQ(test, ndk_register_adapter_notifier(&rec.nb), -ENOMEM);
+	ndk_fault_disarm(&fired);
+	KUNIT_EXPECT_TRUE(test, fired);
+	KUNIT_EXPECT_EQ(test, rec.added, 0);
+	/* No assertion: @rec must leave the chain whatever happened. */
+	KUNIT_EXPECT_EQ(test, ndk_register_adapter_notifier(&rec.nb), 0);
+	KUNIT_EXPECT_EQ(test, rec.added, n);
+	ndk_unregister_adapter_notifier(&rec.nb);
+}
+
 /* An open adapter pins its RDMA device and the provider module. */
 static void ndk_adapter_references_test(struct kunit *test)
 {
@@ -562,8 +631,10 @@ static struct kunit_case ndk_adapter_cases[] = {
 	KUNIT_CASE(ndk_adapter_leftovers_order_test),
 	KUNIT_CASE(ndk_adapter_close_timeout_test),
 	KUNIT_CASE(ndk_adapter_notifier_test),
+	KUNIT_CASE(ndk_adapter_notifier_twice_test),
 	KUNIT_CASE(ndk_adapter_references_test),
 	KUNIT_CASE(ndk_adapter_second_device_test),
+	KUNIT_CASE(ndk_adapter_probe_fault_test),
 	{}
 };
 
