@@ -60,9 +60,10 @@ static u32 ndk_probe_qp(struct ib_pd *pd, struct ib_cq *cq, u32 send_sge,
  * its send entries hold, which some devices accept as inline size (rxe:
  * 512 bytes): that size goes first, so no create fails there, as rxe
  * logs every failed create as an error. Devices that report nothing, or
- * refuse that size, are asked from 1024 bytes down.
+ * refuse that size, are asked from 1024 bytes down. Return: 0 with
+ * @max_inline set, or the error of the probe's PD or CQ.
  */
-static u32 ndk_probe_max_inline(struct ib_device *ibdev)
+static int ndk_probe_max_inline(struct ib_device *ibdev, u32 *max_inline)
 {
 	static const u32 sizes[] = { 1024, 512, 256, 128, 64, 32 };
 	u32 hint, found = 0;
@@ -70,12 +71,14 @@ static u32 ndk_probe_max_inline(struct ib_device *ibdev)
 	struct ib_cq *cq;
 	size_t i;
 
-	pd = ib_alloc_pd(ibdev, 0);
+	pd = NDK_FI_PTR(ib_alloc_pd(ibdev, 0));
 	if (IS_ERR(pd))
-		return 0;
-	cq = ib_alloc_cq(ibdev, NULL, 1, 0, IB_POLL_DIRECT);
-	if (IS_ERR(cq))
-		goto out_pd;
+		return PTR_ERR(pd);
+	cq = NDK_FI_PTR(ib_alloc_cq(ibdev, NULL, 1, 0, IB_POLL_DIRECT));
+	if (IS_ERR(cq)) {
+		ib_dealloc_pd(pd);
+		return PTR_ERR(cq);
+	}
 	hint = ndk_probe_qp(pd, cq, max(ibdev->attrs.max_send_sge, 1), 0);
 	if (hint)
 		found = ndk_probe_qp(pd, cq, 1, hint);
@@ -83,9 +86,9 @@ static u32 ndk_probe_max_inline(struct ib_device *ibdev)
 		if (!hint || sizes[i] < hint)
 			found = ndk_probe_qp(pd, cq, 1, sizes[i]);
 	ib_free_cq(cq);
-out_pd:
 	ib_dealloc_pd(pd);
-	return found;
+	*max_inline = found;
+	return 0;
 }
 
 static void ndk_fill_info(struct ndk_adapter *adapter, u32 max_inline)
@@ -269,6 +272,7 @@ NTSTATUS ndk_open_adapter(int ifindex, NDK_VERSION version,
 	struct ib_device *ibdev;
 	NTSTATUS status;
 	u32 port, max_inline;
+	int err;
 
 	might_sleep();
 	if (!adapter)
@@ -290,13 +294,16 @@ NTSTATUS ndk_open_adapter(int ifindex, NDK_VERSION version,
 		goto err_dev;
 	}
 	mutex_lock(&dev->probe_lock);
-	if (!dev->probed) {
-		dev->max_inline = ndk_probe_max_inline(ibdev);
-		INIT_WORK(&dev->restore_work, ndk_mr_restore_work);
-		dev->probed = true;
-	}
+	/* A probe short of memory fails this open; the next probes again. */
+	err = dev->probed ? 0 : ndk_probe_max_inline(ibdev, &dev->max_inline);
+	dev->probed = !err;
 	max_inline = dev->max_inline;
 	mutex_unlock(&dev->probe_lock);
+	if (err) {
+		mutex_unlock(&ndk_devices_lock);
+		status = ndk_status_from_errno(err);
+		goto err_dev;
+	}
 	/* Its counters and debugfs view outlive a removal while open. */
 	kref_get(&dev->ref);
 	mutex_unlock(&ndk_devices_lock);

@@ -39,9 +39,10 @@ struct ndk_stats {
  *	first while adapters may still be open
  * @descs: its adapters, found when the device was added
  * @ndescs: how many
- * @max_inline: largest inline size an RC QP accepts, probed once
+ * @max_inline: largest inline size an RC QP accepts, probed by the first
+ *	open that got the probe's PD and CQ
  * @probe_lock: serializes the probe
- * @probed: @max_inline is valid, and @restore_work set up
+ * @probed: @max_inline is valid
  * @stats: counters of every adapter opened on the device
  * @objs_lock: protects @objs and @dead; taken from atomic context too
  * @objs: live objects of every adapter on the device, for debugfs and

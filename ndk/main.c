@@ -160,6 +160,24 @@ static void ndk_notify_device(struct ndk_device *dev, unsigned long event)
 					     &dev->descs[i]);
 }
 
+/*
+ * Whether @nb is on the chain already. The notifier core would warn of a
+ * second registration, a consumer's mistake that must not taint the
+ * kernel. Every change of the chain holds ndk_notify_lock, as the caller.
+ */
+static bool ndk_notifier_registered(struct notifier_block *nb)
+{
+	struct notifier_block *n;
+
+	for (n = rcu_dereference_protected(ndk_adapter_chain.head,
+					   lockdep_is_held(&ndk_notify_lock));
+	     n; n = rcu_dereference_protected(n->next,
+					      lockdep_is_held(&ndk_notify_lock)))
+		if (n == nb)
+			return true;
+	return false;
+}
+
 /**
  * ndk_register_adapter_notifier() - be told when adapters come and go
  * @nb: notifier; called in process context with an enum ndk_adapter_event
@@ -170,7 +188,7 @@ static void ndk_notify_device(struct ndk_device *dev, unsigned long event)
  * not register or unregister notifiers. On NDK_ADAPTER_REMOVED it must
  * arrange for the adapters it opened there to be closed.
  *
- * Return: 0 or a negative errno.
+ * Return: 0; -EEXIST if @nb is registered already, -ENOMEM.
  */
 int ndk_register_adapter_notifier(struct notifier_block *nb)
 {
@@ -178,12 +196,16 @@ int ndk_register_adapter_notifier(struct notifier_block *nb)
 	int i, n, ret;
 
 	mutex_lock(&ndk_notify_lock);
+	if (ndk_notifier_registered(nb)) {
+		ret = -EEXIST;
+		goto out;
+	}
 	ret = blocking_notifier_chain_register(&ndk_adapter_chain, nb);
 	if (ret)
 		goto out;
 	/* Replay from a copy: the callback may take ndk_devices_lock. */
 	n = ndk_enum_adapters(NULL, 0);
-	descs = kcalloc(max(n, 1), sizeof(*descs), GFP_KERNEL);
+	descs = NDK_FI_NULL(kcalloc(max(n, 1), sizeof(*descs), GFP_KERNEL));
 	if (!descs) {
 		blocking_notifier_chain_unregister(&ndk_adapter_chain, nb);
 		ret = -ENOMEM;
@@ -229,6 +251,7 @@ static int ndk_ib_add(struct ib_device *ibdev)
 	dev->ibdev = ibdev;
 	kref_init(&dev->ref);
 	mutex_init(&dev->probe_lock);
+	INIT_WORK(&dev->restore_work, ndk_mr_restore_work);
 	spin_lock_init(&dev->objs_lock);
 	INIT_LIST_HEAD(&dev->objs);
 	/* Marked from the CQ polls, which may run in hard interrupts. */
@@ -330,9 +353,8 @@ void ndk_device_release(struct kref *ref)
 {
 	struct ndk_device *dev = container_of(ref, struct ndk_device, ref);
 
-	/* Queued by a poll (the first open set it up); no region is left. */
-	if (dev->probed)
-		cancel_work_sync(&dev->restore_work);
+	/* Queued by a poll; no region is left. */
+	cancel_work_sync(&dev->restore_work);
 	mutex_destroy(&dev->probe_lock);
 	xa_destroy(&dev->regions);
 	free_percpu(dev->stats);
