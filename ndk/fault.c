@@ -73,6 +73,19 @@ int ndk_fault_disarm(bool *fired)
 }
 EXPORT_SYMBOL_NDK_TEST(ndk_fault_disarm);
 
+/**
+ * ndk_fault_seen() - wrapped calls since ndk_fault_arm(), still armed
+ *
+ * Lets a test tell how far a path running on another thread has come.
+ *
+ * Return: how many wrapped calls were made since ndk_fault_arm().
+ */
+int ndk_fault_seen(void)
+{
+	return atomic_read(&ndk_fi.seen);
+}
+EXPORT_SYMBOL_NDK_TEST(ndk_fault_seen);
+
 /*
  * While set, the poll path drops every flushed completion the device
  * reports, as a driver that never reports them would (see sweep.c).

@@ -53,6 +53,7 @@ int ndk_fault_errno(void);
 void *ndk_fault_null(void);
 void ndk_fault_arm(int nth);
 int ndk_fault_disarm(bool *fired);
+int ndk_fault_seen(void);
 /* The ndk_sweep suite plays a driver that loses its flushes (siw's). */
 void ndk_fault_lose(bool on);
 extern bool ndk_fault_lose_flushes;

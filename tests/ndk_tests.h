@@ -213,6 +213,8 @@ void ndk_test_loopback_free(struct ndk_test_lqp *l);
  * @ifindex: its interface, a dummy one of its own (NDK_TEST_DEV2)
  * @addr: that interface's IPv4 address, port 0
  * @a: an adapter the case opened on it, closed before the device goes
+ * @gone: the case deleted the RDMA device itself; only the interface is
+ *	left to delete
  */
 struct ndk_test_dev2 {
 	struct kunit_resource res;
@@ -220,6 +222,7 @@ struct ndk_test_dev2 {
 	int ifindex;
 	struct sockaddr_in addr;
 	NDK_ADAPTER *a;
+	bool gone;
 };
 
 /* The second device's name, as its interface's and as RDMA device. */

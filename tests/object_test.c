@@ -13,6 +13,7 @@
 #include <linux/delay.h>
 #include <ndk/ndk_mdl.h>
 #include "ndk_tests.h"
+#include "ndk_priv.h"
 
 #define NDK_LT_MAX	3
 #define NDK_LT_BUF	256
@@ -913,6 +914,99 @@ static void ndk_lt_hidden_atomic_test(struct kunit *test)
 	ndk_test_context(test, *ctx, ndk_lt_cq_create_in, e->a);
 }
 
+/**
+ * struct ndk_lt_removal - the second device's deletion, on a work item
+ * @work: runs `rdma link delete`, which returns only once the device's
+ *	last adapter is closed
+ * @ret: its exit status
+ */
+struct ndk_lt_removal {
+	struct work_struct work;
+	int ret;
+};
+
+static void ndk_lt_removal_work(struct work_struct *work)
+{
+	struct ndk_lt_removal *r = container_of(work, struct ndk_lt_removal,
+						work);
+
+	r->ret = ndk_test_shell("rdma link delete " NDK_TEST_DEV2);
+}
+
+/* Poll for @cond, for NDK_TEST_TIMEOUT at most; its last value. */
+#define ndk_lt_until(cond) ({						\
+	unsigned long __end = jiffies + NDK_TEST_TIMEOUT;		\
+									\
+	while (!(cond) && time_before(jiffies, __end))			\
+		usleep_range(1000, 2000);				\
+	(cond);								\
+})
+
+/*
+ * A create already past its check of the device when the device's
+ * removal begins fails with STATUS_DEVICE_REMOVED once made, through its
+ * callback: the removal has walked the device's objects, so the new one
+ * must not go live unseen. The case holds that window open on the second
+ * device: a window's create takes its PD's window lock last, which the
+ * case holds from before the create until the removal has begun. The
+ * create pends (it is made where the caller may not sleep) and its
+ * progress shows in the failure points it passes: the window's own
+ * allocation in the call, then, on ndk_wq, its buffer and its verbs MR.
+ */
+static void ndk_lt_create_removed_test(struct kunit *test)
+{
+	NDK_VERSION v = { .Major = 1, .Minor = 2 };
+	struct ndk_test_dev2 *d = ndk_test_dev2_add(test);
+	struct ndk_lt_removal r = {};
+	NDK_OBJECT_HEADER *hdr;
+	struct ndk_adapter *a;
+	struct ndk_pd *pd;
+	struct ndk_wait w;
+	NDK_MW *mw = NULL;
+	bool fired;
+	NTSTATUS st;
+
+	if (!d)
+		return;
+	KUNIT_ASSERT_EQ(test, ndk_open_adapter(d->ifindex, v, &d->a),
+			STATUS_SUCCESS);
+	a = container_of(d->a, struct ndk_adapter, ndk);
+	hdr = ndk_test_create_pd(test, d->a);
+	pd = container_of(hdr, struct ndk_pd, ndk.Header);
+	ndk_wait_init(&w);
+
+	/* No assertion until the lock is released and the device gone. */
+	mutex_lock(&pd->mw_lock);
+	ndk_fault_arm(INT_MAX);
+	preempt_disable();
+	st = pd->ndk.Dispatch->NdkCreateMw(&pd->ndk, ndk_test_create_cb, &w,
+					   &mw);
+	preempt_enable();
+	KUNIT_EXPECT_EQ(test, st, STATUS_PENDING);
+	KUNIT_EXPECT_TRUE(test, ndk_lt_until(ndk_fault_seen() >= 3));
+	ndk_fault_disarm(&fired);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 0);
+
+	INIT_WORK_ONSTACK(&r.work, ndk_lt_removal_work);
+	d->gone = true;
+	queue_work(system_unbound_wq, &r.work);
+	KUNIT_EXPECT_TRUE(test, ndk_lt_until(ndk_adapter_dead(a)));
+	mutex_unlock(&pd->mw_lock);
+
+	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&w));
+	KUNIT_EXPECT_EQ(test, w.status, STATUS_DEVICE_REMOVED);
+	KUNIT_EXPECT_NULL(test, w.obj);
+	KUNIT_EXPECT_NULL(test, mw);
+	ndk_test_close(test, hdr, pd->ndk.Dispatch->NdkClosePd);
+	ndk_close_adapter(d->a);
+	d->a = NULL;
+	flush_work(&r.work);
+	destroy_work_on_stack(&r.work);
+	KUNIT_EXPECT_EQ(test, r.ret, 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 1);
+	ndk_test_dev2_del(test, d);
+}
+
 static struct kunit_case ndk_object_cases[] = {
 	KUNIT_CASE_PARAM(ndk_lt_close_in_create_test,
 			 ndk_lt_create_gen_params),
@@ -920,6 +1014,7 @@ static struct kunit_case ndk_object_cases[] = {
 			 ndk_lt_case_gen_params),
 	KUNIT_CASE(ndk_lt_close_refused_test),
 	KUNIT_CASE_PARAM(ndk_lt_hidden_atomic_test, ndk_lt_hidden_gen_params),
+	KUNIT_CASE(ndk_lt_create_removed_test),
 	{}
 };
 

@@ -175,7 +175,7 @@ static void ndk_test_dev2_free(struct kunit_resource *res)
 
 	if (d->a)
 		ndk_test_close_adapter(d->test, d->a);
-	if (ndk_test_shell("rdma link delete " NDK_TEST_DEV2))
+	if (!d->gone && ndk_test_shell("rdma link delete " NDK_TEST_DEV2))
 		KUNIT_FAIL(d->test, "rdma link delete %s failed", NDK_TEST_DEV2);
 	if (ndk_test_shell("ip link delete " NDK_TEST_DEV2))
 		KUNIT_FAIL(d->test, "ip link delete %s failed", NDK_TEST_DEV2);
