@@ -1191,6 +1191,54 @@ static void ndk_srq_zero_poll_test(struct kunit *test)
 	ndk_test_close(test, &cq->Header, cq->Dispatch->NdkCloseCq);
 }
 
+/*
+ * A device's error event for a QP that is closed and still retiring (its
+ * verbs QP waits for a poll of its receive CQ) finds no reference left to
+ * take: ndk leaves the QP alone, and the retirement ends with the poll as
+ * it would have.
+ */
+static void ndk_srq_retiring_event_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_CQ *cq = container_of(ndk_test_create_cq(test, e->a, 16), NDK_CQ,
+				  Header);
+	struct ndk_senv *s = ndk_senv_new_on(test, e, cq, 0, 1);
+	struct ndk_qp *q = container_of(s->qp, struct ndk_qp, ndk);
+	struct ib_qp *ibqp = q->ibqp;
+	struct ib_event ev = { .device = ibqp->device, .element.qp = ibqp,
+			       .event = IB_EVENT_QP_FATAL };
+	unsigned long end;
+	unsigned int ms;
+	NDK_RESULT r[4];
+
+	WRITE_ONCE(ndk_srq_watched_gone, false);
+	WRITE_ONCE(ndk_srq_watched, ibqp);
+	ndk_qp_set_destroy_hook(ndk_srq_destroying);
+	ms = ndk_sweep_set_ms(20);
+	ndk_test_close(test, &s->qp->Header, s->qp->Dispatch->NdkCloseQp);
+	end = jiffies + NDK_TEST_TIMEOUT;
+	while (!ndk_srq_retiring(cq) && time_before(jiffies, end))
+		usleep_range(2000, 4000);
+	ndk_sweep_set_ms(ms);
+	KUNIT_EXPECT_TRUE(test, ndk_srq_retiring(cq));
+	/* The verbs QP, and so @q, lives until the poll below. */
+	KUNIT_EXPECT_EQ(test, refcount_read(&q->obj.refs), 0U);
+	ibqp->event_handler(&ev, ibqp->qp_context);
+	KUNIT_EXPECT_EQ(test, refcount_read(&q->obj.refs), 0U);
+	msleep(50);
+	KUNIT_EXPECT_TRUE(test, ndk_srq_retiring(cq));
+	KUNIT_EXPECT_FALSE(test, READ_ONCE(ndk_srq_watched_gone));
+	KUNIT_EXPECT_EQ(test, cq->Dispatch->NdkGetCqResults(cq, r, 4), 0U);
+	KUNIT_EXPECT_FALSE(test, ndk_srq_retiring(cq));
+	end = jiffies + NDK_TEST_TIMEOUT;
+	while (!READ_ONCE(ndk_srq_watched_gone) && time_before(jiffies, end))
+		usleep_range(2000, 4000);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(ndk_srq_watched_gone));
+	ndk_qp_set_destroy_hook(NULL);
+	ndk_senv_free(test, e, s);
+	ndk_test_close(test, &cq->Header, cq->Dispatch->NdkCloseCq);
+}
+
 static struct kunit_case ndk_srq_cases[] = {
 	KUNIT_CASE(ndk_srq_contexts_test),
 	KUNIT_CASE(ndk_srq_limits_test),
@@ -1211,6 +1259,7 @@ static struct kunit_case ndk_srq_cases[] = {
 	KUNIT_CASE(ndk_srq_event_twice_test),
 	KUNIT_CASE(ndk_srq_unnotified_test),
 	KUNIT_CASE(ndk_srq_zero_poll_test),
+	KUNIT_CASE(ndk_srq_retiring_event_test),
 	{}
 };
 
