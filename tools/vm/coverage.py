@@ -18,7 +18,7 @@ import json
 import re
 import sys
 
-KINDS = ("device", "unreachable", "tracing", "timing", "test")
+KINDS = ("device", "unreachable", "tracing", "timing", "lockdep", "test")
 
 
 def pct(covered, total):
