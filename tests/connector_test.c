@@ -2292,6 +2292,73 @@ static u64 ndk_tmo_post_receive(struct kunit *test, struct ndk_cenv *e,
 }
 
 /*
+ * An iWARP peer that answers the MPA request with a reject of its own and
+ * no private data, as a stack other than ndk may (a raw TCP peer here):
+ * the connect fails with STATUS_CONNECTION_REFUSED, and the connector
+ * has no peer data to report.
+ */
+static void ndk_conn_mpa_reject_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_mpa_req req = {}, rep = {};
+	struct sockaddr_in dst = e->addr;
+	struct socket *tcp, *child = NULL;
+	struct msghdr msg = {};
+	NDK_CONNECTOR *c;
+	struct kvec iov;
+	u8 pdata[256];
+	ULONG len;
+	struct ndk_wait w;
+	NDK_QP *qp;
+	NTSTATUS st;
+
+	if (!ndk_test_iwarp())
+		kunit_skip(test, "MPA is iWARP's");
+	c = ndk_cenv_connector(test, e);
+	qp = ndk_cenv_qp(test, e);
+	tcp = ndk_tcp_listener(test, &e->addr, NDK_TEST_PORT + 11);
+	tcp->sk->sk_rcvtimeo = NDK_TEST_TIMEOUT;
+	dst.sin_port = htons(NDK_TEST_PORT + 11);
+	ndk_wait_init(&w);
+	st = ndk_connect_to(c, qp, (struct sockaddr *)&e->addr,
+			    (struct sockaddr *)&dst, sizeof(dst), false, &w);
+	KUNIT_EXPECT_EQ(test, st, STATUS_PENDING);
+	if (!kernel_accept(tcp, &child, 0)) {
+		child->sk->sk_rcvtimeo = NDK_TEST_TIMEOUT;
+		iov = (struct kvec){ &req, sizeof(req) };
+		KUNIT_EXPECT_EQ(test, kernel_recvmsg(child, &msg, &iov, 1,
+						     sizeof(req), MSG_WAITALL),
+				(int)sizeof(req));
+		NDK_EXPECT_MEMEQ(test, req.key, "MPA ID Req Frame", 16);
+		len = min_t(u16, be16_to_cpu(req.pd_len), sizeof(pdata));
+		iov = (struct kvec){ pdata, len };
+		KUNIT_EXPECT_EQ(test, kernel_recvmsg(child, &msg, &iov, 1, len,
+						     MSG_WAITALL),
+				(int)len);
+		memcpy(rep.key, "MPA ID Rep Frame", sizeof(rep.key));
+		/* The request's revision, with the reject bit. */
+		rep.bits = cpu_to_be16(0x2000) | (req.bits & cpu_to_be16(0xff));
+		iov = (struct kvec){ &rep, sizeof(rep) };
+		KUNIT_EXPECT_EQ(test, kernel_sendmsg(child, &msg, &iov, 1,
+						     sizeof(rep)),
+				(int)sizeof(rep));
+	} else {
+		KUNIT_FAIL(test, "the connect made no TCP connection");
+	}
+	KUNIT_EXPECT_EQ(test, ndk_test_outcome(test, &w, st),
+			STATUS_CONNECTION_REFUSED);
+	len = sizeof(pdata);
+	KUNIT_EXPECT_EQ(test, c->Dispatch->NdkGetConnectionData(c, NULL, NULL,
+								pdata, &len),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_EQ(test, len, 0U);
+	if (child)
+		sock_release(child);
+	ndk_tcp_listener_release(tcp);
+	ndk_close_all(test, c, qp);
+}
+
+/*
  * A connect to a silent peer fails with STATUS_IO_TIMEOUT at its bound,
  * where rdma_cm alone takes about 100 s on RoCE (to QEMU's user-network
  * gateway, 10.0.2.2, which answers ARP but runs no RDMA) and siw 10 s (to
@@ -2895,6 +2962,7 @@ static struct kunit_case ndk_connector_cases[] = {
 	KUNIT_CASE(ndk_conn_rtr_silent_test),
 	/* ndk's own bounds: these shorten them (ndk_tmo_env()). */
 	KUNIT_CASE(ndk_tmo_connect_silent_test),
+	KUNIT_CASE(ndk_conn_mpa_reject_test),
 	KUNIT_CASE(ndk_tmo_connect_unanswered_test),
 	KUNIT_CASE(ndk_tmo_accept_mute_test),
 	KUNIT_CASE(ndk_tmo_rtr_silent_test),
