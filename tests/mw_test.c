@@ -531,6 +531,55 @@ static void ndk_mw_lifetime_test(struct kunit *test)
 }
 
 /*
+ * A bind the device flushed (its QP failed before it ran) still changed
+ * the window's token on ndk's side, to a key the device never held: the
+ * region's deregistration then invalidates the key of the last bind
+ * that ran, and the window's old token opens nothing afterwards, tried
+ * over a second connection. The test moves the binding QP to the error
+ * state itself, behind ndk's back, as a device would on a fatal error.
+ * siw refuses the bind's post there instead, and the window keeps its
+ * token.
+ */
+static void ndk_mw_flushed_bind_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_mwenv *w = ndk_mwenv_init(test, e);
+	struct ndk_menv *me2 = ndk_kzalloc_test(test, sizeof(*me2));
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct ib_qp *ibqp;
+	u32 token, flushed;
+
+	KUNIT_ASSERT_EQ(test, ndk_mwenv_bind(test, e, w, NDK_MW_RW, &token),
+			STATUS_SUCCESS);
+	ibqp = container_of(w->me.p.pqp, struct ndk_qp, ndk)->ibqp;
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(ibqp, &attr, IB_QP_STATE), 0);
+	/* siw refuses a post to a QP in error: the bind leaves no key. */
+	if (ndk_test_iwarp()) {
+		KUNIT_EXPECT_EQ(test, ndk_mwenv_bind(test, e, w, NDK_MW_RW,
+						     &flushed),
+				STATUS_CONNECTION_INVALID);
+		KUNIT_EXPECT_EQ(test, flushed, token);
+	} else {
+		KUNIT_EXPECT_EQ(test, ndk_mwenv_bind(test, e, w, NDK_MW_RW,
+						     &flushed),
+				STATUS_CANCELLED);
+		KUNIT_EXPECT_NE(test, flushed, token);
+	}
+	KUNIT_EXPECT_EQ(test, ndk_test_deregister(test, w->mr),
+			STATUS_SUCCESS);
+
+	ndk_menv_init(test, e, me2);
+	ndk_mem_fill(&w->t, 0, w->t.len, 6);
+	ndk_mem_fill(&me2->lmem, 0, 64, 8);
+	KUNIT_EXPECT_NE(test, ndk_menv_rdma(test, e, me2, true,
+					    ndk_mwenv_va(w, 0), token, 64),
+			STATUS_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, ndk_mem_check(&w->t, 0, w->t.len, 6));
+	ndk_menv_free(test, me2);
+	ndk_mwenv_free(test, w);
+}
+
+/*
  * NdkBind refuses a region that is none, one whose NdkDeregisterMr is
  * still pending, one whose close is pending, and a window whose close is
  * pending (so does NdkInvalidate). The pending requests are made under a
@@ -610,6 +659,7 @@ static struct kunit_case ndk_mw_cases[] = {
 	KUNIT_CASE_PARAM(ndk_mw_bad_access_test, ndk_mw_bad_gen_params),
 	KUNIT_CASE(ndk_mw_bind_refused_test),
 	KUNIT_CASE(ndk_mw_bind_pending_test),
+	KUNIT_CASE(ndk_mw_flushed_bind_test),
 	KUNIT_CASE(ndk_mw_invalidate_test),
 	KUNIT_CASE(ndk_mw_remote_invalidate_test),
 	KUNIT_CASE_PARAM(ndk_mw_lifetime_test, ndk_mw_end_gen_params),
