@@ -933,14 +933,26 @@ static void ndk_lt_removal_work(struct work_struct *work)
 	r->ret = ndk_test_shell("rdma link delete " NDK_TEST_DEV2);
 }
 
-/* Poll for @cond, for NDK_TEST_TIMEOUT at most; its last value. */
-#define ndk_lt_until(cond) ({						\
-	unsigned long __end = jiffies + NDK_TEST_TIMEOUT;		\
-									\
-	while (!(cond) && time_before(jiffies, __end))			\
-		usleep_range(1000, 2000);				\
-	(cond);								\
-})
+/* Poll @cond(@arg) for NDK_TEST_TIMEOUT at most; its last value. */
+static bool ndk_lt_until(bool (*cond)(void *arg), void *arg)
+{
+	unsigned long end = jiffies + NDK_TEST_TIMEOUT;
+
+	while (!cond(arg) && time_before(jiffies, end))
+		usleep_range(1000, 2000);
+	return cond(arg);
+}
+
+/* The pending window create has made its buffer and verbs MR. */
+static bool ndk_lt_at_lock(void *arg)
+{
+	return ndk_fault_seen() >= 3;
+}
+
+static bool ndk_lt_dead(void *arg)
+{
+	return ndk_adapter_dead(arg);
+}
 
 /*
  * A create already past its check of the device when the device's
@@ -983,14 +995,14 @@ static void ndk_lt_create_removed_test(struct kunit *test)
 					   &mw);
 	preempt_enable();
 	KUNIT_EXPECT_EQ(test, st, STATUS_PENDING);
-	KUNIT_EXPECT_TRUE(test, ndk_lt_until(ndk_fault_seen() >= 3));
+	KUNIT_EXPECT_TRUE(test, ndk_lt_until(ndk_lt_at_lock, NULL));
 	ndk_fault_disarm(&fired);
 	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 0);
 
 	INIT_WORK_ONSTACK(&r.work, ndk_lt_removal_work);
 	d->gone = true;
 	queue_work(system_unbound_wq, &r.work);
-	KUNIT_EXPECT_TRUE(test, ndk_lt_until(ndk_adapter_dead(a)));
+	KUNIT_EXPECT_TRUE(test, ndk_lt_until(ndk_lt_dead, a));
 	mutex_unlock(&pd->mw_lock);
 
 	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&w));
