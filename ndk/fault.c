@@ -76,9 +76,8 @@ EXPORT_SYMBOL_NDK_TEST(ndk_fault_disarm);
 /**
  * ndk_fault_seen() - wrapped calls since ndk_fault_arm(), still armed
  *
- * Lets a test tell how far a path running on another thread has come.
- *
- * Return: how many wrapped calls were made since ndk_fault_arm().
+ * Return: how many wrapped calls were made since ndk_fault_arm(), which
+ * tells a test how far a path running on another thread has come.
  */
 int ndk_fault_seen(void)
 {
