@@ -1150,20 +1150,14 @@ static bool ndk_srq_retiring(NDK_CQ *cq)
 }
 
 /*
- * A QP closed on an SRQ keeps its verbs QP until a poll of its receive
- * CQ finds it empty. A poll that asks for no results finds nothing, and
- * lets it go no more than no poll would; the next that asks for results
- * does.
+ * Close @s's QP, which is on an SRQ and receives into @cq, and wait until
+ * it retires; its verbs QP is watched to go (ndk_srq_watched_gone).
  */
-static void ndk_srq_zero_poll_test(struct kunit *test)
+static void ndk_srq_close_to_retire(struct kunit *test, NDK_CQ *cq,
+				    struct ndk_senv *s)
 {
-	struct ndk_cenv *e = test->priv;
-	NDK_CQ *cq = container_of(ndk_test_create_cq(test, e->a, 16), NDK_CQ,
-				  Header);
-	struct ndk_senv *s = ndk_senv_new_on(test, e, cq, 0, 1);
 	unsigned long end;
 	unsigned int ms;
-	NDK_RESULT r[4];
 
 	WRITE_ONCE(ndk_srq_watched_gone, false);
 	WRITE_ONCE(ndk_srq_watched,
@@ -1176,9 +1170,21 @@ static void ndk_srq_zero_poll_test(struct kunit *test)
 		usleep_range(2000, 4000);
 	ndk_sweep_set_ms(ms);
 	KUNIT_EXPECT_TRUE(test, ndk_srq_retiring(cq));
-	KUNIT_EXPECT_EQ(test, cq->Dispatch->NdkGetCqResults(cq, NULL, 0), 0U);
-	KUNIT_EXPECT_TRUE(test, ndk_srq_retiring(cq));
+}
+
+/*
+ * The retiring QP's verbs QP is still there; a poll of @cq that asks for
+ * results ends the retirement, and the verbs QP goes. Then @s and @cq
+ * close.
+ */
+static void ndk_srq_end_retiring(struct kunit *test, struct ndk_cenv *e,
+				 NDK_CQ *cq, struct ndk_senv *s)
+{
+	unsigned long end;
+	NDK_RESULT r[4];
+
 	msleep(50);
+	KUNIT_EXPECT_TRUE(test, ndk_srq_retiring(cq));
 	KUNIT_EXPECT_FALSE(test, READ_ONCE(ndk_srq_watched_gone));
 	KUNIT_EXPECT_EQ(test, cq->Dispatch->NdkGetCqResults(cq, r, 4), 0U);
 	KUNIT_EXPECT_FALSE(test, ndk_srq_retiring(cq));
@@ -1189,6 +1195,24 @@ static void ndk_srq_zero_poll_test(struct kunit *test)
 	ndk_qp_set_destroy_hook(NULL);
 	ndk_senv_free(test, e, s);
 	ndk_test_close(test, &cq->Header, cq->Dispatch->NdkCloseCq);
+}
+
+/*
+ * A QP closed on an SRQ keeps its verbs QP until a poll of its receive
+ * CQ finds it empty. A poll that asks for no results finds nothing, and
+ * lets it go no more than no poll would; the next that asks for results
+ * does.
+ */
+static void ndk_srq_zero_poll_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	NDK_CQ *cq = container_of(ndk_test_create_cq(test, e->a, 16), NDK_CQ,
+				  Header);
+	struct ndk_senv *s = ndk_senv_new_on(test, e, cq, 0, 1);
+
+	ndk_srq_close_to_retire(test, cq, s);
+	KUNIT_EXPECT_EQ(test, cq->Dispatch->NdkGetCqResults(cq, NULL, 0), 0U);
+	ndk_srq_end_retiring(test, e, cq, s);
 }
 
 /*
@@ -1207,36 +1231,13 @@ static void ndk_srq_retiring_event_test(struct kunit *test)
 	struct ib_qp *ibqp = q->ibqp;
 	struct ib_event ev = { .device = ibqp->device, .element.qp = ibqp,
 			       .event = IB_EVENT_QP_FATAL };
-	unsigned long end;
-	unsigned int ms;
-	NDK_RESULT r[4];
 
-	WRITE_ONCE(ndk_srq_watched_gone, false);
-	WRITE_ONCE(ndk_srq_watched, ibqp);
-	ndk_qp_set_destroy_hook(ndk_srq_destroying);
-	ms = ndk_sweep_set_ms(20);
-	ndk_test_close(test, &s->qp->Header, s->qp->Dispatch->NdkCloseQp);
-	end = jiffies + NDK_TEST_TIMEOUT;
-	while (!ndk_srq_retiring(cq) && time_before(jiffies, end))
-		usleep_range(2000, 4000);
-	ndk_sweep_set_ms(ms);
-	KUNIT_EXPECT_TRUE(test, ndk_srq_retiring(cq));
-	/* The verbs QP, and so @q, lives until the poll below. */
+	ndk_srq_close_to_retire(test, cq, s);
+	/* The verbs QP, and so @q, lives until the retirement ends. */
 	KUNIT_EXPECT_EQ(test, refcount_read(&q->obj.refs), 0U);
 	ibqp->event_handler(&ev, ibqp->qp_context);
 	KUNIT_EXPECT_EQ(test, refcount_read(&q->obj.refs), 0U);
-	msleep(50);
-	KUNIT_EXPECT_TRUE(test, ndk_srq_retiring(cq));
-	KUNIT_EXPECT_FALSE(test, READ_ONCE(ndk_srq_watched_gone));
-	KUNIT_EXPECT_EQ(test, cq->Dispatch->NdkGetCqResults(cq, r, 4), 0U);
-	KUNIT_EXPECT_FALSE(test, ndk_srq_retiring(cq));
-	end = jiffies + NDK_TEST_TIMEOUT;
-	while (!READ_ONCE(ndk_srq_watched_gone) && time_before(jiffies, end))
-		usleep_range(2000, 4000);
-	KUNIT_EXPECT_TRUE(test, READ_ONCE(ndk_srq_watched_gone));
-	ndk_qp_set_destroy_hook(NULL);
-	ndk_senv_free(test, e, s);
-	ndk_test_close(test, &cq->Header, cq->Dispatch->NdkCloseCq);
+	ndk_srq_end_retiring(test, e, cq, s);
 }
 
 static struct kunit_case ndk_srq_cases[] = {
