@@ -1774,6 +1774,72 @@ static void ndk_conn_accept_timeout_test(struct kunit *test)
 		ndk_mute_free(&m);
 }
 
+/* Whether the passive CM id has taken a reject: it gives no RTR state. */
+static bool ndk_cm_took_rej(struct rdma_cm_id *id)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_RTR };
+	int mask;
+
+	return rdma_init_qp_attr(id, &attr, &mask) == -EINVAL;
+}
+
+/*
+ * The peer gives up its connect (its CM sends a reject) just before the
+ * accept moves the QP: the CM id, which took the reject, refuses the
+ * QP's attributes before rdma_cm has told ndk. The accept ends with
+ * STATUS_CONNECTION_ABORTED, as when rdma_accept() itself finds the
+ * reject, not with the refusal's -EINVAL as an invalid parameter. The
+ * case holds the id's handler lock so that the reject's event waits, and
+ * accepts from atomic context, so that the accept runs on ndk_wq. IB and
+ * RoCE only: iWARP has no CM id state to refuse.
+ */
+static void ndk_conn_accept_rejected_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_mute_peer m = {};
+	struct ndk_connector *in;
+	struct sockaddr_in dst;
+	struct ndk_wait aw;
+	unsigned long end, flags;
+	NTSTATUS st;
+	NDK_QP *qp;
+
+	if (ndk_test_iwarp())
+		kunit_skip(test, "the race is IB CM's");
+	qp = ndk_cenv_qp(test, e);
+	ndk_listen_addr(e, &dst);
+	reinit_completion(&e->incoming_done);
+	ndk_mute_connect(test, &m, &e->addr, &dst, false);
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&e->incoming_done,
+							  NDK_TEST_TIMEOUT),
+			0UL);
+	in = container_of(e->incoming, struct ndk_connector, ndk);
+
+	rdma_lock_handler(in->id);
+	ib_destroy_cm_id(m.cm);
+	m.cm = NULL;
+	end = jiffies + NDK_TEST_TIMEOUT;
+	while (!ndk_cm_took_rej(in->id) && time_before(jiffies, end))
+		usleep_range(1000, 2000);
+	KUNIT_EXPECT_TRUE(test, ndk_cm_took_rej(in->id));
+	ndk_wait_init(&aw);
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	st = e->incoming->Dispatch->NdkAccept(e->incoming, qp, 1, 1, NULL, 0,
+					      NULL, NULL, ndk_test_request_cb,
+					      &aw);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	KUNIT_EXPECT_EQ(test, st, STATUS_PENDING);
+	if (st == STATUS_PENDING) {
+		KUNIT_EXPECT_TRUE(test, ndk_wait_for(&aw));
+		KUNIT_EXPECT_EQ(test, aw.status, STATUS_CONNECTION_ABORTED);
+	}
+	rdma_unlock_handler(in->id);
+	msleep(100);
+	KUNIT_EXPECT_EQ(test, atomic_read(&aw.calls), 1);
+	ndk_close_all(test, e->incoming, qp);
+	ndk_mute_free(&m);
+}
+
 /* NdkConnect's completion confirms at once, as ndk_conn_chain_test's. */
 struct ndk_chain {
 	NDK_CONNECTOR *c;
@@ -2959,6 +3025,7 @@ static struct kunit_case ndk_connector_cases[] = {
 	KUNIT_CASE(nd_conn_close),
 	KUNIT_CASE(ndk_conn_cycles_test),
 	KUNIT_CASE(ndk_conn_accept_timeout_test),
+	KUNIT_CASE(ndk_conn_accept_rejected_test),
 	KUNIT_CASE(ndk_conn_rtr_silent_test),
 	/* ndk's own bounds: these shorten them (ndk_tmo_env()). */
 	KUNIT_CASE(ndk_tmo_connect_silent_test),
