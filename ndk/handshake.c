@@ -734,17 +734,15 @@ static NTSTATUS ndk_conn_step(struct ndk_connector *conn, bool in_caller,
 		err = ndk_conn_modify_qp(conn, IB_QPS_INIT);
 		if (!err && !conn->iwarp)
 			err = ndk_conn_modify_qp(conn, IB_QPS_RTR);
-		if (err)
-			return ndk_conn_end(conn, NDK_CONN_DONE,
-					    ndk_status_from_errno(err),
-					    in_caller);
-		if (!locked)
-			rdma_lock_handler(conn->id);
-		ndk_conn_param(conn, &param);
-		err = NDK_FI_ERR(rdma_accept(conn->id, &param));
-		conn->accept_open = conn->iwarp && !err;
-		if (!locked)
-			rdma_unlock_handler(conn->id);
+		if (!err) {
+			if (!locked)
+				rdma_lock_handler(conn->id);
+			ndk_conn_param(conn, &param);
+			err = NDK_FI_ERR(rdma_accept(conn->id, &param));
+			conn->accept_open = conn->iwarp && !err;
+			if (!locked)
+				rdma_unlock_handler(conn->id);
+		}
 		/*
 		 * Armed once this thread's own handler lock is dropped: an
 		 * expiry destroys the id, whose lock must not be in use by
@@ -762,7 +760,8 @@ static NTSTATUS ndk_conn_step(struct ndk_connector *conn, bool in_caller,
 		 * abandoned its request. On iWARP it has closed the TCP
 		 * connection the MPA reply must go out on; on IB and RoCE
 		 * its reject (a connect that timed out) left the CM id in no
-		 * state to reply, and rdma_accept() says -EINVAL.
+		 * state to reply: rdma_init_qp_attr() for the QP's moves, or
+		 * rdma_accept(), says -EINVAL.
 		 */
 		if (err == -ECONNRESET || err == -EPIPE || err == -EINVAL)
 			return ndk_conn_end(conn, NDK_CONN_DONE,
