@@ -295,8 +295,13 @@ NTSTATUS ndk_open_adapter(int ifindex, NDK_VERSION version,
 	}
 	mutex_lock(&dev->probe_lock);
 	/* A probe short of memory fails this open; the next probes again. */
-	err = dev->probed ? 0 : ndk_probe_max_inline(ibdev, &dev->max_inline);
-	dev->probed = !err;
+	err = 0;
+	if (!dev->probed) {
+		err = ndk_probe_max_inline(ibdev, &dev->max_inline);
+		if (!err)
+			INIT_WORK(&dev->restore_work, ndk_mr_restore_work);
+		dev->probed = !err;
+	}
 	max_inline = dev->max_inline;
 	mutex_unlock(&dev->probe_lock);
 	if (err) {

@@ -42,7 +42,7 @@ struct ndk_stats {
  * @max_inline: largest inline size an RC QP accepts, probed by the first
  *	open that got the probe's PD and CQ
  * @probe_lock: serializes the probe
- * @probed: @max_inline is valid
+ * @probed: @max_inline is valid, and @restore_work set up
  * @stats: counters of every adapter opened on the device
  * @objs_lock: protects @objs and @dead; taken from atomic context too
  * @objs: live objects of every adapter on the device, for debugfs and

@@ -251,7 +251,6 @@ static int ndk_ib_add(struct ib_device *ibdev)
 	dev->ibdev = ibdev;
 	kref_init(&dev->ref);
 	mutex_init(&dev->probe_lock);
-	INIT_WORK(&dev->restore_work, ndk_mr_restore_work);
 	spin_lock_init(&dev->objs_lock);
 	INIT_LIST_HEAD(&dev->objs);
 	/* Marked from the CQ polls, which may run in hard interrupts. */
@@ -353,8 +352,9 @@ void ndk_device_release(struct kref *ref)
 {
 	struct ndk_device *dev = container_of(ref, struct ndk_device, ref);
 
-	/* Queued by a poll; no region is left. */
-	cancel_work_sync(&dev->restore_work);
+	/* Queued by a poll (the first open set it up); no region is left. */
+	if (dev->probed)
+		cancel_work_sync(&dev->restore_work);
 	mutex_destroy(&dev->probe_lock);
 	xa_destroy(&dev->regions);
 	free_percpu(dev->stats);
