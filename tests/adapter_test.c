@@ -473,24 +473,31 @@ static void ndk_adapter_probe_fault_test(struct kunit *test)
 /*
  * Registering a notifier twice is a consumer's mistake: ndk refuses it
  * with -EEXIST before the notifier core sees it, as the core would warn,
- * and the first registration stays, without a second replay. A notifier
- * whose replay cannot get its memory is refused with -ENOMEM and left
- * off the chain, so it registers afresh.
+ * and the first registration stays, without a second replay. Another
+ * consumer's notifier, ahead on the chain, neither hides the repeat nor
+ * is taken for it. A notifier whose replay cannot get its memory is
+ * refused with -ENOMEM and left off the chain, so it registers afresh.
  */
 static void ndk_adapter_notifier_twice_test(struct kunit *test)
 {
+	struct ndk_notify_rec other = { .nb.notifier_call = ndk_test_notify };
 	struct ndk_notify_rec rec = { .nb.notifier_call = ndk_test_notify };
 	bool warned = test_taint(TAINT_WARN);
 	int n = ndk_enum_adapters(NULL, 0);
 	bool fired;
 
-	KUNIT_ASSERT_EQ(test, ndk_register_adapter_notifier(&rec.nb), 0);
+	KUNIT_ASSERT_EQ(test, ndk_register_adapter_notifier(&other.nb), 0);
+	KUNIT_EXPECT_EQ(test, ndk_register_adapter_notifier(&rec.nb), 0);
 	KUNIT_EXPECT_EQ(test, rec.added, n);
 	KUNIT_EXPECT_EQ(test, ndk_register_adapter_notifier(&rec.nb), -EEXIST);
+	KUNIT_EXPECT_EQ(test, ndk_register_adapter_notifier(&other.nb),
+			-EEXIST);
 	KUNIT_EXPECT_EQ(test, rec.added, n);
+	KUNIT_EXPECT_EQ(test, other.added, n);
 	if (!warned)
 		KUNIT_EXPECT_FALSE(test, test_taint(TAINT_WARN));
 	ndk_unregister_adapter_notifier(&rec.nb);
+	ndk_unregister_adapter_notifier(&other.nb);
 
 	rec.added = 0;
 	ndk_fault_arm(1);

@@ -1840,6 +1840,116 @@ static void ndk_conn_accept_rejected_test(struct kunit *test)
 	ndk_mute_free(&m);
 }
 
+/* A passive side speaking ib_cm directly: it replies, then may give up. */
+struct ndk_rep_peer {
+	struct ib_cm_id *listen;
+	struct ib_cm_id *conn;		/* the request's id, once replied */
+	struct completion replied;
+	int err;
+};
+
+static int ndk_rep_cm_handler(struct ib_cm_id *cm_id,
+			      const struct ib_cm_event *ev)
+{
+	struct ndk_rep_peer *r = cm_id->context;
+	struct ib_cm_rep_param rep = {
+		.qp_num = 0x78,
+		.starting_psn = 1,
+		.responder_resources = 1,
+		.initiator_depth = 1,
+		.rnr_retry_count = 7,
+	};
+
+	if (ev->event != IB_CM_REQ_RECEIVED || r->conn)
+		return 0;
+	r->err = ib_send_cm_rep(cm_id, &rep);
+	r->conn = cm_id;
+	complete(&r->replied);
+	return 0;
+}
+
+/*
+ * The peer replies and then gives up (its CM sends a reject) just before
+ * the consumer confirms: the CM id, which took the reject, refuses the
+ * QP's attributes before rdma_cm has told ndk. NdkCompleteConnect ends
+ * with STATUS_CONNECTION_ABORTED, as when rdma_accept() itself finds the
+ * reject, and the QP is not connected. The case holds the id's handler
+ * lock so that the reject's event waits, and confirms from atomic
+ * context, so that the confirmation runs on ndk_wq. IB and RoCE only.
+ */
+static void ndk_conn_complete_rejected_test(struct kunit *test)
+{
+	struct ndk_cenv *e = test->priv;
+	struct ndk_rep_peer r = {};
+	struct sockaddr_in dst = e->addr;
+	struct ndk_connector *conn;
+	struct ndk_wait cw, ccw;
+	unsigned long end, flags;
+	struct ib_device *ibdev;
+	NDK_CONNECTOR *c;
+	NTSTATUS st;
+	NDK_QP *qp;
+
+	if (ndk_test_iwarp())
+		kunit_skip(test, "the race is IB CM's");
+	qp = ndk_cenv_qp(test, e);
+	c = ndk_cenv_connector(test, e);
+	conn = container_of(c, struct ndk_connector, ndk);
+	ibdev = conn->obj.adapter->ibdev;
+	init_completion(&r.replied);
+	dst.sin_port = htons(NDK_TEST_PORT + 12);
+	r.listen = ib_create_cm_id(ibdev, ndk_rep_cm_handler, &r);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(r.listen));
+	/* rdma_cm's service ID of a TCP port (the IBTA's IP CM annex). */
+	if (ib_cm_listen(r.listen, cpu_to_be64(((u64)RDMA_PS_TCP << 16) +
+					       NDK_TEST_PORT + 12))) {
+		ib_destroy_cm_id(r.listen);
+		KUNIT_FAIL(test, "ib_cm_listen failed");
+		ndk_close_all(test, c, qp);
+		return;
+	}
+
+	ndk_wait_init(&cw);
+	st = ndk_conn_try(c, qp, &e->addr, sizeof(e->addr), &dst, sizeof(dst),
+			  &cw);
+	KUNIT_EXPECT_EQ(test, st, STATUS_PENDING);
+	if (st == STATUS_PENDING) {
+		KUNIT_EXPECT_TRUE(test, ndk_wait_for(&cw));
+		KUNIT_EXPECT_EQ(test, cw.status, STATUS_SUCCESS);
+	}
+	if (st != STATUS_PENDING || cw.status != STATUS_SUCCESS) {
+		ib_destroy_cm_id(r.listen);
+		ndk_close_all(test, c, qp);
+		return;
+	}
+	KUNIT_EXPECT_EQ(test, r.err, 0);
+
+	rdma_lock_handler(conn->id);
+	ib_destroy_cm_id(r.conn);
+	end = jiffies + NDK_TEST_TIMEOUT;
+	while (!ndk_cm_took_rej(conn->id) && time_before(jiffies, end))
+		usleep_range(1000, 2000);
+	KUNIT_EXPECT_TRUE(test, ndk_cm_took_rej(conn->id));
+	ndk_wait_init(&ccw);
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	st = c->Dispatch->NdkCompleteConnect(c, NULL, NULL, ndk_test_request_cb,
+					     &ccw);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	KUNIT_EXPECT_EQ(test, st, STATUS_PENDING);
+	if (st == STATUS_PENDING) {
+		KUNIT_EXPECT_TRUE(test, ndk_wait_for(&ccw));
+		KUNIT_EXPECT_EQ(test, ccw.status, STATUS_CONNECTION_ABORTED);
+	}
+	KUNIT_EXPECT_FALSE(test, READ_ONCE(container_of(qp, struct ndk_qp,
+							 ndk)->connected));
+	rdma_unlock_handler(conn->id);
+	ib_destroy_cm_id(r.listen);
+	/* The reject's event, now delivered, reports nothing more. */
+	ndk_close_all(test, c, qp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ccw.calls), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&cw.calls), 1);
+}
+
 /* NdkConnect's completion confirms at once, as ndk_conn_chain_test's. */
 struct ndk_chain {
 	NDK_CONNECTOR *c;
@@ -3026,6 +3136,7 @@ static struct kunit_case ndk_connector_cases[] = {
 	KUNIT_CASE(ndk_conn_cycles_test),
 	KUNIT_CASE(ndk_conn_accept_timeout_test),
 	KUNIT_CASE(ndk_conn_accept_rejected_test),
+	KUNIT_CASE(ndk_conn_complete_rejected_test),
 	KUNIT_CASE(ndk_conn_rtr_silent_test),
 	/* ndk's own bounds: these shorten them (ndk_tmo_env()). */
 	KUNIT_CASE(ndk_tmo_connect_silent_test),
