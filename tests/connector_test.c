@@ -1774,13 +1774,30 @@ static void ndk_conn_accept_timeout_test(struct kunit *test)
 		ndk_mute_free(&m);
 }
 
-/* Whether the passive CM id has taken a reject: it gives no RTR state. */
+/* Whether the CM id has taken a reject: it gives no RTR state. */
 static bool ndk_cm_took_rej(struct rdma_cm_id *id)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_RTR };
 	int mask;
 
 	return rdma_init_qp_attr(id, &attr, &mask) == -EINVAL;
+}
+
+/*
+ * Take @id's handler lock, so that rdma_cm holds back the reject's event,
+ * then give up the peer's @peer (its CM sends the reject) and wait until
+ * @id's CM has taken the reject. The caller unlocks the handler.
+ */
+static void ndk_cm_reject_held(struct kunit *test, struct rdma_cm_id *id,
+			       struct ib_cm_id *peer)
+{
+	unsigned long end = jiffies + NDK_TEST_TIMEOUT;
+
+	rdma_lock_handler(id);
+	ib_destroy_cm_id(peer);
+	while (!ndk_cm_took_rej(id) && time_before(jiffies, end))
+		usleep_range(1000, 2000);
+	KUNIT_EXPECT_TRUE(test, ndk_cm_took_rej(id));
 }
 
 /*
@@ -1800,7 +1817,7 @@ static void ndk_conn_accept_rejected_test(struct kunit *test)
 	struct ndk_connector *in;
 	struct sockaddr_in dst;
 	struct ndk_wait aw;
-	unsigned long end, flags;
+	unsigned long flags;
 	NTSTATUS st;
 	NDK_QP *qp;
 
@@ -1815,13 +1832,8 @@ static void ndk_conn_accept_rejected_test(struct kunit *test)
 			0UL);
 	in = container_of(e->incoming, struct ndk_connector, ndk);
 
-	rdma_lock_handler(in->id);
-	ib_destroy_cm_id(m.cm);
+	ndk_cm_reject_held(test, in->id, m.cm);
 	m.cm = NULL;
-	end = jiffies + NDK_TEST_TIMEOUT;
-	while (!ndk_cm_took_rej(in->id) && time_before(jiffies, end))
-		usleep_range(1000, 2000);
-	KUNIT_EXPECT_TRUE(test, ndk_cm_took_rej(in->id));
 	ndk_wait_init(&aw);
 	spin_lock_irqsave(&ndk_test_lock, flags);
 	st = e->incoming->Dispatch->NdkAccept(e->incoming, qp, 1, 1, NULL, 0,
@@ -1884,7 +1896,7 @@ static void ndk_conn_complete_rejected_test(struct kunit *test)
 	struct sockaddr_in dst = e->addr;
 	struct ndk_connector *conn;
 	struct ndk_wait cw, ccw;
-	unsigned long end, flags;
+	unsigned long flags;
 	struct ib_device *ibdev;
 	NDK_CONNECTOR *c;
 	NTSTATUS st;
@@ -1924,12 +1936,7 @@ static void ndk_conn_complete_rejected_test(struct kunit *test)
 	}
 	KUNIT_EXPECT_EQ(test, r.err, 0);
 
-	rdma_lock_handler(conn->id);
-	ib_destroy_cm_id(r.conn);
-	end = jiffies + NDK_TEST_TIMEOUT;
-	while (!ndk_cm_took_rej(conn->id) && time_before(jiffies, end))
-		usleep_range(1000, 2000);
-	KUNIT_EXPECT_TRUE(test, ndk_cm_took_rej(conn->id));
+	ndk_cm_reject_held(test, conn->id, r.conn);
 	ndk_wait_init(&ccw);
 	spin_lock_irqsave(&ndk_test_lock, flags);
 	st = c->Dispatch->NdkCompleteConnect(c, NULL, NULL, ndk_test_request_cb,
