@@ -1896,6 +1896,7 @@ static void ndk_conn_complete_rejected_test(struct kunit *test)
 	struct sockaddr_in dst = e->addr;
 	struct ndk_connector *conn;
 	struct ndk_wait cw, ccw;
+	struct ndk_qp *nqp;
 	unsigned long flags;
 	struct ib_device *ibdev;
 	NDK_CONNECTOR *c;
@@ -1905,6 +1906,7 @@ static void ndk_conn_complete_rejected_test(struct kunit *test)
 	if (ndk_test_iwarp())
 		kunit_skip(test, "the race is IB CM's");
 	qp = ndk_cenv_qp(test, e);
+	nqp = container_of(qp, struct ndk_qp, ndk);
 	c = ndk_cenv_connector(test, e);
 	conn = container_of(c, struct ndk_connector, ndk);
 	ibdev = conn->obj.adapter->ibdev;
@@ -1947,8 +1949,7 @@ static void ndk_conn_complete_rejected_test(struct kunit *test)
 		KUNIT_EXPECT_TRUE(test, ndk_wait_for(&ccw));
 		KUNIT_EXPECT_EQ(test, ccw.status, STATUS_CONNECTION_ABORTED);
 	}
-	KUNIT_EXPECT_FALSE(test, READ_ONCE(container_of(qp, struct ndk_qp,
-							 ndk)->connected));
+	KUNIT_EXPECT_FALSE(test, READ_ONCE(nqp->connected));
 	rdma_unlock_handler(conn->id);
 	ib_destroy_cm_id(r.listen);
 	/* The reject's event, now delivered, reports nothing more. */
