@@ -862,6 +862,149 @@ static void ndk_listen_other_device_test(struct kunit *test)
 	ndk_test_dev2_del(test, d);
 }
 
+/* A raw rdma_cm active side, which connects without a QP of its own. */
+struct ndk_raw_active {
+	struct completion done;
+	enum rdma_cm_event_type event;	/* the one that ended the connect */
+	int status;
+};
+
+static void ndk_raw_active_end(struct ndk_raw_active *r,
+			       enum rdma_cm_event_type event, int status)
+{
+	if (completion_done(&r->done))
+		return;
+	r->event = event;
+	r->status = status;
+	complete(&r->done);
+}
+
+static int ndk_raw_active_handler(struct rdma_cm_id *id,
+				  struct rdma_cm_event *ev)
+{
+	struct ndk_raw_active *r = id->context;
+	struct rdma_conn_param param = {
+		.qp_num = 0x79,
+		.responder_resources = 1,
+		.initiator_depth = 1,
+		.retry_count = 7,
+		.rnr_retry_count = 7,
+	};
+	int err;
+
+	if (ev->event == RDMA_CM_EVENT_ADDR_RESOLVED)
+		err = rdma_resolve_route(id, 2000);
+	else if (ev->event == RDMA_CM_EVENT_ROUTE_RESOLVED)
+		err = rdma_connect_locked(id, &param);
+	else
+		err = ev->status;
+	if (err || (ev->event != RDMA_CM_EVENT_ADDR_RESOLVED &&
+		    ev->event != RDMA_CM_EVENT_ROUTE_RESOLVED))
+		ndk_raw_active_end(r, ev->event, err);
+	return 0;
+}
+
+/*
+ * Holds the removal of one device in ndk's NDK_ADAPTER_REMOVED news: ndk
+ * has marked its adapters dead, and rdma_cm, whose client goes after
+ * ndk's, still listens on it until @go.
+ */
+struct ndk_removal_hold {
+	struct notifier_block nb;
+	int ifindex;
+	struct completion held;
+	struct completion go;
+};
+
+static int ndk_removal_hold_notify(struct notifier_block *nb,
+				   unsigned long event, void *data)
+{
+	struct ndk_removal_hold *h = container_of(nb, struct ndk_removal_hold,
+						  nb);
+	const struct ndk_adapter_desc *desc = data;
+
+	if (event != NDK_ADAPTER_REMOVED || desc->ifindex != h->ifindex)
+		return NOTIFY_DONE;
+	complete(&h->held);
+	/* Bounded: a case that failed must not hold the removal for good. */
+	wait_for_completion_timeout(&h->go, NDK_TEST_TIMEOUT);
+	return NOTIFY_OK;
+}
+
+/*
+ * A request that reaches a listener whose adapter is dead is refused:
+ * the device's removal has begun and the consumer has not closed the
+ * adapter yet. The removal is held in ndk's news of it, while rdma_cm
+ * still listens on the device. The peer, a raw rdma_cm id on the same
+ * device, gets a reject; the consumer hears of no request.
+ */
+static void ndk_listen_removed_test(struct kunit *test)
+{
+	struct ndk_cenv *o = kunit_kzalloc(test, sizeof(*o), GFP_KERNEL);
+	struct ndk_removal_hold h = { .nb.notifier_call =
+				      ndk_removal_hold_notify };
+	NDK_VERSION v = { .Major = 1, .Minor = 2 };
+	struct ndk_raw_active r = {};
+	struct ndk_test_removal rm;
+	struct sockaddr_in src, dst;
+	struct ndk_test_dev2 *d;
+	struct rdma_cm_id *id;
+	NDK_LISTENER *l;
+	bool held;
+	int err;
+
+	KUNIT_ASSERT_NOT_NULL(test, o);
+	d = ndk_test_dev2_add(test);
+	KUNIT_ASSERT_NOT_NULL(test, d);
+	KUNIT_ASSERT_EQ(test, ndk_open_adapter(d->ifindex, v, &d->a),
+			STATUS_SUCCESS);
+	o->a = d->a;
+	init_completion(&o->incoming_done);
+	l = ndk_cenv_listener(test, o);
+	src = d->addr;
+	dst = d->addr;
+	dst.sin_port = htons(NDK_TEST_PORT + 13);
+	KUNIT_ASSERT_EQ(test, ndk_listen_at(test, l, &dst), STATUS_SUCCESS);
+	init_completion(&r.done);
+	id = rdma_create_id(&init_net, ndk_raw_active_handler, &r, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(id));
+	h.ifindex = d->ifindex;
+	init_completion(&h.held);
+	init_completion(&h.go);
+	err = ndk_register_adapter_notifier(&h.nb);
+	if (err)
+		rdma_destroy_id(id);
+	KUNIT_ASSERT_EQ(test, err, 0);
+
+	/* No assertion until the device is gone: @rm and @h are on the stack. */
+	ndk_test_dev2_remove(d, &rm);
+	held = wait_for_completion_timeout(&h.held, NDK_TEST_TIMEOUT);
+	KUNIT_EXPECT_TRUE(test, held);
+	KUNIT_EXPECT_TRUE(test,
+			  ndk_adapter_dead(container_of(d->a, struct ndk_adapter,
+							ndk)));
+	err = held ? rdma_resolve_addr(id, (struct sockaddr *)&src,
+				       (struct sockaddr *)&dst, 2000) : -EIO;
+	KUNIT_EXPECT_EQ(test, err, 0);
+	if (!err) {
+		KUNIT_EXPECT_NE(test, wait_for_completion_timeout(&r.done,
+								  NDK_TEST_TIMEOUT),
+				0UL);
+		KUNIT_EXPECT_EQ_MSG(test, r.event, RDMA_CM_EVENT_REJECTED,
+				    "event %d status %d", r.event, r.status);
+	}
+	complete(&h.go);
+	rdma_destroy_id(id);
+	KUNIT_EXPECT_FALSE(test, completion_done(&o->incoming_done));
+	ndk_test_close(test, &l->Header, l->Dispatch->NdkCloseListener);
+	ndk_close_adapter(d->a);
+	d->a = NULL;
+	KUNIT_EXPECT_EQ(test, ndk_test_dev2_removed(&rm), 0);
+	ndk_unregister_adapter_notifier(&h.nb);
+	ndk_test_dev2_del(test, d);
+}
+
 /*
  * Without memory for the fresh id a listen that failed past the bind
  * needs, the listener keeps its bound one and the next NdkListen makes
@@ -910,6 +1053,7 @@ static struct kunit_case ndk_listener_cases[] = {
 	KUNIT_CASE(ndk_listen_flood_test),
 	KUNIT_CASE_PARAM(ndk_listen_bind_status_test, ndk_bind_gen_params),
 	KUNIT_CASE(ndk_listen_other_device_test),
+	KUNIT_CASE(ndk_listen_removed_test),
 	KUNIT_CASE(ndk_listen_renew_fault_test),
 	{}
 };

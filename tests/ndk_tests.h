@@ -231,6 +231,22 @@ struct ndk_test_dev2 {
 struct ndk_test_dev2 *ndk_test_dev2_add(struct kunit *test);
 void ndk_test_dev2_del(struct kunit *test, struct ndk_test_dev2 *d);
 
+/**
+ * struct ndk_test_removal - the second device's deletion, on a work item
+ * @work: runs `rdma link delete`, which returns only once the device's
+ *	last adapter is closed
+ * @ret: its exit status
+ */
+struct ndk_test_removal {
+	struct work_struct work;
+	int ret;
+};
+
+void ndk_test_dev2_remove(struct ndk_test_dev2 *d, struct ndk_test_removal *r);
+int ndk_test_dev2_removed(struct ndk_test_removal *r);
+bool ndk_test_until(bool (*cond)(void *arg), void *arg);
+bool ndk_test_adapter_dead(void *arg);
+
 /* A spinlock the tests hold to call NDK functions from atomic context. */
 extern spinlock_t ndk_test_lock;
 bool ndk_test_iwarp(void);

@@ -914,44 +914,10 @@ static void ndk_lt_hidden_atomic_test(struct kunit *test)
 	ndk_test_context(test, *ctx, ndk_lt_cq_create_in, e->a);
 }
 
-/**
- * struct ndk_lt_removal - the second device's deletion, on a work item
- * @work: runs `rdma link delete`, which returns only once the device's
- *	last adapter is closed
- * @ret: its exit status
- */
-struct ndk_lt_removal {
-	struct work_struct work;
-	int ret;
-};
-
-static void ndk_lt_removal_work(struct work_struct *work)
-{
-	struct ndk_lt_removal *r = container_of(work, struct ndk_lt_removal,
-						work);
-
-	r->ret = ndk_test_shell("rdma link delete " NDK_TEST_DEV2);
-}
-
-/* Poll @cond(@arg) for NDK_TEST_TIMEOUT at most; its last value. */
-static bool ndk_lt_until(bool (*cond)(void *arg), void *arg)
-{
-	unsigned long end = jiffies + NDK_TEST_TIMEOUT;
-
-	while (!cond(arg) && time_before(jiffies, end))
-		usleep_range(1000, 2000);
-	return cond(arg);
-}
-
 /* The pending window create has made its buffer and verbs MR. */
 static bool ndk_lt_at_lock(void *arg)
 {
 	return ndk_fault_seen() >= 3;
-}
-
-static bool ndk_lt_dead(void *arg)
-{
-	return ndk_adapter_dead(arg);
 }
 
 /*
@@ -969,7 +935,7 @@ static void ndk_lt_create_removed_test(struct kunit *test)
 {
 	NDK_VERSION v = { .Major = 1, .Minor = 2 };
 	struct ndk_test_dev2 *d = ndk_test_dev2_add(test);
-	struct ndk_lt_removal r = {};
+	struct ndk_test_removal r;
 	NDK_OBJECT_HEADER *hdr;
 	struct ndk_adapter *a;
 	struct ndk_pd *pd;
@@ -995,14 +961,12 @@ static void ndk_lt_create_removed_test(struct kunit *test)
 					   &mw);
 	preempt_enable();
 	KUNIT_EXPECT_EQ(test, st, STATUS_PENDING);
-	KUNIT_EXPECT_TRUE(test, ndk_lt_until(ndk_lt_at_lock, NULL));
+	KUNIT_EXPECT_TRUE(test, ndk_test_until(ndk_lt_at_lock, NULL));
 	ndk_fault_disarm(&fired);
 	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 0);
 
-	INIT_WORK_ONSTACK(&r.work, ndk_lt_removal_work);
-	d->gone = true;
-	queue_work(system_unbound_wq, &r.work);
-	KUNIT_EXPECT_TRUE(test, ndk_lt_until(ndk_lt_dead, a));
+	ndk_test_dev2_remove(d, &r);
+	KUNIT_EXPECT_TRUE(test, ndk_test_until(ndk_test_adapter_dead, a));
 	mutex_unlock(&pd->mw_lock);
 
 	KUNIT_EXPECT_TRUE(test, ndk_wait_for(&w));
@@ -1012,9 +976,7 @@ static void ndk_lt_create_removed_test(struct kunit *test)
 	ndk_test_close(test, hdr, pd->ndk.Dispatch->NdkClosePd);
 	ndk_close_adapter(d->a);
 	d->a = NULL;
-	flush_work(&r.work);
-	destroy_work_on_stack(&r.work);
-	KUNIT_EXPECT_EQ(test, r.ret, 0);
+	KUNIT_EXPECT_EQ(test, ndk_test_dev2_removed(&r), 0);
 	KUNIT_EXPECT_EQ(test, atomic_read(&w.calls), 1);
 	ndk_test_dev2_del(test, d);
 }

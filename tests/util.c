@@ -204,6 +204,51 @@ struct ndk_test_dev2 *ndk_test_dev2_add(struct kunit *test)
 	return d;
 }
 
+static void ndk_test_removal_work(struct work_struct *work)
+{
+	struct ndk_test_removal *r = container_of(work, struct ndk_test_removal,
+						  work);
+
+	r->ret = ndk_test_shell("rdma link delete " NDK_TEST_DEV2);
+}
+
+/*
+ * Begin the deletion of @d's RDMA device on a work item, which the case
+ * must end with ndk_test_dev2_removed() (no assertion in between: @r is
+ * on its stack); ndk_test_dev2_del() then deletes only the interface.
+ */
+void ndk_test_dev2_remove(struct ndk_test_dev2 *d, struct ndk_test_removal *r)
+{
+	r->ret = 0;
+	INIT_WORK_ONSTACK(&r->work, ndk_test_removal_work);
+	d->gone = true;
+	queue_work(system_unbound_wq, &r->work);
+}
+
+/* Wait for the deletion @r began; its exit status. */
+int ndk_test_dev2_removed(struct ndk_test_removal *r)
+{
+	flush_work(&r->work);
+	destroy_work_on_stack(&r->work);
+	return r->ret;
+}
+
+/* Poll @cond(@arg) for NDK_TEST_TIMEOUT at most; its last value. */
+bool ndk_test_until(bool (*cond)(void *arg), void *arg)
+{
+	unsigned long end = jiffies + NDK_TEST_TIMEOUT;
+
+	while (!cond(arg) && time_before(jiffies, end))
+		usleep_range(1000, 2000);
+	return cond(arg);
+}
+
+/* For ndk_test_until(): the struct ndk_adapter @arg is marked dead. */
+bool ndk_test_adapter_dead(void *arg)
+{
+	return ndk_adapter_dead(arg);
+}
+
 /* Close @d's adapter, if any, and delete the device and its interface. */
 void ndk_test_dev2_del(struct kunit *test, struct ndk_test_dev2 *d)
 {
