@@ -1983,6 +1983,130 @@ static void ndk_cq_loop_no_peer_test(struct kunit *test)
 	ib_dealloc_pd(pd);
 }
 
+/*
+ * iWARP: a loopback connection whose passive QP cannot be accepted (it is
+ * in the error state already) fails with the reset or the refusal the
+ * active side hears, and leaves no rdma_cm id behind.
+ */
+static void ndk_cq_loop_peer_error_test(struct kunit *test)
+{
+	struct ndk_adapter *a = container_of(ndk_env_adapter(test),
+					     struct ndk_adapter, ndk);
+	struct ndk_loop *loop = kunit_kzalloc(test, sizeof(*loop), GFP_KERNEL);
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	int err;
+
+	KUNIT_ASSERT_NOT_NULL(test, loop);
+	if (!rdma_protocol_iwarp(a->ibdev, a->port))
+		kunit_skip(test, "only iWARP joins two QPs through rdma_cm");
+	pd = ib_alloc_pd(a->ibdev, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(pd));
+	cq = ib_alloc_cq(a->ibdev, NULL, 8, 0, IB_POLL_DIRECT);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(cq));
+	init.send_cq = cq;
+	init.recv_cq = cq;
+	loop->qp = ib_create_qp(pd, &init);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(loop->qp));
+	loop->peer = ib_create_qp(pd, &init);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(loop->peer));
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(loop->peer, &attr, IB_QP_STATE), 0);
+
+	err = ndk_loop_connect(a, loop);
+	KUNIT_EXPECT_TRUE_MSG(test, err == -ECONNRESET || err == -ECONNREFUSED,
+			      "ndk_loop_connect() = %d", err);
+	KUNIT_EXPECT_NULL(test, loop->id);
+	KUNIT_EXPECT_NULL(test, loop->peer_id);
+	ndk_loop_disconnect(loop);
+	ib_destroy_qp(loop->qp);
+	ib_destroy_qp(loop->peer);
+	ib_free_cq(cq);
+	ib_dealloc_pd(pd);
+}
+
+#define NDK_BARE_DEV	"ndkbare0"
+
+/*
+ * iWARP: an adapter whose interface has no IPv4 address has no address
+ * for a loopback connection: -EADDRNOTAVAIL before any QP is touched.
+ * siw on a dummy interface of the case's own, which gets none.
+ */
+static void ndk_cq_loop_no_address_test(struct kunit *test)
+{
+	struct ndk_loop *loop = kunit_kzalloc(test, sizeof(*loop), GFP_KERNEL);
+	NDK_VERSION v = { .Major = 1, .Minor = 2 };
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct net_device *ndev;
+	NDK_ADAPTER *na = NULL;
+	struct ndk_adapter *a;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	int ifindex = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, loop);
+	if (!ndk_test_iwarp())
+		kunit_skip(test, "only iWARP needs an address to loop through");
+	KUNIT_ASSERT_EQ(test, ndk_test_shell("ip link add " NDK_BARE_DEV
+					     " type dummy"), 0);
+	if (ndk_test_shell("ip link set " NDK_BARE_DEV " up") ||
+	    ndk_test_shell("rdma link add " NDK_BARE_DEV " type siw netdev "
+			   NDK_BARE_DEV)) {
+		ndk_test_shell("ip link delete " NDK_BARE_DEV);
+		KUNIT_FAIL(test, "no siw device on " NDK_BARE_DEV);
+		return;
+	}
+	ndev = dev_get_by_name(&init_net, NDK_BARE_DEV);
+	if (ndev) {
+		ifindex = ndev->ifindex;
+		dev_put(ndev);
+	}
+	KUNIT_EXPECT_EQ(test, ndk_open_adapter(ifindex, v, &na),
+			STATUS_SUCCESS);
+	if (na) {
+		a = container_of(na, struct ndk_adapter, ndk);
+		pd = ib_alloc_pd(a->ibdev, 0);
+		KUNIT_EXPECT_FALSE(test, IS_ERR(pd));
+		cq = IS_ERR(pd) ? ERR_CAST(pd) :
+		     ib_alloc_cq(a->ibdev, NULL, 8, 0, IB_POLL_DIRECT);
+		KUNIT_EXPECT_FALSE(test, IS_ERR(cq));
+		init.send_cq = cq;
+		init.recv_cq = cq;
+		loop->qp = IS_ERR(cq) ? ERR_CAST(cq) : ib_create_qp(pd, &init);
+		loop->peer = IS_ERR(loop->qp) ? loop->qp :
+			     ib_create_qp(pd, &init);
+		KUNIT_EXPECT_FALSE(test, IS_ERR(loop->peer));
+		if (!IS_ERR(loop->peer)) {
+			KUNIT_EXPECT_EQ(test, ndk_loop_connect(a, loop),
+					-EADDRNOTAVAIL);
+			KUNIT_EXPECT_NULL(test, loop->id);
+			ib_destroy_qp(loop->peer);
+		}
+		if (!IS_ERR(loop->qp))
+			ib_destroy_qp(loop->qp);
+		if (!IS_ERR(cq))
+			ib_free_cq(cq);
+		if (!IS_ERR(pd))
+			ib_dealloc_pd(pd);
+		ndk_close_adapter(na);
+	}
+	KUNIT_EXPECT_EQ(test, ndk_test_shell("rdma link delete " NDK_BARE_DEV),
+			0);
+	KUNIT_EXPECT_EQ(test, ndk_test_shell("ip link delete " NDK_BARE_DEV),
+			0);
+}
+
 static struct kunit_case ndk_cq_cases[] = {
 	KUNIT_CASE(ndk_cq_create_close_test),
 	KUNIT_CASE(ndk_cq_atomic_test),
@@ -2020,6 +2144,8 @@ static struct kunit_case ndk_cq_cases[] = {
 	KUNIT_CASE_PARAM(ndk_cq_held_stash_test, ndk_hold_gen_params),
 	KUNIT_CASE_PARAM(ndk_cq_restore_late_test, ndk_hold_gen_params),
 	KUNIT_CASE(ndk_cq_loop_no_peer_test),
+	KUNIT_CASE(ndk_cq_loop_peer_error_test),
+	KUNIT_CASE(ndk_cq_loop_no_address_test),
 	{}
 };
 

@@ -8,6 +8,7 @@
 #include <net/net_namespace.h>
 #include <rdma/rdma_cm.h>
 #include "ndk_tests.h"
+#include "trace.h"
 
 static NDK_SHARED_ENDPOINT *ndk_cenv_sep(struct kunit *test,
 					 struct ndk_cenv *e, u16 port,
@@ -500,6 +501,67 @@ static void ndk_endpoint_closing_test(struct kunit *test)
 		       sep2->Dispatch->NdkCloseSharedEndpoint);
 }
 
+/* What rdma_cm told a shared endpoint's id (ndk_cm_event's trace). */
+struct ndk_sep_heard {
+	const struct ndk_obj *obj;
+	struct completion removal;
+};
+
+static void ndk_sep_heard_cm(void *data, const struct ndk_obj *obj,
+			     const struct rdma_cm_event *ev)
+{
+	struct ndk_sep_heard *h = data;
+
+	if (obj == READ_ONCE(h->obj) &&
+	    ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
+		complete(&h->removal);
+}
+
+/*
+ * A shared endpoint only holds its address: when its device goes,
+ * rdma_cm's DEVICE_REMOVAL on its id finds nothing to do, and the
+ * removal waits for the consumer to close the endpoint and the adapter.
+ */
+static void ndk_endpoint_removed_test(struct kunit *test)
+{
+	struct ndk_cenv *e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
+	NDK_VERSION v = { .Major = 1, .Minor = 2 };
+	struct ndk_sep_heard h = {};
+	struct ndk_test_removal rm;
+	NDK_SHARED_ENDPOINT *sep;
+	struct ndk_test_dev2 *d;
+	NTSTATUS st;
+	bool heard;
+
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	d = ndk_test_dev2_add(test);
+	KUNIT_ASSERT_NOT_NULL(test, d);
+	KUNIT_ASSERT_EQ(test, ndk_open_adapter(d->ifindex, v, &d->a),
+			STATUS_SUCCESS);
+	e->a = d->a;
+	e->addr = d->addr;
+	sep = ndk_cenv_sep(test, e, 0, &st);
+	KUNIT_ASSERT_EQ(test, st, STATUS_SUCCESS);
+	KUNIT_ASSERT_NOT_NULL(test, sep);
+	init_completion(&h.removal);
+	h.obj = ndk_obj_of(&sep->Header);
+	KUNIT_ASSERT_EQ(test, register_trace_ndk_cm_event(ndk_sep_heard_cm, &h),
+			0);
+
+	/* No assertion until the device is gone: @rm and @h are on the stack. */
+	ndk_test_dev2_remove(d, &rm);
+	heard = wait_for_completion_timeout(&h.removal, NDK_TEST_TIMEOUT);
+	KUNIT_EXPECT_TRUE(test, heard);
+	ndk_test_close(test, &sep->Header,
+		       sep->Dispatch->NdkCloseSharedEndpoint);
+	ndk_close_adapter(d->a);
+	d->a = NULL;
+	KUNIT_EXPECT_EQ(test, ndk_test_dev2_removed(&rm), 0);
+	unregister_trace_ndk_cm_event(ndk_sep_heard_cm, &h);
+	tracepoint_synchronize_unregister();
+	ndk_test_dev2_del(test, d);
+}
+
 static struct kunit_case ndk_endpoint_cases[] = {
 	KUNIT_CASE(ndk_endpoint_contexts_test),
 	KUNIT_CASE(ndk_endpoint_args_test),
@@ -508,6 +570,7 @@ static struct kunit_case ndk_endpoint_cases[] = {
 	KUNIT_CASE(ndk_endpoint_table_test),
 	KUNIT_CASE(ndk_endpoint_listener_test),
 	KUNIT_CASE(ndk_endpoint_no_port_test),
+	KUNIT_CASE(ndk_endpoint_removed_test),
 	{}
 };
 

@@ -532,6 +532,28 @@ static void nd_receive_flush_qp(struct kunit *test)
 }
 
 /*
+ * A second NdkFlush before the first has run adds nothing: each receive
+ * is cancelled once. Both calls hold a spinlock with interrupts off, so
+ * that the flush work, queued on this CPU, cannot run in between.
+ */
+static void ndk_qp_flush_twice_test(struct kunit *test)
+{
+	struct ndk_cenv *e = ndk_cenv_need(test);
+	struct ndk_penv *pe = ndk_penv_new(test, e, true);
+	NDK_QP *qp = pe->p.pqp;
+	unsigned long flags;
+
+	ndk_penv_receives(test, pe, qp, 0x100, 5);
+	spin_lock_irqsave(&ndk_test_lock, flags);
+	qp->Dispatch->NdkFlush(qp);
+	qp->Dispatch->NdkFlush(qp);
+	spin_unlock_irqrestore(&ndk_test_lock, flags);
+	ndk_penv_expect(test, e, 0x100, 5, STATUS_CANCELLED,
+			NdkOperationTypeReceive);
+	ndk_penv_free(test, pe);
+}
+
+/*
  * Sends to a peer with no receive posted wait (receiver not ready, retried
  * without end); a flush of the sender completes them as cancelled sends.
  */
@@ -3168,6 +3190,7 @@ static struct kunit_case ndk_qp_cases[] = {
 	KUNIT_CASE(ndk_qp_closing_cq_test),
 	/* Posting: these complete the connection environment. */
 	KUNIT_CASE(nd_receive_flush_qp),
+	KUNIT_CASE(ndk_qp_flush_twice_test),
 	KUNIT_CASE(ndk_post_flush_sends_test),
 	KUNIT_CASE(ndk_post_flush_busy_test),
 	KUNIT_CASE(nd_receive_conn_closed),
