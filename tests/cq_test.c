@@ -1928,6 +1928,21 @@ static void ndk_cq_close_in_notify_test(struct kunit *test)
 	put_task_struct(t);
 }
 
+/* A small RC QP in RESET on @pd and @cq, for a loopback connection. */
+static struct ib_qp *ndk_loop_qp(struct ib_pd *pd, struct ib_cq *cq)
+{
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.send_cq = cq,
+		.recv_cq = cq,
+	};
+
+	return ib_create_qp(pd, &init);
+}
+
 /*
  * The loopback connection the raw QPs of these cases use
  * (ndk_loop_connect()), given no peer: on iWARP, which needs one, it is
@@ -1941,12 +1956,6 @@ static void ndk_cq_loop_no_peer_test(struct kunit *test)
 					     struct ndk_adapter, ndk);
 	struct ndk_loop *loop = kunit_kzalloc(test, sizeof(*loop), GFP_KERNEL);
 	bool iwarp = rdma_protocol_iwarp(a->ibdev, a->port);
-	struct ib_qp_init_attr init = {
-		.qp_type = IB_QPT_RC,
-		.sq_sig_type = IB_SIGNAL_REQ_WR,
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
 	struct ib_qp_init_attr got;
 	struct ib_qp_attr attr;
 	struct ib_pd *pd;
@@ -1957,16 +1966,14 @@ static void ndk_cq_loop_no_peer_test(struct kunit *test)
 	KUNIT_ASSERT_FALSE(test, IS_ERR(pd));
 	cq = ib_alloc_cq(a->ibdev, NULL, 8, 0, IB_POLL_DIRECT);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(cq));
-	init.send_cq = cq;
-	init.recv_cq = cq;
-	loop->qp = ib_create_qp(pd, &init);
+	loop->qp = ndk_loop_qp(pd, cq);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(loop->qp));
 
 	KUNIT_EXPECT_EQ(test, ndk_loop_connect(a, loop), iwarp ? -EINVAL : 0);
 	KUNIT_EXPECT_NULL(test, loop->id);
 	KUNIT_EXPECT_NULL(test, loop->peer_id);
 	if (iwarp) {
-		loop->peer = ib_create_qp(pd, &init);
+		loop->peer = ndk_loop_qp(pd, cq);
 		KUNIT_ASSERT_FALSE(test, IS_ERR(loop->peer));
 		KUNIT_EXPECT_EQ(test, ndk_loop_connect(a, loop), 0);
 	} else {
@@ -1993,12 +2000,6 @@ static void ndk_cq_loop_peer_error_test(struct kunit *test)
 	struct ndk_adapter *a = container_of(ndk_env_adapter(test),
 					     struct ndk_adapter, ndk);
 	struct ndk_loop *loop = kunit_kzalloc(test, sizeof(*loop), GFP_KERNEL);
-	struct ib_qp_init_attr init = {
-		.qp_type = IB_QPT_RC,
-		.sq_sig_type = IB_SIGNAL_REQ_WR,
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	struct ib_pd *pd;
 	struct ib_cq *cq;
@@ -2011,11 +2012,9 @@ static void ndk_cq_loop_peer_error_test(struct kunit *test)
 	KUNIT_ASSERT_FALSE(test, IS_ERR(pd));
 	cq = ib_alloc_cq(a->ibdev, NULL, 8, 0, IB_POLL_DIRECT);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(cq));
-	init.send_cq = cq;
-	init.recv_cq = cq;
-	loop->qp = ib_create_qp(pd, &init);
+	loop->qp = ndk_loop_qp(pd, cq);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(loop->qp));
-	loop->peer = ib_create_qp(pd, &init);
+	loop->peer = ndk_loop_qp(pd, cq);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(loop->peer));
 	KUNIT_ASSERT_EQ(test, ib_modify_qp(loop->peer, &attr, IB_QP_STATE), 0);
 
@@ -2042,12 +2041,6 @@ static void ndk_cq_loop_no_address_test(struct kunit *test)
 {
 	struct ndk_loop *loop = kunit_kzalloc(test, sizeof(*loop), GFP_KERNEL);
 	NDK_VERSION v = { .Major = 1, .Minor = 2 };
-	struct ib_qp_init_attr init = {
-		.qp_type = IB_QPT_RC,
-		.sq_sig_type = IB_SIGNAL_REQ_WR,
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
 	struct net_device *ndev;
 	NDK_ADAPTER *na = NULL;
 	struct ndk_adapter *a;
@@ -2081,11 +2074,8 @@ static void ndk_cq_loop_no_address_test(struct kunit *test)
 		cq = IS_ERR(pd) ? ERR_CAST(pd) :
 		     ib_alloc_cq(a->ibdev, NULL, 8, 0, IB_POLL_DIRECT);
 		KUNIT_EXPECT_FALSE(test, IS_ERR(cq));
-		init.send_cq = cq;
-		init.recv_cq = cq;
-		loop->qp = IS_ERR(cq) ? ERR_CAST(cq) : ib_create_qp(pd, &init);
-		loop->peer = IS_ERR(loop->qp) ? loop->qp :
-			     ib_create_qp(pd, &init);
+		loop->qp = IS_ERR(cq) ? ERR_CAST(cq) : ndk_loop_qp(pd, cq);
+		loop->peer = IS_ERR(loop->qp) ? loop->qp : ndk_loop_qp(pd, cq);
 		KUNIT_EXPECT_FALSE(test, IS_ERR(loop->peer));
 		if (!IS_ERR(loop->peer)) {
 			KUNIT_EXPECT_EQ(test, ndk_loop_connect(a, loop),
