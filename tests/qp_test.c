@@ -659,10 +659,10 @@ static void ndk_post_gather_scatter_test(struct kunit *test)
  * from { 0, 16, 0, 8 } and an RDMA write of 32 from { 0, 32 } arrive
  * whole. siw (6.1 to 7.3) looks no region up for a zero-length SGE and
  * then walks it to send what follows: its transmit thread oopsed. Then
- * requests of no bytes: a read and a write without SGEs and an inline
- * send of one empty SGE succeed (siw refuses a read of other than one
- * SGE and an inline send of nothing), and a read after a read of none
- * gets its bytes.
+ * requests of no bytes: a read and a write without SGEs, a write of two
+ * empty SGEs and an inline send of one empty SGE succeed (siw refuses a
+ * read of other than one SGE and an inline send of nothing), and a read
+ * after a read of none gets its bytes.
  */
 static void ndk_post_zero_sge_test(struct kunit *test)
 {
@@ -678,7 +678,7 @@ static void ndk_post_zero_sge_test(struct kunit *test)
 			  ndk_penv_sge(pe, 200, 0), ndk_penv_sge(pe, 300, 8) };
 	NDK_SGE ws[2] = { ndk_penv_sge(pe, 400, 0), ndk_penv_sge(pe, 0, 32) };
 	NDK_QP *qp = pe->p.aqp;
-	NDK_RESULT r[3], *x;
+	NDK_RESULT r[4], *x;
 	u8 want[24];
 	int i;
 
@@ -710,7 +710,7 @@ static void ndk_post_zero_sge_test(struct kunit *test)
 	NDK_EXPECT_MEMEQ(test, pe->buf + 700, want, 24);
 	NDK_EXPECT_MEMEQ(test, rm->buf + 64, pe->buf, 32);
 
-	/* Requests of no bytes: a read, a write, an inline send. */
+	/* Requests of no bytes: a read, two writes, an inline send. */
 	KUNIT_ASSERT_EQ(test, pe->p.pqp->Dispatch->NdkReceive(pe->p.pqp,
 							      (void *)0x404,
 							      rs, 2),
@@ -723,12 +723,19 @@ static void ndk_post_zero_sge_test(struct kunit *test)
 						     ndk_pmem_va(rm, 64),
 						     ndk_pmem_rtok(rm), 0),
 			STATUS_SUCCESS);
+	/* Only empty SGEs: the write goes to the device with none. */
+	ws[0] = ndk_penv_sge(pe, 400, 0);
+	ws[1] = ndk_penv_sge(pe, 500, 0);
+	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkWrite(qp, (void *)0x40a, ws, 2,
+						     ndk_pmem_va(rm, 64),
+						     ndk_pmem_rtok(rm), 0),
+			STATUS_SUCCESS);
 	ws[0] = ndk_pmem_sge(rm, 0, 0);
 	KUNIT_EXPECT_EQ(test, qp->Dispatch->NdkSend(qp, (void *)0x407, ws, 1,
 						    NDK_OP_FLAG_INLINE),
 			STATUS_SUCCESS);
-	KUNIT_ASSERT_EQ(test, ndk_poll_results(e->cq, r, 3), 3U);
-	for (i = 0; i < 3; i++)
+	KUNIT_ASSERT_EQ(test, ndk_poll_results(e->cq, r, 4), 4U);
+	for (i = 0; i < 4; i++)
 		KUNIT_EXPECT_EQ_MSG(test, r[i].Status, STATUS_SUCCESS,
 				    "request %p", r[i].RequestContext);
 	KUNIT_ASSERT_EQ(test, ndk_poll_results(e->cq, r, 1), 1U);
