@@ -2030,12 +2030,76 @@ static void ndk_cq_loop_peer_error_test(struct kunit *test)
 	ib_dealloc_pd(pd);
 }
 
+#define NDK_SIWETH_DEV	"ndksiweth"
+
+/*
+ * iWARP: the loop listens on its interface's address, and where that
+ * address leads rdma_cm to another device of the same interface, the loop
+ * is refused (-ENODEV) rather than join QPs of two devices. siw added on
+ * the rxe run's interface: rdma_cm lists the older rxe device first, and
+ * rxe's GIDs hold the address. The adapter is the loop's view of siw's
+ * port alone, as ndk would not pick siw by interface beside rxe.
+ */
+static void ndk_cq_loop_other_device_test(struct kunit *test)
+{
+	struct ndk_adapter *own = container_of(ndk_env_adapter(test),
+					       struct ndk_adapter, ndk);
+	struct ndk_loop *loop = kunit_kzalloc(test, sizeof(*loop), GFP_KERNEL);
+	struct ndk_adapter *a = kunit_kzalloc(test, sizeof(*a), GFP_KERNEL);
+	struct net_device *ndev;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+
+	KUNIT_ASSERT_NOT_NULL(test, loop);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	if (ndk_test_iwarp())
+		kunit_skip(test, "siw goes beside the rxe run's own device");
+	KUNIT_ASSERT_EQ(test, ndk_test_shell("modprobe siw"), 0);
+	KUNIT_ASSERT_EQ(test, ndk_test_shell("rdma link add " NDK_SIWETH_DEV
+					     " type siw netdev eth0"), 0);
+	ndev = dev_get_by_index(&init_net, own->ifindex);
+	if (ndev) {
+		a->ibdev = ib_device_get_by_netdev(ndev, RDMA_DRIVER_SIW);
+		dev_put(ndev);
+	}
+	a->port = 1;
+	a->ifindex = own->ifindex;
+	KUNIT_EXPECT_NOT_NULL(test, a->ibdev);
+	if (a->ibdev) {
+		pd = ib_alloc_pd(a->ibdev, 0);
+		KUNIT_EXPECT_FALSE(test, IS_ERR(pd));
+		cq = IS_ERR(pd) ? ERR_CAST(pd) :
+		     ib_alloc_cq(a->ibdev, NULL, 8, 0, IB_POLL_DIRECT);
+		KUNIT_EXPECT_FALSE(test, IS_ERR(cq));
+		loop->qp = IS_ERR(cq) ? ERR_CAST(cq) : ndk_loop_qp(pd, cq);
+		loop->peer = IS_ERR(loop->qp) ? loop->qp : ndk_loop_qp(pd, cq);
+		KUNIT_EXPECT_FALSE(test, IS_ERR(loop->peer));
+		if (!IS_ERR(loop->peer)) {
+			KUNIT_EXPECT_EQ(test, ndk_loop_connect(a, loop),
+					-ENODEV);
+			KUNIT_EXPECT_NULL(test, loop->id);
+			KUNIT_EXPECT_NULL(test, loop->peer_id);
+			ib_destroy_qp(loop->peer);
+		}
+		if (!IS_ERR(loop->qp))
+			ib_destroy_qp(loop->qp);
+		if (!IS_ERR(cq))
+			ib_free_cq(cq);
+		if (!IS_ERR(pd))
+			ib_dealloc_pd(pd);
+		ib_device_put(a->ibdev);
+	}
+	KUNIT_EXPECT_EQ(test, ndk_test_shell("rdma link delete "
+					     NDK_SIWETH_DEV), 0);
+}
+
 #define NDK_BARE_DEV	"ndkbare0"
 
 /*
  * iWARP: an adapter whose interface has no IPv4 address has no address
- * for a loopback connection: -EADDRNOTAVAIL before any QP is touched.
- * siw on a dummy interface of the case's own, which gets none.
+ * for a loopback connection: -EADDRNOTAVAIL before any QP is touched,
+ * whether the interface has IPv4 state with no address or, its MTU below
+ * IPv4's least, none. siw on a dummy interface of the case's own.
  */
 static void ndk_cq_loop_no_address_test(struct kunit *test)
 {
@@ -2078,6 +2142,13 @@ static void ndk_cq_loop_no_address_test(struct kunit *test)
 		loop->peer = IS_ERR(loop->qp) ? loop->qp : ndk_loop_qp(pd, cq);
 		KUNIT_EXPECT_FALSE(test, IS_ERR(loop->peer));
 		if (!IS_ERR(loop->peer)) {
+			KUNIT_EXPECT_EQ(test, ndk_loop_connect(a, loop),
+					-EADDRNOTAVAIL);
+			KUNIT_EXPECT_NULL(test, loop->id);
+			/* Below IPv4's least MTU it has no IPv4 state at all. */
+			KUNIT_EXPECT_EQ(test, ndk_test_shell("ip link set "
+							     NDK_BARE_DEV
+							     " mtu 60"), 0);
 			KUNIT_EXPECT_EQ(test, ndk_loop_connect(a, loop),
 					-EADDRNOTAVAIL);
 			KUNIT_EXPECT_NULL(test, loop->id);
@@ -2136,6 +2207,7 @@ static struct kunit_case ndk_cq_cases[] = {
 	KUNIT_CASE(ndk_cq_loop_no_peer_test),
 	KUNIT_CASE(ndk_cq_loop_peer_error_test),
 	KUNIT_CASE(ndk_cq_loop_no_address_test),
+	KUNIT_CASE(ndk_cq_loop_other_device_test),
 	{}
 };
 

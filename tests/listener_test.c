@@ -862,22 +862,37 @@ static void ndk_listen_other_device_test(struct kunit *test)
 	ndk_test_dev2_del(test, d);
 }
 
+#define NDK_LO_DEV	"ndksiwlo"
+
 /*
  * A loopback address belongs to the loopback interface's adapter alone:
- * ::1 is refused on the case's own adapter.
+ * ::1 is refused on the case's own adapter, and 127.0.0.1 is taken on an
+ * adapter of the loopback interface, which siw can give. rdma_cm listens
+ * on such an address on every device, and siw binds it for each of its
+ * devices: beside the siw run's own device the second bind fails
+ * (deviations.rst), so that part runs beside rxe only. The guest has no
+ * /sbin/modprobe for the kernel to load siw on demand: the case loads it.
  */
 static void ndk_listen_loopback_test(struct kunit *test)
 {
 	struct ndk_cenv *e = test->priv;
+	struct ndk_cenv *o = kunit_kzalloc(test, sizeof(*o), GFP_KERNEL);
+	NDK_VERSION v = { .Major = 1, .Minor = 2 };
 	struct sockaddr_in6 sin6 = {
 		.sin6_family = AF_INET6,
 		.sin6_addr = IN6ADDR_LOOPBACK_INIT,
 		.sin6_port = htons(NDK_TEST_PORT + 14),
 	};
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+		.sin_port = htons(NDK_TEST_PORT + 14),
+	};
 	NDK_LISTENER *l;
 	struct ndk_wait w;
 	NTSTATUS st;
 
+	KUNIT_ASSERT_NOT_NULL(test, o);
 	l = ndk_cenv_listener(test, e);
 	ndk_wait_init(&w);
 	st = l->Dispatch->NdkListen(l, (struct sockaddr *)&sin6, sizeof(sin6),
@@ -885,6 +900,26 @@ static void ndk_listen_loopback_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ndk_test_outcome(test, &w, st),
 			STATUS_INVALID_ADDRESS);
 	ndk_test_close(test, &l->Header, l->Dispatch->NdkCloseListener);
+
+	if (ndk_test_iwarp())
+		return;
+	KUNIT_ASSERT_EQ(test, ndk_test_shell("modprobe siw"), 0);
+	KUNIT_ASSERT_EQ(test, ndk_test_shell("rdma link add " NDK_LO_DEV
+					     " type siw netdev lo"), 0);
+	KUNIT_EXPECT_EQ(test, ndk_open_adapter(init_net.loopback_dev->ifindex,
+					       v, &o->a),
+			STATUS_SUCCESS);
+	if (o->a) {
+		init_completion(&o->incoming_done);
+		l = ndk_cenv_listener(test, o);
+		KUNIT_EXPECT_EQ(test, ndk_listen_at(test, l, &sin),
+				STATUS_SUCCESS);
+		ndk_test_close(test, &l->Header,
+			       l->Dispatch->NdkCloseListener);
+		ndk_close_adapter(o->a);
+	}
+	KUNIT_EXPECT_EQ(test, ndk_test_shell("rdma link delete " NDK_LO_DEV),
+			0);
 }
 
 /* A raw rdma_cm active side, which connects without a QP of its own. */
