@@ -2030,6 +2030,45 @@ static void ndk_cq_loop_peer_error_test(struct kunit *test)
 	ib_dealloc_pd(pd);
 }
 
+/*
+ * Give @a's device a PD, a CQ and two fresh QPs, expect the loopback
+ * connection between them to be refused with @want and leave no id, and
+ * free all of it. The setup's failures are expectations, not assertions,
+ * so that the caller always removes the devices it added.
+ */
+static void ndk_loop_refused(struct kunit *test, struct ndk_adapter *a,
+			     int want)
+{
+	struct ndk_loop *loop = kunit_kzalloc(test, sizeof(*loop), GFP_KERNEL);
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+
+	KUNIT_EXPECT_NOT_NULL(test, loop);
+	if (!loop)
+		return;
+	pd = ib_alloc_pd(a->ibdev, 0);
+	KUNIT_EXPECT_FALSE(test, IS_ERR(pd));
+	cq = IS_ERR(pd) ? ERR_CAST(pd) :
+	     ib_alloc_cq(a->ibdev, NULL, 8, 0, IB_POLL_DIRECT);
+	KUNIT_EXPECT_FALSE(test, IS_ERR(cq));
+	loop->qp = IS_ERR(cq) ? ERR_CAST(cq) : ndk_loop_qp(pd, cq);
+	loop->peer = IS_ERR(loop->qp) ? loop->qp : ndk_loop_qp(pd, cq);
+	KUNIT_EXPECT_FALSE(test, IS_ERR(loop->peer));
+	if (!IS_ERR(loop->peer)) {
+		KUNIT_EXPECT_EQ(test, ndk_loop_connect(a, loop), want);
+		KUNIT_EXPECT_NULL(test, loop->id);
+		KUNIT_EXPECT_NULL(test, loop->peer_id);
+		ndk_loop_disconnect(loop);
+		ib_destroy_qp(loop->peer);
+	}
+	if (!IS_ERR(loop->qp))
+		ib_destroy_qp(loop->qp);
+	if (!IS_ERR(cq))
+		ib_free_cq(cq);
+	if (!IS_ERR(pd))
+		ib_dealloc_pd(pd);
+}
+
 #define NDK_SIWETH_DEV	"ndksiweth"
 
 /*
@@ -2044,13 +2083,9 @@ static void ndk_cq_loop_other_device_test(struct kunit *test)
 {
 	struct ndk_adapter *own = container_of(ndk_env_adapter(test),
 					       struct ndk_adapter, ndk);
-	struct ndk_loop *loop = kunit_kzalloc(test, sizeof(*loop), GFP_KERNEL);
 	struct ndk_adapter *a = kunit_kzalloc(test, sizeof(*a), GFP_KERNEL);
 	struct net_device *ndev;
-	struct ib_pd *pd;
-	struct ib_cq *cq;
 
-	KUNIT_ASSERT_NOT_NULL(test, loop);
 	KUNIT_ASSERT_NOT_NULL(test, a);
 	if (ndk_test_iwarp())
 		kunit_skip(test, "siw goes beside the rxe run's own device");
@@ -2066,27 +2101,7 @@ static void ndk_cq_loop_other_device_test(struct kunit *test)
 	a->ifindex = own->ifindex;
 	KUNIT_EXPECT_NOT_NULL(test, a->ibdev);
 	if (a->ibdev) {
-		pd = ib_alloc_pd(a->ibdev, 0);
-		KUNIT_EXPECT_FALSE(test, IS_ERR(pd));
-		cq = IS_ERR(pd) ? ERR_CAST(pd) :
-		     ib_alloc_cq(a->ibdev, NULL, 8, 0, IB_POLL_DIRECT);
-		KUNIT_EXPECT_FALSE(test, IS_ERR(cq));
-		loop->qp = IS_ERR(cq) ? ERR_CAST(cq) : ndk_loop_qp(pd, cq);
-		loop->peer = IS_ERR(loop->qp) ? loop->qp : ndk_loop_qp(pd, cq);
-		KUNIT_EXPECT_FALSE(test, IS_ERR(loop->peer));
-		if (!IS_ERR(loop->peer)) {
-			KUNIT_EXPECT_EQ(test, ndk_loop_connect(a, loop),
-					-ENODEV);
-			KUNIT_EXPECT_NULL(test, loop->id);
-			KUNIT_EXPECT_NULL(test, loop->peer_id);
-			ib_destroy_qp(loop->peer);
-		}
-		if (!IS_ERR(loop->qp))
-			ib_destroy_qp(loop->qp);
-		if (!IS_ERR(cq))
-			ib_free_cq(cq);
-		if (!IS_ERR(pd))
-			ib_dealloc_pd(pd);
+		ndk_loop_refused(test, a, -ENODEV);
 		ib_device_put(a->ibdev);
 	}
 	KUNIT_EXPECT_EQ(test, ndk_test_shell("rdma link delete "
@@ -2103,16 +2118,12 @@ static void ndk_cq_loop_other_device_test(struct kunit *test)
  */
 static void ndk_cq_loop_no_address_test(struct kunit *test)
 {
-	struct ndk_loop *loop = kunit_kzalloc(test, sizeof(*loop), GFP_KERNEL);
 	NDK_VERSION v = { .Major = 1, .Minor = 2 };
 	struct net_device *ndev;
 	NDK_ADAPTER *na = NULL;
 	struct ndk_adapter *a;
-	struct ib_pd *pd;
-	struct ib_cq *cq;
 	int ifindex = 0;
 
-	KUNIT_ASSERT_NOT_NULL(test, loop);
 	if (!ndk_test_iwarp())
 		kunit_skip(test, "only iWARP needs an address to loop through");
 	KUNIT_ASSERT_EQ(test, ndk_test_shell("ip link add " NDK_BARE_DEV
@@ -2133,33 +2144,11 @@ static void ndk_cq_loop_no_address_test(struct kunit *test)
 			STATUS_SUCCESS);
 	if (na) {
 		a = container_of(na, struct ndk_adapter, ndk);
-		pd = ib_alloc_pd(a->ibdev, 0);
-		KUNIT_EXPECT_FALSE(test, IS_ERR(pd));
-		cq = IS_ERR(pd) ? ERR_CAST(pd) :
-		     ib_alloc_cq(a->ibdev, NULL, 8, 0, IB_POLL_DIRECT);
-		KUNIT_EXPECT_FALSE(test, IS_ERR(cq));
-		loop->qp = IS_ERR(cq) ? ERR_CAST(cq) : ndk_loop_qp(pd, cq);
-		loop->peer = IS_ERR(loop->qp) ? loop->qp : ndk_loop_qp(pd, cq);
-		KUNIT_EXPECT_FALSE(test, IS_ERR(loop->peer));
-		if (!IS_ERR(loop->peer)) {
-			KUNIT_EXPECT_EQ(test, ndk_loop_connect(a, loop),
-					-EADDRNOTAVAIL);
-			KUNIT_EXPECT_NULL(test, loop->id);
-			/* Below IPv4's least MTU it has no IPv4 state at all. */
-			KUNIT_EXPECT_EQ(test, ndk_test_shell("ip link set "
-							     NDK_BARE_DEV
-							     " mtu 60"), 0);
-			KUNIT_EXPECT_EQ(test, ndk_loop_connect(a, loop),
-					-EADDRNOTAVAIL);
-			KUNIT_EXPECT_NULL(test, loop->id);
-			ib_destroy_qp(loop->peer);
-		}
-		if (!IS_ERR(loop->qp))
-			ib_destroy_qp(loop->qp);
-		if (!IS_ERR(cq))
-			ib_free_cq(cq);
-		if (!IS_ERR(pd))
-			ib_dealloc_pd(pd);
+		ndk_loop_refused(test, a, -EADDRNOTAVAIL);
+		/* Below IPv4's least MTU it has no IPv4 state at all. */
+		KUNIT_EXPECT_EQ(test, ndk_test_shell("ip link set " NDK_BARE_DEV
+						     " mtu 60"), 0);
+		ndk_loop_refused(test, a, -EADDRNOTAVAIL);
 		ndk_close_adapter(na);
 	}
 	KUNIT_EXPECT_EQ(test, ndk_test_shell("rdma link delete " NDK_BARE_DEV),
