@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Code hygiene gate: checkpatch --strict over every tracked C file, the
-# documentation check, the console judges' doctests, a W=1 build with
-# sparse against the test kernel and against Debian's distribution headers
-# (Debian 12's on the host; those of a series only Debian 13 ships in its
-# root, without sparse), the seams between ndk/'s files in each build
+# documentation check, the doctests of the console judges and of the bench
+# report, a W=1 build with sparse against the test kernel and against
+# Debian's distribution headers (Debian 12's on the host; those of a
+# series only Debian 13 ships in its root, without sparse), the seams between ndk/'s files in each build
 # (tools/seams.py), and the WDK layer's build-time refusals
 # (tools/wdk-refusals.sh).  Any finding fails; every step runs, so one
 # run reports them all.  Logs in build/lint/.
@@ -141,10 +141,12 @@ sources_checks() {
 	log "docs-check"
 	tools/docs-check.sh || fail=1
 
-	# The console judges' worked examples (a misread console turns a
-	# run red or green for the wrong reason).
+	# The worked examples of the console judges and of the bench report
+	# (a misread console turns a run red or green for the wrong reason,
+	# or gives a figure that no run measured).
 	log "the judges' examples"
 	python3 -B -m doctest tools/vm/splats.py || fail=1
+	python3 -B -m doctest tests/bench/report.py || fail=1
 }
 
 if [ -z "$builds_only" ]; then

@@ -213,6 +213,11 @@ REPEAT_RATE = 0.03
 
 
 def fields(text):
+    """A record's key=value words, numbers as int.
+
+    >>> fields('workload=conn mode=ndk size=8 ns=-3')
+    {'workload': 'conn', 'mode': 'ndk', 'size': 8, 'ns': -3}
+    """
     out = {}
     for kv in text.split():
         k, _, v = kv.partition('=')
@@ -234,40 +239,55 @@ def nvmeof_result(results, d):
     r[f"{d['dir']}s"] = d['ios']
 
 
-def parse(path):
+def parse(lines):
+    """The records of the console log's lines.
+
+    A record cut by another write to the console is no record: the
+    figures must not come from what is left of it.
+
+    >>> results, *_ = parse(['[  9.1] ndkperf: result workload=conn '
+    ...     'mode=ndk size=8 depth=16 iters=50 ns=1000 round=1'])
+    >>> results[0]['ns'], results[0]['round']
+    (1000, 1)
+    >>> parse(['NDK-NVMEOF: round=2 host=ndk dir=read depth=1 size=4096 '
+    ...     'ios=2000 ns=327479808[  124.717155] ndk_nvmeof: PASS: bench'])
+    Traceback (most recent call last):
+    SystemExit: bench: line 1 of the log is not a whole record: NDK-NVMEOF: \
+round=2 host=ndk dir=read depth=1 size=4096 ios=2000 ns=327479808[  124.717155] \
+ndk_nvmeof: PASS: bench
+    """
     results, details, sizes, perftest = [], {}, [], {}
-    with open(path, errors='replace') as f:
-        for line in f:
-            line = line.rstrip()
-            if m := NVMEOF.search(line):
-                nvmeof_result(results, fields(m.group(1)))
-            elif m := RESULT.search(line):
-                d = fields(m.group(1))
-                # Round 0 is bench-init.sh's warm-up load, not a round.
-                if d.get('round', 0):
-                    results.append(d)
-            elif m := SCALE.search(line):
-                # It follows its result line, whose size was the message
-                # size: conn_scale's rows are told apart by connections.
-                d = fields(m.group(1))
-                r = next((r for r in reversed(results)
-                          if (r['workload'], r['mode'], r['round']) ==
-                          (d['workload'], d['mode'], d['round'])), None)
-                if r is not None:
-                    r.update(d)
-                    r['size'] = d['conns']
-            elif m := DETAIL.search(line):
-                d = fields(m.group(1))
-                keys = details.setdefault((d['workload'], d['mode']), {})
-                for k, v in d.items():
-                    if k.endswith('_ns'):
-                        keys.setdefault(k, []).append(v)
-            elif m := SIZE.search(line):
-                sizes.append(fields(m.group(1)))
-            elif m := PERFTEST.search(line):
-                cols = m.group(2).split()
-                if len(cols) >= 5:
-                    perftest[m.group(1)] = cols
+    for line in lines:
+        line = line.rstrip()
+        if m := NVMEOF.search(line):
+            nvmeof_result(results, fields(m.group(1)))
+        elif m := RESULT.search(line):
+            d = fields(m.group(1))
+            # Round 0 is bench-init.sh's warm-up load, not a round.
+            if d.get('round', 0):
+                results.append(d)
+        elif m := SCALE.search(line):
+            # It follows its result line, whose size was the message
+            # size: conn_scale's rows are told apart by connections.
+            d = fields(m.group(1))
+            r = next((r for r in reversed(results)
+                      if (r['workload'], r['mode'], r['round']) ==
+                      (d['workload'], d['mode'], d['round'])), None)
+            if r is not None:
+                r.update(d)
+                r['size'] = d['conns']
+        elif m := DETAIL.search(line):
+            d = fields(m.group(1))
+            keys = details.setdefault((d['workload'], d['mode']), {})
+            for k, v in d.items():
+                if k.endswith('_ns'):
+                    keys.setdefault(k, []).append(v)
+        elif m := SIZE.search(line):
+            sizes.append(fields(m.group(1)))
+        elif m := PERFTEST.search(line):
+            cols = m.group(2).split()
+            if len(cols) >= 5:
+                perftest[m.group(1)] = cols
     return results, details, sizes, perftest
 
 
@@ -672,7 +692,8 @@ def main():
     if args.compare:
         sys.exit(compare(*args.files))
     log, outdir = args.files
-    results, details, sizes, perftest = parse(log)
+    with open(log, errors='replace') as f:
+        results, details, sizes, perftest = parse(f)
     if not results:
         sys.exit('bench: no ndkperf results in ' + log)
     rows = summarise(results, perftest)
