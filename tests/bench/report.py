@@ -1,27 +1,31 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Turn the bench VM's console log into the table, results.csv and chart.
+"""Turn the bench VM's logs into the table, results.csv and chart.
 
 Usage: report.py [--clock icount|wall] [--gate] [--kernel SERIES]
-                 <console.log> <outdir>
+                 <console.log> <records.log> <outdir>
        report.py --compare <results.csv> <results.csv>
 
-Reads the "ndkperf: result", "ndkperf: scale", "ndkperf: detail",
-"ndkperf: size", "NDK-NVMEOF:" and "NDK-PERFTEST:" lines. For each
-workload, size and metric it takes the median over the rounds of the
-NDK and of the raw value, and the median, minimum and maximum of the
-per-round ratio NDK/raw (each round runs NDK and raw back to back, so
-the pair shares the machine's load). Where a
-round ran mode=core too (notify_lat), a second table gives core against
-raw and against NDK the same way.
+Reads the "ndkperf: result", "ndkperf: scale", "ndkperf: detail" and
+"ndkperf: size" lines of the kernel's console and the "NDK-NVMEOF:" and
+"NDK-PERFTEST:" lines bench-init.sh wrote, in whichever of the logs they
+are. For each workload, size and metric it takes the median over the
+rounds of the NDK and of the raw value, and the median, minimum and
+maximum of the per-round ratio NDK/raw (each round runs NDK and raw back
+to back, so the pair shares the machine's load). Where a round ran
+mode=core too (notify_lat), a second table gives core against raw and
+against NDK the same way.
 
 Under --clock icount (the bench's default) one guest nanosecond is one
 guest instruction, so the per-call table gives what ndk adds to each call
 in instructions. --kernel (by default $NDK_KERNEL) names the kernel
 series, whose connection setup rate has a bound of its own. --gate exits
-1 when a bound the CI gate enforces is broken. --compare puts two runs' figures side by side and exits 1 when
-they disagree by more than a run of unchanged code may (0.5 % per call,
-3 % for latencies and rates).
+3 when a bound the CI gate enforces is broken or its figure is missing.
+A line that starts a record but is not whole (another write to the
+console cut it) ends the report with status 1, as any other failure of
+the report does. --compare puts two runs' figures side by side and exits
+1 when they disagree by more than a run of unchanged code may (0.5 % per
+call, 3 % for latencies and rates).
 """
 
 import argparse
@@ -210,18 +214,46 @@ PER_CALL = [
 # which depend on when interrupts and softirqs land, within REPEAT_RATE.
 REPEAT_CALL = 0.005
 REPEAT_RATE = 0.03
+# --gate's status when a bound breaks; a failed report exits 1.
+GATE_BROKEN = 3
 
 
-def fields(text):
+# A record's words: key=number or key=name. A word of any other shape,
+# or a key missing, means the line is not what ndkperf or bench-init.sh
+# wrote; a cut number may still read as a number, so none is mended.
+WORD = re.compile(r'([a-z][a-z0-9_]*)=(-?[0-9]+|[A-Za-z][A-Za-z0-9_]*)')
+NUMBER = re.compile(r'-?([0-9]+(\.[0-9]*)?|inf|nan)')
+REQUIRED = {
+    'result': ('workload', 'mode', 'size', 'depth', 'iters', 'ns', 'round'),
+    'scale': ('workload', 'mode', 'round', 'conns'),
+    'detail': ('workload', 'mode'),
+    'size': ('object',),
+    'nvmeof': ('round', 'host', 'dir', 'depth', 'size', 'ios', 'ns'),
+}
+
+
+def fields(text, kind):
     """A record's key=value words, numbers as int.
 
-    >>> fields('workload=conn mode=ndk size=8 ns=-3')
-    {'workload': 'conn', 'mode': 'ndk', 'size': 8, 'ns': -3}
+    >>> fields('object=pd struct=8 alloc=-3', 'size')
+    {'object': 'pd', 'struct': 8, 'alloc': -3}
+    >>> fields('object=pd struct=8[', 'size')
+    Traceback (most recent call last):
+    ValueError: struct=8[
+    >>> fields('struct=8', 'size')
+    Traceback (most recent call last):
+    ValueError: no object=
     """
     out = {}
-    for kv in text.split():
-        k, _, v = kv.partition('=')
-        out[k] = int(v) if re.fullmatch(r'-?[0-9]+', v) else v
+    for word in text.split():
+        m = WORD.fullmatch(word)
+        if not m:
+            raise ValueError(word)
+        k, v = m.groups()
+        out[k] = v if v[0].isalpha() else int(v)
+    for k in REQUIRED[kind]:
+        if k not in out:
+            raise ValueError(f'no {k}=')
     return out
 
 
@@ -239,56 +271,69 @@ def nvmeof_result(results, d):
     r[f"{d['dir']}s"] = d['ios']
 
 
-def parse(lines):
-    """The records of the console log's lines.
+def parse(lines, name):
+    """The records of the lines of log name.
 
     A record cut by another write to the console is no record: the
     figures must not come from what is left of it.
 
     >>> results, *_ = parse(['[  9.1] ndkperf: result workload=conn '
-    ...     'mode=ndk size=8 depth=16 iters=50 ns=1000 round=1'])
+    ...     'mode=ndk size=8 depth=16 iters=50 ns=1000 round=1'], 'log')
     >>> results[0]['ns'], results[0]['round']
     (1000, 1)
     >>> parse(['NDK-NVMEOF: round=2 host=ndk dir=read depth=1 size=4096 '
-    ...     'ios=2000 ns=327479808[  124.717155] ndk_nvmeof: PASS: bench'])
+    ...     'ios=2000 ns=327479808[  124.717155] ndk_nvmeof: PASS: bench'],
+    ...     'log')
     Traceback (most recent call last):
-    SystemExit: bench: line 1 of the log is not a whole record: NDK-NVMEOF: \
+    SystemExit: bench: log:1 is not a whole record: NDK-NVMEOF: \
 round=2 host=ndk dir=read depth=1 size=4096 ios=2000 ns=327479808[  124.717155] \
 ndk_nvmeof: PASS: bench
     """
     results, details, sizes, perftest = [], {}, [], {}
-    for line in lines:
+    for n, line in enumerate(lines, 1):
         line = line.rstrip()
-        if m := NVMEOF.search(line):
-            nvmeof_result(results, fields(m.group(1)))
-        elif m := RESULT.search(line):
-            d = fields(m.group(1))
-            # Round 0 is bench-init.sh's warm-up load, not a round.
-            if d.get('round', 0):
-                results.append(d)
-        elif m := SCALE.search(line):
-            # It follows its result line, whose size was the message
-            # size: conn_scale's rows are told apart by connections.
-            d = fields(m.group(1))
-            r = next((r for r in reversed(results)
-                      if (r['workload'], r['mode'], r['round']) ==
-                      (d['workload'], d['mode'], d['round'])), None)
-            if r is not None:
-                r.update(d)
-                r['size'] = d['conns']
-        elif m := DETAIL.search(line):
-            d = fields(m.group(1))
-            keys = details.setdefault((d['workload'], d['mode']), {})
-            for k, v in d.items():
-                if k.endswith('_ns'):
-                    keys.setdefault(k, []).append(v)
-        elif m := SIZE.search(line):
-            sizes.append(fields(m.group(1)))
-        elif m := PERFTEST.search(line):
-            cols = m.group(2).split()
-            if len(cols) >= 5:
-                perftest[m.group(1)] = cols
+        try:
+            record(line, results, details, sizes, perftest)
+        except ValueError:
+            raise SystemExit(f'bench: {name}:{n} is not a whole record: '
+                             f'{line}') from None
     return results, details, sizes, perftest
+
+
+def record(line, results, details, sizes, perftest):
+    """Line's record, if it is one, into parse()'s collections."""
+    if m := NVMEOF.search(line):
+        nvmeof_result(results, fields(m.group(1), 'nvmeof'))
+    elif m := RESULT.search(line):
+        d = fields(m.group(1), 'result')
+        # Round 0 is bench-init.sh's warm-up load, not a round.
+        if d['round']:
+            results.append(d)
+    elif m := SCALE.search(line):
+        # It follows its result line, whose size was the message
+        # size: conn_scale's rows are told apart by connections.
+        d = fields(m.group(1), 'scale')
+        r = next((r for r in reversed(results)
+                  if (r['workload'], r['mode'], r['round']) ==
+                  (d['workload'], d['mode'], d['round'])), None)
+        if r is not None:
+            r.update(d)
+            r['size'] = d['conns']
+    elif m := DETAIL.search(line):
+        d = fields(m.group(1), 'detail')
+        keys = details.setdefault((d['workload'], d['mode']), {})
+        for k, v in d.items():
+            if k.endswith('_ns'):
+                keys.setdefault(k, []).append(v)
+    elif m := SIZE.search(line):
+        sizes.append(fields(m.group(1), 'size'))
+    elif m := PERFTEST.search(line):
+        cols = m.group(2).split()
+        for c in cols:
+            if not NUMBER.fullmatch(c):
+                raise ValueError(c)
+        if len(cols) >= 5:
+            perftest[m.group(1)] = cols
 
 
 def perftest_value(perftest, wl, size, metric):
@@ -687,15 +732,25 @@ def main():
     # The series picks the setup rate's bound; bench.sh's NDK_KERNEL.
     ap.add_argument('--kernel', default=os.environ.get('NDK_KERNEL'))
     ap.add_argument('--compare', action='store_true')
-    ap.add_argument('files', nargs=2)
+    ap.add_argument('files', nargs='+')
     args = ap.parse_args()
     if args.compare:
+        if len(args.files) != 2:
+            ap.error('--compare takes two results.csv')
         sys.exit(compare(*args.files))
-    log, outdir = args.files
-    with open(log, errors='replace') as f:
-        results, details, sizes, perftest = parse(f)
+    if len(args.files) < 2:
+        ap.error('the logs and the output directory')
+    *logs, outdir = args.files
+    results, details, sizes, perftest = [], {}, [], {}
+    for log in logs:
+        with open(log, errors='replace') as f:
+            r, d, s, p = parse(f, log)
+        results += r
+        details.update(d)
+        sizes += s
+        perftest.update(p)
     if not results:
-        sys.exit('bench: no ndkperf results in ' + log)
+        sys.exit('bench: no ndkperf results in ' + ', '.join(logs))
     rows = summarise(results, perftest)
     clock = args.clock
     what = ('clock: icount, one guest instruction per ns (figures in ns are '
@@ -748,7 +803,7 @@ def main():
             len(DETAIL_TARGETS) + 2
         print(f'gate: {len(broken)} bounds broken, {len(missing)} missing, '
               f'of {gated}')
-        sys.exit(1 if broken or missing else 0)
+        sys.exit(GATE_BROKEN if broken or missing else 0)
 
 
 if __name__ == '__main__':
