@@ -163,6 +163,10 @@ append="console=ttyS0 panic=-1 quiet loglevel=7 tsc=reliable"
 if grep -qx CONFIG_PREEMPT_LAZY=y "$ktree/.config"; then
 	append+=" preempt=full"
 fi
+# What bench-init.sh prints goes to records.log through a serial port
+# that the kernel's console does not share.
+records=(-chardev "file,id=records,path=$outdir/records.log"
+	-device "isa-serial,chardev=records,index=1")
 log "booting the bench VM (${NDK_QEMU_ACCEL:-tcg}, clock $clock), $rounds rounds"
 start=$(date +%s)
 if [ "$clock" = icount ]; then
@@ -174,30 +178,31 @@ if [ "$clock" = icount ]; then
 	run_vm "$outdir/console.log" "$ktree" "$outdir/initramfs.cpio.gz" \
 		"$append tsc_early_khz=1000000" "${NDK_BENCH_TIMEOUT:-1020}" 2G \
 		-nic none -icount shift=0,sleep=off \
-		-rtc base=2026-01-01T00:00:00,clock=vm "${plugin[@]}" || true
+		-rtc base=2026-01-01T00:00:00,clock=vm "${records[@]}" \
+		"${plugin[@]}" || true
 else
 	if [ "${NDK_QEMU_ACCEL:-tcg}" = tcg ] && khz=$(host_tsc_khz); then
 		append+=" tsc_early_khz=$khz"
 	fi
-	boot_vm "$ktree" "$outdir" "$append" "${NDK_BENCH_TIMEOUT:-1020}" 2G ||
-		true
+	boot_vm "$ktree" "$outdir" "$append" "${NDK_BENCH_TIMEOUT:-1020}" 2G \
+		"${records[@]}" || true
 fi
 grep -q 'clocksource: Switched to clocksource tsc' "$outdir/console.log" ||
 	log "warning: the VM did not time with the TSC; ktime steps are coarse"
 log "VM ran $(($(date +%s) - start)) s"
 # A VM that ran out of time still leaves the rounds it finished.
-grep -q 'NDK-BENCH: done' "$outdir/console.log" ||
-	log "the bench did not finish; see $outdir/console.log"
+grep -q 'NDK-BENCH: done' "$outdir/records.log" ||
+	log "the bench did not finish; see $outdir/records.log and console.log"
 rc=0
 python3 "$NDK_TOP/tests/bench/report.py" --clock "$clock" ${gate:+--gate} \
-	"$outdir/console.log" "$outdir" || rc=$?
+	"$outdir/console.log" "$outdir/records.log" "$outdir" || rc=$?
 case $rc in
 0) ;;
 3) die "bench: a bound the gate enforces is broken" ;;
 *) die "bench: the report failed (status $rc)" ;;
 esac
-grep -q 'NDK-BENCH: done' "$outdir/console.log" ||
-	die "the bench did not finish; see $outdir/console.log"
+grep -q 'NDK-BENCH: done' "$outdir/records.log" ||
+	die "the bench did not finish; see $outdir/records.log and console.log"
 if [ "$clock" = wall ]; then
 	python3 -B "$NDK_VM_DIR/splats.py" cpus "$outdir/console.log" ||
 		die "the two-CPU rows mean nothing"

@@ -3,7 +3,7 @@
 """Instructions per kernel function from NDK_BENCH_PROFILE=1 runs.
 
 Each run directory holds profile.raw (tbprof.c: "address count" per
-translation block) and console.log, whose "NDK-KSYM:" lines are the
+translation block) and records.log, whose "NDK-KSYM:" lines are the
 module symbols the guest printed; the kernel's own come from its
 System.map. A block counts for the function it starts in.
 
@@ -32,9 +32,9 @@ def kernel_symbols(system_map):
     return syms
 
 
-def module_symbols(console):
+def module_symbols(records):
     syms = []
-    with open(console, errors='replace') as f:
+    with open(records, errors='replace') as f:
         for line in f:
             if 'NDK-KSYM: ' not in line:
                 continue
@@ -46,7 +46,7 @@ def module_symbols(console):
 
 def profile(run, base, phase=0):
     """Instructions per function; of one phase only if phase > 0."""
-    syms = sorted(base + module_symbols(os.path.join(run, 'console.log')))
+    syms = sorted(base + module_symbols(os.path.join(run, 'records.log')))
     addrs = [a for a, _ in syms]
     counts = collections.Counter()
     with open(os.path.join(run, 'profile.raw')) as f:

@@ -581,13 +581,14 @@ build_for_vm() {
 
 # Boot kernel tree $1 with initramfs $2/initramfs.cpio.gz, command line
 # $3 and $5 of memory under TCG (or NDK_QEMU_ACCEL), user networking, for
-# at most $4 seconds; the console goes to $2/console.log. Returns QEMU's
-# (or timeout's) status.
+# at most $4 seconds; the console goes to $2/console.log; the rest are more
+# of QEMU's options. Returns QEMU's (or timeout's) status.
 boot_vm() {
 	local ktree=$1 outdir=$2 append=$3 limit=$4 mem=$5
+	shift 5
 	run_vm "$outdir/console.log" "$ktree" "$outdir/initramfs.cpio.gz" \
 		"$append" "$limit" "$mem" -netdev user,id=n0,restrict=on \
-		-device virtio-net-pci,netdev=n0
+		-device virtio-net-pci,netdev=n0 "$@"
 }
 
 # What the command line of test kernel tree $1 needs, with a leading space.
