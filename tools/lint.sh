@@ -7,8 +7,8 @@
 # Debian's distribution headers (Debian 12's on the host; those of a
 # series only Debian 13 ships in its root, without sparse), the seams
 # between ndk/'s files in each build (tools/seams.py), and the WDK layer's
-# build-time refusals (tools/wdk-refusals.sh).  Any finding fails; every step runs, so one
-# run reports them all.  Logs in build/lint/.
+# build-time refusals (tools/wdk-refusals.sh).  Any finding fails; every
+# step runs, so one run reports them all.  Logs in build/lint/.
 #
 # NDK_LINT_KERNELS="6.1 6.12 7.3" lints every series named in one pass:
 # checkpatch and the documentation once (with NDK_KERNEL's checkpatch),
